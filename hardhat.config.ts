@@ -1,0 +1,49 @@
+import { HardhatUserConfig, subtask } from "hardhat/config";
+import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD } from "hardhat/builtin-tasks/task-names";
+import "@nomicfoundation/hardhat-toolbox";
+import solcPackage from "solc/package.json";
+
+// The compiler comes from the pinned npm package `solc` (solc-js), so compiling needs no download.
+const SOLC_VERSION = solcPackage.version;
+
+subtask(TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD, async (args: { solcVersion: string }, _hre, runSuper) => {
+  if (args.solcVersion !== SOLC_VERSION) return runSuper();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const solc = require("solc") as { version(): string };
+  return {
+    compilerPath: require.resolve("solc/soljson.js"),
+    isSolcJs: true,
+    version: SOLC_VERSION,
+    longVersion: solc.version().replace(/\.Emscripten\.clang$/, ""),
+  };
+});
+
+// Networks other than the built-in ones are configured from the environment so that moving
+// to a public chain is a matter of setting RPC_URL (and DEPLOYER_PRIVATE_KEY).
+const remote = process.env.RPC_URL
+  ? {
+      remote: {
+        url: process.env.RPC_URL,
+        accounts: process.env.DEPLOYER_PRIVATE_KEY ? [process.env.DEPLOYER_PRIVATE_KEY] : [],
+      },
+    }
+  : {};
+
+const config: HardhatUserConfig = {
+  solidity: {
+    version: SOLC_VERSION,
+    settings: {
+      evmVersion: "cancun",
+      optimizer: { enabled: true, runs: 1000 },
+    },
+  },
+  networks: {
+    hardhat: { hardfork: "cancun" },
+    localhost: { url: process.env.LOCALHOST_RPC_URL ?? "http://127.0.0.1:8545" },
+    ...remote,
+  },
+  mocha: { timeout: 120_000 },
+  gasReporter: { enabled: false },
+};
+
+export default config;

@@ -1,0 +1,109 @@
+import { randomUUID } from "node:crypto";
+import Koa from "koa";
+import type Router from "@koa/router";
+import cors from "@koa/cors";
+import { bodyParser } from "@koa/bodyparser";
+import etag from "etag";
+import { ApiError, errorBody } from "./errors";
+import type { Logger } from "./logger";
+
+export const BODY_LIMIT = "100kb";
+
+export interface HttpAppOptions {
+  logger: Logger;
+  routers: Router[];
+}
+
+/**
+ * A Koa app with the plumbing every route group shares: request ids, access logs, the error
+ * envelope, CORS, a JSON body parser, weak ETags, and 404/405 for what no router serves.
+ */
+export function createHttpApp({ logger, routers }: HttpAppOptions): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  app.silent = true; // errors are logged by the middleware below, once, with the request id
+
+  app.use(async (ctx, next) => {
+    const requestId = randomUUID();
+    const started = process.hrtime.bigint();
+    ctx.state.requestId = requestId;
+    ctx.state.log = logger.child({ requestId });
+    ctx.set("X-Request-Id", requestId);
+    try {
+      await next();
+    } catch (err) {
+      const apiError = toApiError(err);
+      if (apiError.status >= 500 && apiError.code === "INTERNAL_ERROR") {
+        ctx.state.log.error({ err }, "unhandled error");
+      }
+      ctx.status = apiError.status;
+      ctx.body = errorBody(apiError);
+      for (const [name, value] of Object.entries(apiError.headers ?? {})) ctx.set(name, value);
+    }
+    // ctx.path, never ctx.url: query strings can carry credentials (Petstore login).
+    ctx.state.log.info(
+      {
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: Number(process.hrtime.bigint() - started) / 1e6,
+        ...(ctx.status >= 400 && isErrorBody(ctx.body) ? { code: ctx.body.error.code } : {}),
+      },
+      "request",
+    );
+  });
+
+  app.use(cors({ origin: "*", exposeHeaders: ["ETag", "X-Request-Id", "X-Rate-Limit", "X-Expires-After", "Retry-After"] }));
+
+  app.use(weakEtag);
+
+  app.use(
+    bodyParser({
+      enableTypes: ["json"],
+      jsonLimit: BODY_LIMIT,
+      jsonStrict: false,
+      onError: (err) => {
+        const tooLarge = (err as { type?: string }).type === "entity.too.large";
+        throw new ApiError(
+          "VALIDATION_ERROR",
+          tooLarge ? `Request body is over ${BODY_LIMIT}` : "Request body is not valid JSON",
+          [{ path: "(body)", message: tooLarge ? "too large" : "invalid JSON" }],
+        );
+      },
+    }),
+  );
+
+  for (const router of routers) app.use(router.routes());
+
+  app.use(async (ctx) => {
+    if (ctx.status !== 404 || ctx.body !== undefined) return;
+    const knownPath = routers.some((router) => router.match(ctx.path, ctx.method).path.some((layer) => layer.methods.length > 0));
+    if (knownPath) {
+      const allowed = new Set(routers.flatMap((router) => router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods)));
+      ctx.set("Allow", [...allowed].join(", "));
+      throw new ApiError("METHOD_NOT_ALLOWED", `${ctx.method} is not allowed on ${ctx.path}`);
+    }
+    throw new ApiError("NOT_FOUND", `No route ${ctx.method} ${ctx.path}`);
+  });
+
+  return app;
+}
+
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  return new ApiError("INTERNAL_ERROR", "Internal error");
+}
+
+function isErrorBody(body: unknown): body is { error: { code: string } } {
+  return typeof body === "object" && body !== null && "error" in body;
+}
+
+/** Sets a weak ETag on 200 JSON responses and answers 304 to a matching If-None-Match. */
+async function weakEtag(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  await next();
+  if (ctx.status !== 200 || ctx.body === undefined || ctx.body === null) return;
+  if (typeof ctx.body === "object" && !Buffer.isBuffer(ctx.body) && typeof (ctx.body as { pipe?: unknown }).pipe === "function") return;
+  const payload = typeof ctx.body === "string" || Buffer.isBuffer(ctx.body) ? ctx.body : JSON.stringify(ctx.body);
+  ctx.set("ETag", etag(payload, { weak: true }));
+  if (ctx.fresh) ctx.status = 304;
+}

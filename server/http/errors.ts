@@ -1,0 +1,62 @@
+/**
+ * The error taxonomy of the API: every failure a handler can meet is an ApiError with an HTTP
+ * status and a stable code. Only the error middleware turns them into responses.
+ */
+export const ERROR_STATUS = {
+  VALIDATION_ERROR: 400,
+  INVALID_CREDENTIALS: 400,
+  INVALID_USERNAME: 400,
+  INVALID_API_KEY: 401,
+  INSUFFICIENT_FUNDS: 402,
+  NOT_CONTRACT_OWNER: 403,
+  NOT_WHITELISTED: 403,
+  CONTRACT_NOT_FOUND: 404,
+  TOKEN_NOT_FOUND: 404,
+  USER_NOT_FOUND: 404,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONTRACT_PAUSED: 409,
+  MAX_SUPPLY_EXCEEDED: 409,
+  NOTHING_TO_WITHDRAW: 409,
+  USERNAME_TAKEN: 409,
+  NONCE_CONFLICT: 409,
+  INVALID_MINT_AMOUNT: 422,
+  UNSUPPORTED_CONTRACT: 422,
+  CONTRACT_REVERTED: 422,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  CHAIN_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+    /** Extra response headers, e.g. Retry-After on 429. */
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = "ApiError";
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details?: ErrorDetail[] };
+}
+
+export function errorBody(err: ApiError): ErrorBody {
+  return {
+    error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) },
+  };
+}
