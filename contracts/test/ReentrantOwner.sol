@@ -9,7 +9,7 @@ interface IWithdrawable {
 /// @notice Test double only: an owner contract whose receive hook tries to call `withdraw` again.
 contract ReentrantOwner {
     /// @notice The collection under attack.
-    IWithdrawable public target;
+    IWithdrawable public victim;
     /// @notice How many times the receive hook ran.
     uint256 public receiveCount;
     /// @notice Whether the re-entering call succeeded (it must not).
@@ -20,18 +20,18 @@ contract ReentrantOwner {
     /// @notice Sets the collection to attack.
     /// @param target_ The collection.
     function setTarget(IWithdrawable target_) external {
-        target = target_;
+        victim = target_;
     }
 
     /// @notice Starts the attack by withdrawing once.
     function attack() external {
-        target.withdraw();
+        victim.withdraw();
     }
 
     receive() external payable {
         ++receiveCount;
         if (receiveCount > 1) return;
-        try target.withdraw() {
+        try victim.withdraw() {
             reentrySucceeded = true;
         } catch (bytes memory reason) {
             reentryError = reason;

@@ -1,0 +1,57 @@
+/**
+ * Deploys the reference collection to the selected network and records its address in
+ * deployments/<network>.json. Constructor values come from the environment:
+ *   NFT_NAME, NFT_SYMBOL, NFT_BASE_URI, NFT_COST (wei), NFT_MAX_SUPPLY, NFT_MAX_MINT_PER_TX
+ * Usage: npx hardhat run scripts/deploy.ts --network localhost
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import hre from "hardhat";
+import { DEFAULT_COLLECTION, type CollectionParams } from "../server/chain/collection";
+
+function paramsFromEnv(env: NodeJS.ProcessEnv): CollectionParams {
+  const big = (name: string, fallback: bigint) => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+    return BigInt(raw);
+  };
+  return {
+    name: env.NFT_NAME || DEFAULT_COLLECTION.name,
+    symbol: env.NFT_SYMBOL || DEFAULT_COLLECTION.symbol,
+    baseURI: env.NFT_BASE_URI ?? DEFAULT_COLLECTION.baseURI,
+    cost: big("NFT_COST", DEFAULT_COLLECTION.cost),
+    maxSupply: big("NFT_MAX_SUPPLY", DEFAULT_COLLECTION.maxSupply),
+    maxMintAmountPerTx: big("NFT_MAX_MINT_PER_TX", DEFAULT_COLLECTION.maxMintAmountPerTx),
+  };
+}
+
+async function main(): Promise<void> {
+  const params = paramsFromEnv(process.env);
+  const [deployer] = await hre.ethers.getSigners();
+  if (!deployer) throw new Error(`No account configured for network ${hre.network.name} (set DEPLOYER_PRIVATE_KEY)`);
+  const factory = await hre.ethers.getContractFactory("NFTCollection", deployer);
+  const contract = await factory.deploy(params.name, params.symbol, params.baseURI, params.cost, params.maxSupply, params.maxMintAmountPerTx);
+  await contract.waitForDeployment();
+  const address = await contract.getAddress();
+  const { chainId } = await hre.ethers.provider.getNetwork();
+
+  const file = path.join(__dirname, "..", "deployments", `${hre.network.name}.json`);
+  mkdirSync(path.dirname(file), { recursive: true });
+  const record = {
+    network: hre.network.name,
+    chainId: chainId.toString(),
+    address,
+    owner: deployer.address,
+    transactionHash: contract.deploymentTransaction()?.hash,
+    params: Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])),
+    deployedAt: new Date().toISOString(),
+  };
+  writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
+  console.log(`NFTCollection deployed to ${address} on ${hre.network.name} (chain ${chainId}); written to ${path.relative(process.cwd(), file)}`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,154 @@
+import { isError, type Contract, type JsonRpcProvider, type TransactionReceipt, type TransactionRequest } from "ethers";
+import { ApiError, type ErrorCode } from "../http/errors";
+import { bindCollection } from "./collection";
+import { toChainApiError } from "./chain-errors";
+import { SignerPool, type PooledSigner } from "./signer-pool";
+
+export interface ChainOptions {
+  chainId: bigint;
+  confirmations: number;
+  txTimeoutMs: number;
+}
+
+export interface WriteCall {
+  signer: PooledSigner;
+  /** Unset for a contract creation. */
+  to?: string;
+  data: string;
+  value?: bigint;
+}
+
+export type WriteOutcome =
+  | { status: "confirmed"; receipt: TransactionReceipt }
+  | { status: "pending"; transactionHash: string };
+
+/** Headroom over the estimate: a gas estimate can be just below what execution needs at its peak. */
+const GAS_MARGIN_PERCENT = 20n;
+const ERC721_INTERFACE_ID = "0x80ac58cd";
+
+/**
+ * The service's way to the chain, usable without Koa: reads against a collection, and writes
+ * that are simulated first, paid for only when they will succeed, and sent through the key's
+ * nonce queue.
+ */
+export class ChainClient {
+  readonly signers: SignerPool;
+  /** Addresses known to hold an ERC-721 collection; code does not vanish, so a hit skips the probe. */
+  private readonly verified = new Set<string>();
+
+  constructor(
+    readonly provider: JsonRpcProvider,
+    readonly options: ChainOptions,
+  ) {
+    this.signers = new SignerPool(provider);
+  }
+
+  collection(address: string): Contract {
+    return bindCollection(address, this.provider);
+  }
+
+  /** 404 CONTRACT_NOT_FOUND without code, 422 UNSUPPORTED_CONTRACT for code that is no ERC-721. */
+  async ensureCollection(address: string): Promise<void> {
+    if (this.verified.has(address)) return;
+    const code = await this.provider.getCode(address).catch((err) => {
+      throw toChainApiError(err);
+    });
+    if (code === "0x") throw new ApiError("CONTRACT_NOT_FOUND", `No contract at ${address}`);
+    const isErc721 = await this.collection(address)
+      .supportsInterface(ERC721_INTERFACE_ID)
+      .catch((err: unknown) => {
+        const apiError = toChainApiError(err, "UNSUPPORTED_CONTRACT");
+        throw apiError.code === "CHAIN_UNAVAILABLE" ? apiError : unsupported(address);
+      });
+    if (!isErc721) throw unsupported(address);
+    this.verified.add(address);
+  }
+
+  /** Runs reads against a verified collection and maps their failures to API errors. */
+  async read<T>(address: string, reads: () => Promise<T>): Promise<T> {
+    await this.ensureCollection(address);
+    try {
+      return await reads();
+    } catch (err) {
+      throw await this.explain(address, err, "UNSUPPORTED_CONTRACT");
+    }
+  }
+
+  /**
+   * Simulates `call`, checks the caller can pay, sends it through the caller's nonce queue and
+   * waits for CONFIRMATIONS blocks; past TX_TIMEOUT_MS (or if the chain drops after the send) the
+   * transaction is reported pending with its hash, never lost.
+   */
+  async write(call: WriteCall): Promise<WriteOutcome> {
+    const { signer, to, data, value = 0n } = call;
+    const from = signer.address;
+    if (to) await this.ensureCollection(to);
+    let gasEstimate: bigint;
+    let fees: Awaited<ReturnType<JsonRpcProvider["getFeeData"]>>;
+    let balance: bigint;
+    try {
+      [gasEstimate, fees, balance] = await Promise.all([
+        this.provider.estimateGas({ from, to, data, value }),
+        this.provider.getFeeData(),
+        this.provider.getBalance(from),
+      ]);
+    } catch (err) {
+      throw to ? await this.explain(to, err, "CONTRACT_REVERTED") : toChainApiError(err);
+    }
+    const gasLimit = gasEstimate + (gasEstimate * GAS_MARGIN_PERCENT) / 100n;
+    const feeFields: TransactionRequest =
+      fees.maxFeePerGas != null && fees.maxPriorityFeePerGas != null
+        ? { type: 2, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas }
+        : { type: 0, gasPrice: fees.gasPrice ?? 0n };
+    const pricePerGas = fees.maxFeePerGas ?? fees.gasPrice ?? 0n;
+    if (balance < value + gasLimit * pricePerGas) {
+      throw new ApiError("INSUFFICIENT_FUNDS", `${from} cannot pay ${value} wei + gas; balance ${balance} wei`);
+    }
+
+    let transactionHash: string;
+    try {
+      const sent = await signer.queue.send({ to, data, value, gasLimit, chainId: this.options.chainId, ...feeFields });
+      transactionHash = sent.hash;
+    } catch (err) {
+      throw toChainApiError(err);
+    }
+
+    let receipt: TransactionReceipt | null;
+    try {
+      receipt = await this.provider.waitForTransaction(transactionHash, this.options.confirmations, this.options.txTimeoutMs);
+    } catch {
+      return { status: "pending", transactionHash };
+    }
+    if (!receipt) return { status: "pending", transactionHash };
+    if (receipt.status !== 1) {
+      throw new ApiError("CONTRACT_REVERTED", `Transaction ${transactionHash} reverted on chain after a successful simulation`);
+    }
+    return { status: "confirmed", receipt };
+  }
+
+  async ping(): Promise<number> {
+    try {
+      return await this.provider.getBlockNumber();
+    } catch (err) {
+      throw toChainApiError(err);
+    }
+  }
+
+  /** Maps a failed call; an empty answer re-checks the address, which may have lost its code (a reset chain). */
+  private async explain(address: string, err: unknown, emptyRevert: ErrorCode): Promise<ApiError> {
+    const apiError = toChainApiError(err, emptyRevert);
+    if (apiError.code === "UNSUPPORTED_CONTRACT" || isError(err, "BAD_DATA")) {
+      this.verified.delete(address);
+      try {
+        await this.ensureCollection(address);
+      } catch (recheck) {
+        return toChainApiError(recheck);
+      }
+    }
+    return apiError;
+  }
+}
+
+function unsupported(address: string): ApiError {
+  return new ApiError("UNSUPPORTED_CONTRACT", `The code at ${address} is not an ERC-721 collection this service can drive`);
+}

@@ -1,0 +1,93 @@
+import { isError, type ErrorDescription } from "ethers";
+import { ApiError, type ErrorCode } from "../http/errors";
+import { collectionInterface } from "./collection";
+
+/** Contract errors (ours, OpenZeppelin's, ERC721A's) and the API code each one means. */
+const REVERT_CODES: Record<string, ErrorCode> = {
+  ContractPaused: "CONTRACT_PAUSED",
+  EnforcedPause: "CONTRACT_PAUSED",
+  InvalidMintAmount: "INVALID_MINT_AMOUNT",
+  MintZeroQuantity: "INVALID_MINT_AMOUNT",
+  MaxSupplyExceeded: "MAX_SUPPLY_EXCEEDED",
+  NotWhitelisted: "NOT_WHITELISTED",
+  NothingToWithdraw: "NOTHING_TO_WITHDRAW",
+  NonexistentToken: "TOKEN_NOT_FOUND",
+  URIQueryForNonexistentToken: "TOKEN_NOT_FOUND",
+  OwnerQueryForNonexistentToken: "TOKEN_NOT_FOUND",
+  ERC721NonexistentToken: "TOKEN_NOT_FOUND",
+  OwnableUnauthorizedAccount: "NOT_CONTRACT_OWNER",
+};
+
+/** Revert strings of older (OpenZeppelin 4) collections. */
+const REASON_CODES: Array<[RegExp, ErrorCode]> = [
+  [/caller is not the owner/i, "NOT_CONTRACT_OWNER"],
+  [/nonexistent token/i, "TOKEN_NOT_FOUND"],
+  [/paused/i, "CONTRACT_PAUSED"],
+];
+
+const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EHOSTUNREACH", "EAI_AGAIN", "EPIPE", "ETIMEDOUT", "TIMEOUT", "NETWORK_ERROR", "SERVER_ERROR"]);
+
+const FUNDS_PATTERN = /insufficient funds|enough funds|exceeds balance/i;
+
+/**
+ * Maps whatever ethers or the node threw into the API's error taxonomy. `emptyRevert` is what an
+ * empty revert means for this call: a read answered with nothing comes from code that does not
+ * speak this ABI; a write reverting without data is just a revert.
+ */
+export function toChainApiError(err: unknown, emptyRevert: ErrorCode = "CONTRACT_REVERTED"): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as { code?: string; data?: unknown; shortMessage?: string; message?: string; info?: { error?: { message?: string } }; error?: { message?: string }; reason?: string | null };
+
+  if (isUnavailable(e)) return new ApiError("CHAIN_UNAVAILABLE", "The JSON-RPC endpoint does not answer");
+  if (isError(err, "INSUFFICIENT_FUNDS") || FUNDS_PATTERN.test(nodeMessage(e))) {
+    return new ApiError("INSUFFICIENT_FUNDS", "The caller's balance cannot pay value + gas");
+  }
+  if (isError(err, "BAD_DATA")) {
+    return new ApiError("UNSUPPORTED_CONTRACT", "The code at contractAddress does not answer this ABI");
+  }
+  if (isError(err, "CALL_EXCEPTION")) {
+    const data = typeof e.data === "string" ? e.data : undefined;
+    if (!data || data === "0x") {
+      return new ApiError(emptyRevert, emptyRevert === "CONTRACT_REVERTED" ? "The contract reverted without a reason" : "The code at contractAddress does not answer this ABI");
+    }
+    return fromRevertData(data);
+  }
+  return new ApiError("INTERNAL_ERROR", "Unexpected chain error");
+}
+
+/** Decodes revert data (a custom error, Error(string) or Panic(uint256)) into an ApiError. */
+export function fromRevertData(data: string): ApiError {
+  let decoded: ErrorDescription | null = null;
+  try {
+    decoded = collectionInterface().parseError(data);
+  } catch {
+    decoded = null;
+  }
+  if (!decoded) return new ApiError("CONTRACT_REVERTED", `The contract reverted with unknown error data ${data.slice(0, 10)}`);
+  const reason = describe(decoded);
+  if (decoded.name === "Error") {
+    const text = String(decoded.args[0]);
+    const match = REASON_CODES.find(([pattern]) => pattern.test(text));
+    return new ApiError(match ? match[1] : "CONTRACT_REVERTED", text);
+  }
+  return new ApiError(REVERT_CODES[decoded.name] ?? "CONTRACT_REVERTED", reason);
+}
+
+function describe(decoded: ErrorDescription): string {
+  const args = decoded.fragment.inputs.map((input, i) => `${input.name || i}=${String(decoded.args[i])}`);
+  return `${decoded.name}(${args.join(", ")})`;
+}
+
+export function isUnavailable(e: { code?: string; message?: string }): boolean {
+  if (e.code && UNAVAILABLE_CODES.has(e.code)) return true;
+  return /ECONNREFUSED|ECONNRESET|socket hang up|fetch failed|request timeout/i.test(e.message ?? "");
+}
+
+export function isNonceConflict(err: unknown): boolean {
+  if (isError(err, "NONCE_EXPIRED") || isError(err, "REPLACEMENT_UNDERPRICED")) return true;
+  return /nonce too low|nonce has already been used|replacement (transaction )?underpriced|already known/i.test(nodeMessage(err as { message?: string }));
+}
+
+function nodeMessage(e: { message?: string; info?: { error?: { message?: string } }; error?: { message?: string } }): string {
+  return [e.message, e.info?.error?.message, e.error?.message].filter(Boolean).join(" | ");
+}

@@ -1,0 +1,76 @@
+import { z } from "zod";
+
+/** The service's configuration, parsed once at start from the environment. */
+export interface Config {
+  port: number;
+  host: string;
+  /** Port of the separate listener for /v2/user; unset = served on `port`. */
+  demoPort?: number;
+  /** JSON-RPC endpoint; unset = the embedded Hardhat chain. */
+  rpcUrl?: string;
+  /** Port the embedded chain's JSON-RPC is served on. */
+  chainPort: number;
+  contractAddress?: string;
+  apiKey?: string;
+  databaseUrl?: string;
+  /** Where PGlite keeps its files when `databaseUrl` is unset. */
+  dataDir: string;
+  txTimeoutMs: number;
+  confirmations: number;
+  /** Bound on one JSON-RPC round trip; past it the chain counts as unavailable. */
+  rpcTimeoutMs: number;
+  logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+}
+
+const port = z.coerce.number().int().min(0).max(65535);
+const blankToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankToUndefined, schema.optional());
+
+const EnvSchema = z
+  .object({
+    PORT: optional(port).default(3000),
+    HOST: optional(z.string()).default("127.0.0.1"),
+    DEMO_PORT: optional(port),
+    RPC_URL: optional(z.url({ protocol: /^(https?|wss?)$/, error: "must be an http(s) or ws(s) URL" })),
+    CHAIN_PORT: optional(port).default(8545),
+    CONTRACT_ADDRESS: optional(z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 20-byte hex address")),
+    API_KEY: optional(z.string().min(16, "must be at least 16 characters")),
+    DATABASE_URL: optional(z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL")),
+    DATA_DIR: optional(z.string()).default(".data"),
+    TX_TIMEOUT_MS: optional(z.coerce.number().int().positive()).default(60_000),
+    CONFIRMATIONS: optional(z.coerce.number().int().min(1).max(64)).default(1),
+    RPC_TIMEOUT_MS: optional(z.coerce.number().int().positive()).default(10_000),
+    LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])).default("info"),
+  })
+  .superRefine((env, ctx) => {
+    if (env.RPC_URL && !env.API_KEY) {
+      ctx.addIssue({ code: "custom", path: ["API_KEY"], message: "is required when RPC_URL is set" });
+    }
+  });
+
+export class ConfigError extends Error {}
+
+/** Parses the environment, or throws a ConfigError whose message is one line naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = EnvSchema.safeParse(env);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new ConfigError(`Invalid configuration: ${String(issue.path[0])} ${issue.message}`);
+  }
+  const e = result.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    demoPort: e.DEMO_PORT,
+    rpcUrl: e.RPC_URL,
+    chainPort: e.CHAIN_PORT,
+    contractAddress: e.CONTRACT_ADDRESS,
+    apiKey: e.API_KEY,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    txTimeoutMs: e.TX_TIMEOUT_MS,
+    confirmations: e.CONFIRMATIONS,
+    rpcTimeoutMs: e.RPC_TIMEOUT_MS,
+    logLevel: e.LOG_LEVEL,
+  };
+}

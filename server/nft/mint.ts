@@ -1,0 +1,30 @@
+import { z } from "zod";
+import { common, decimal, uint } from "./fields";
+import { mintedTokenIds } from "./receipt-events";
+import { defineRoute, writeResponseSchema, writeResult } from "./route";
+
+export const mintRoute = defineRoute({
+  path: "/nft/mint",
+  summary: "Mint tokens to the caller, paying cost × mintAmount",
+  description: "The price is read from the contract and sent as the transaction's value.",
+  body: z.object({ ...common, mintAmount: uint("mintAmount") }).openapi("MintRequest"),
+  response: writeResponseSchema({ tokenIds: z.array(decimal), value: decimal }).openapi("MintResponse"),
+  writes: true,
+  errors: ["INSUFFICIENT_FUNDS", "NOT_WHITELISTED", "CONTRACT_NOT_FOUND", "CONTRACT_PAUSED", "MAX_SUPPLY_EXCEEDED", "INVALID_MINT_AMOUNT", "UNSUPPORTED_CONTRACT", "CONTRACT_REVERTED"],
+  async handle(input, { chain }) {
+    const signer = chain.signers.get(input.privateKey);
+    const collection = chain.collection(input.contractAddress);
+    const cost: bigint = await chain.read(input.contractAddress, () => collection.cost());
+    const value = cost * input.mintAmount;
+    const outcome = await chain.write({
+      signer,
+      to: input.contractAddress,
+      data: collection.interface.encodeFunctionData("mint", [input.mintAmount]),
+      value,
+    });
+    return writeResult(outcome, signer, input.contractAddress, (receipt) => ({
+      tokenIds: mintedTokenIds(receipt, input.contractAddress),
+      value: value.toString(),
+    }));
+  },
+});

@@ -1,0 +1,17 @@
+import { z } from "zod";
+import { common, decimal, uint } from "./fields";
+import { defineRoute } from "./route";
+
+export const tokenUriRoute = defineRoute({
+  path: "/nft/tokenURI",
+  summary: "Look up the URI of a token",
+  description: "A read: no transaction is sent.",
+  body: z.object({ ...common, tokenId: uint("tokenId") }).openapi("TokenUriRequest"),
+  response: z.object({ tokenId: decimal, tokenURI: z.string() }).openapi("TokenUriResponse"),
+  errors: ["CONTRACT_NOT_FOUND", "TOKEN_NOT_FOUND", "UNSUPPORTED_CONTRACT"],
+  async handle(input, { chain }) {
+    chain.signers.get(input.privateKey);
+    const tokenURI: string = await chain.read(input.contractAddress, () => chain.collection(input.contractAddress).tokenURI(input.tokenId));
+    return { body: { tokenId: input.tokenId.toString(), tokenURI } };
+  },
+});

@@ -1,0 +1,28 @@
+import { z } from "zod";
+import { common, decimal } from "./fields";
+import { defineRoute } from "./route";
+
+export const totalSupplyRoute = defineRoute({
+  path: "/nft/total-supply",
+  summary: "Total and maximum supply, and the caller's wallet (WalletOfOwner)",
+  description: "A read: no transaction is sent. `wallet` lists the tokens the caller's address holds.",
+  body: z.object(common).openapi("TotalSupplyRequest"),
+  response: z
+    .object({ totalSupply: decimal, maxSupply: decimal, wallet: z.object({ address: z.string(), tokenIds: z.array(decimal) }) })
+    .openapi("TotalSupplyResponse"),
+  errors: ["CONTRACT_NOT_FOUND", "UNSUPPORTED_CONTRACT"],
+  async handle(input, { chain }) {
+    const signer = chain.signers.get(input.privateKey);
+    const collection = chain.collection(input.contractAddress);
+    const [totalSupply, maxSupply, tokenIds]: [bigint, bigint, bigint[]] = await chain.read(input.contractAddress, () =>
+      Promise.all([collection.totalSupply(), collection.maxSupply(), collection.walletOfOwner(signer.address)]),
+    );
+    return {
+      body: {
+        totalSupply: totalSupply.toString(),
+        maxSupply: maxSupply.toString(),
+        wallet: { address: signer.address, tokenIds: tokenIds.map(String) },
+      },
+    };
+  },
+});

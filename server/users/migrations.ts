@@ -1,0 +1,58 @@
+import type { SqlDriver } from "./driver";
+
+/** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
+export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "users and sessions",
+    sql: `
+      CREATE SEQUENCE user_id_seq;
+      CREATE TABLE users (
+        username      text PRIMARY KEY,
+        -- Petstore's id is a client-chosen int64 label, not the key: paths name users by username.
+        id            bigint NOT NULL DEFAULT nextval('user_id_seq'),
+        first_name    text,
+        last_name     text,
+        email         text,
+        phone         text,
+        user_status   integer,
+        password_hash text,
+        created_at    timestamptz NOT NULL DEFAULT now(),
+        updated_at    timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE sessions (
+        token_hash text PRIMARY KEY, -- sha-256 of the token: a copy of the table cannot log anyone in
+        username   text NOT NULL REFERENCES users (username) ON UPDATE CASCADE ON DELETE CASCADE,
+        expires_at timestamptz NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX sessions_expires_at_idx ON sessions (expires_at);
+      CREATE INDEX sessions_username_idx ON sessions (username);
+    `,
+  },
+];
+
+/** Any fixed number: the advisory lock that serialises processes migrating the same database. */
+const MIGRATION_LOCK = 7_372_001;
+
+/** Applies the migrations not yet recorded, all in one transaction. */
+export async function migrate(driver: SqlDriver): Promise<number[]> {
+  return driver.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
+    await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version    integer PRIMARY KEY,
+      name       text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`);
+    const { rows } = await tx.query<{ version: number }>("SELECT version FROM schema_migrations");
+    const applied = new Set(rows.map((row) => Number(row.version)));
+    const done: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.version)) continue;
+      await tx.exec(migration.sql);
+      await tx.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [migration.version, migration.name]);
+      done.push(migration.version);
+    }
+    return done;
+  });
+}
