@@ -31,7 +31,14 @@ async function main(): Promise<void> {
   const [deployer] = await hre.ethers.getSigners();
   if (!deployer) throw new Error(`No account configured for network ${hre.network.name} (set DEPLOYER_PRIVATE_KEY)`);
   const factory = await hre.ethers.getContractFactory("NFTCollection", deployer);
-  const contract = await factory.deploy(params.name, params.symbol, params.baseURI, params.cost, params.maxSupply, params.maxMintAmountPerTx);
+  const contract = await factory.deploy(
+    params.name,
+    params.symbol,
+    params.baseURI,
+    params.cost,
+    params.maxSupply,
+    params.maxMintAmountPerTx,
+  );
   await contract.waitForDeployment();
   const address = await contract.getAddress();
   const { chainId } = await hre.ethers.provider.getNetwork();
@@ -48,7 +55,9 @@ async function main(): Promise<void> {
     deployedAt: new Date().toISOString(),
   };
   writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
-  console.log(`NFTCollection deployed to ${address} on ${hre.network.name} (chain ${chainId}); written to ${path.relative(process.cwd(), file)}`);
+  console.log(
+    `NFTCollection deployed to ${address} on ${hre.network.name} (chain ${chainId}); written to ${path.relative(process.cwd(), file)}`,
+  );
 }
 
 main().catch((err: unknown) => {

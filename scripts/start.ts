@@ -32,7 +32,11 @@ async function main(): Promise<void> {
   let chainServer: JsonRpcServer | undefined;
   let rpcUrl = config.rpcUrl;
   if (!rpcUrl) {
-    chainServer = (await hre.run(TASK_NODE_CREATE_SERVER, { hostname: "127.0.0.1", port: config.chainPort, provider: hre.network.provider })) as JsonRpcServer;
+    chainServer = (await hre.run(TASK_NODE_CREATE_SERVER, {
+      hostname: "127.0.0.1",
+      port: config.chainPort,
+      provider: hre.network.provider,
+    })) as JsonRpcServer;
     const { port } = await chainServer.listen();
     rpcUrl = `http://127.0.0.1:${port}`;
   }
@@ -51,7 +55,9 @@ async function main(): Promise<void> {
     ...(contractAddress ? [`  Contract       ${contractAddress}`] : []),
     // The dev key is Hardhat's public account #0; a real key is never printed.
     ...(embedded ? [`  Owner key      ${DEV_OWNER_KEY}   (Hardhat account #0, public: dev only)`] : []),
-    embedded && !config.apiKey ? `  API_KEY        ${apiKey}   (random for this run)` : `  API_KEY        (from the environment)`,
+    embedded && !config.apiKey
+      ? `  API_KEY        ${apiKey}   (random for this run)`
+      : `  API_KEY        (from the environment)`,
   ];
   console.log(lines.join("\n"));
 
@@ -68,7 +74,8 @@ async function deployReference(chain: ChainClient): Promise<string> {
   const signer = chain.signers.get(DEV_OWNER_KEY);
   const tx = await deployTransaction(DEFAULT_COLLECTION);
   const outcome = await chain.write({ signer, data: tx.data });
-  if (outcome.status !== "confirmed" || !outcome.receipt.contractAddress) throw new Error("Deploying the reference collection did not confirm");
+  if (outcome.status !== "confirmed" || !outcome.receipt.contractAddress)
+    throw new Error("Deploying the reference collection did not confirm");
   return outcome.receipt.contractAddress;
 }
 

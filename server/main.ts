@@ -18,12 +18,28 @@ export interface RunningService {
 /** Connects to the chain and the user store, builds the app and listens: what `npm start` runs. */
 export async function startService(config: Config & { rpcUrl: string }, logger: Logger): Promise<RunningService> {
   const { provider, chainId } = await connectProvider(config.rpcUrl, config.rpcTimeoutMs);
-  const chain = new ChainClient(provider, { chainId, confirmations: config.confirmations, txTimeoutMs: config.txTimeoutMs });
-  const userStore = await openUserStore({ databaseUrl: config.databaseUrl, dataDir: path.join(config.dataDir, "pglite") });
-  const apps = createApp({ chain, userStore, logger, apiKey: config.apiKey, separateDemo: config.demoPort !== undefined });
+  const chain = new ChainClient(provider, {
+    chainId,
+    confirmations: config.confirmations,
+    txTimeoutMs: config.txTimeoutMs,
+  });
+  const userStore = await openUserStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: path.join(config.dataDir, "pglite"),
+  });
+  const apps = createApp({
+    chain,
+    userStore,
+    logger,
+    apiKey: config.apiKey,
+    separateDemo: config.demoPort !== undefined,
+  });
 
   const api = await listen(apps.api.callback(), config.port, config.host);
-  const demo = apps.demo && config.demoPort !== undefined ? await listen(apps.demo.callback(), config.demoPort, config.host) : undefined;
+  const demo =
+    apps.demo && config.demoPort !== undefined
+      ? await listen(apps.demo.callback(), config.demoPort, config.host)
+      : undefined;
 
   return {
     apiUrl: urlOf(api, config.host),

@@ -28,6 +28,7 @@ contract ReentrantOwner {
         victim.withdraw();
     }
 
+    // solhint-disable-next-line no-complex-fallback
     receive() external payable {
         ++receiveCount;
         if (receiveCount > 1) return;

@@ -19,8 +19,7 @@ export interface WriteCall {
 }
 
 export type WriteOutcome =
-  | { status: "confirmed"; receipt: TransactionReceipt }
-  | { status: "pending"; transactionHash: string };
+  { status: "confirmed"; receipt: TransactionReceipt } | { status: "pending"; transactionHash: string };
 
 /** Headroom over the estimate: a gas estimate can be just below what execution needs at its peak. */
 const GAS_MARGIN_PERCENT = 20n;
@@ -115,13 +114,20 @@ export class ChainClient {
 
     let receipt: TransactionReceipt | null;
     try {
-      receipt = await this.provider.waitForTransaction(transactionHash, this.options.confirmations, this.options.txTimeoutMs);
+      receipt = await this.provider.waitForTransaction(
+        transactionHash,
+        this.options.confirmations,
+        this.options.txTimeoutMs,
+      );
     } catch {
       return { status: "pending", transactionHash };
     }
     if (!receipt) return { status: "pending", transactionHash };
     if (receipt.status !== 1) {
-      throw new ApiError("CONTRACT_REVERTED", `Transaction ${transactionHash} reverted on chain after a successful simulation`);
+      throw new ApiError(
+        "CONTRACT_REVERTED",
+        `Transaction ${transactionHash} reverted on chain after a successful simulation`,
+      );
     }
     return { status: "confirmed", receipt };
   }
@@ -150,5 +156,8 @@ export class ChainClient {
 }
 
 function unsupported(address: string): ApiError {
-  return new ApiError("UNSUPPORTED_CONTRACT", `The code at ${address} is not an ERC-721 collection this service can drive`);
+  return new ApiError(
+    "UNSUPPORTED_CONTRACT",
+    `The code at ${address} is not an ERC-721 collection this service can drive`,
+  );
 }

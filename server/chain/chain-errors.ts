@@ -25,7 +25,18 @@ const REASON_CODES: Array<[RegExp, ErrorCode]> = [
   [/paused/i, "CONTRACT_PAUSED"],
 ];
 
-const UNAVAILABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EHOSTUNREACH", "EAI_AGAIN", "EPIPE", "ETIMEDOUT", "TIMEOUT", "NETWORK_ERROR", "SERVER_ERROR"]);
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "EAI_AGAIN",
+  "EPIPE",
+  "ETIMEDOUT",
+  "TIMEOUT",
+  "NETWORK_ERROR",
+  "SERVER_ERROR",
+]);
 
 const FUNDS_PATTERN = /insufficient funds|enough funds|exceeds balance/i;
 
@@ -36,7 +47,15 @@ const FUNDS_PATTERN = /insufficient funds|enough funds|exceeds balance/i;
  */
 export function toChainApiError(err: unknown, emptyRevert: ErrorCode = "CONTRACT_REVERTED"): ApiError {
   if (err instanceof ApiError) return err;
-  const e = err as { code?: string; data?: unknown; shortMessage?: string; message?: string; info?: { error?: { message?: string } }; error?: { message?: string }; reason?: string | null };
+  const e = err as {
+    code?: string;
+    data?: unknown;
+    shortMessage?: string;
+    message?: string;
+    info?: { error?: { message?: string } };
+    error?: { message?: string };
+    reason?: string | null;
+  };
 
   if (isUnavailable(e)) return new ApiError("CHAIN_UNAVAILABLE", "The JSON-RPC endpoint does not answer");
   if (isError(err, "INSUFFICIENT_FUNDS") || FUNDS_PATTERN.test(nodeMessage(e))) {
@@ -48,7 +67,12 @@ export function toChainApiError(err: unknown, emptyRevert: ErrorCode = "CONTRACT
   if (isError(err, "CALL_EXCEPTION")) {
     const data = typeof e.data === "string" ? e.data : undefined;
     if (!data || data === "0x") {
-      return new ApiError(emptyRevert, emptyRevert === "CONTRACT_REVERTED" ? "The contract reverted without a reason" : "The code at contractAddress does not answer this ABI");
+      return new ApiError(
+        emptyRevert,
+        emptyRevert === "CONTRACT_REVERTED"
+          ? "The contract reverted without a reason"
+          : "The code at contractAddress does not answer this ABI",
+      );
     }
     return fromRevertData(data);
   }
@@ -63,7 +87,8 @@ export function fromRevertData(data: string): ApiError {
   } catch {
     decoded = null;
   }
-  if (!decoded) return new ApiError("CONTRACT_REVERTED", `The contract reverted with unknown error data ${data.slice(0, 10)}`);
+  if (!decoded)
+    return new ApiError("CONTRACT_REVERTED", `The contract reverted with unknown error data ${data.slice(0, 10)}`);
   const reason = describe(decoded);
   if (decoded.name === "Error") {
     const text = String(decoded.args[0]);
@@ -85,9 +110,15 @@ export function isUnavailable(e: { code?: string; message?: string }): boolean {
 
 export function isNonceConflict(err: unknown): boolean {
   if (isError(err, "NONCE_EXPIRED") || isError(err, "REPLACEMENT_UNDERPRICED")) return true;
-  return /nonce too low|nonce has already been used|replacement (transaction )?underpriced|already known/i.test(nodeMessage(err as { message?: string }));
+  return /nonce too low|nonce has already been used|replacement (transaction )?underpriced|already known/i.test(
+    nodeMessage(err as { message?: string }),
+  );
 }
 
-function nodeMessage(e: { message?: string; info?: { error?: { message?: string } }; error?: { message?: string } }): string {
+function nodeMessage(e: {
+  message?: string;
+  info?: { error?: { message?: string } };
+  error?: { message?: string };
+}): string {
   return [e.message, e.info?.error?.message, e.error?.message].filter(Boolean).join(" | ");
 }

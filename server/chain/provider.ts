@@ -6,7 +6,10 @@ import { FetchRequest, JsonRpcProvider, Network } from "ethers";
  * (it holds each call back for a stall window). The chain id is read once, so a chain that goes
  * away later is reported per request instead of sending ethers into a reconnect loop.
  */
-export async function connectProvider(rpcUrl: string, timeoutMs: number): Promise<{ provider: JsonRpcProvider; chainId: bigint }> {
+export async function connectProvider(
+  rpcUrl: string,
+  timeoutMs: number,
+): Promise<{ provider: JsonRpcProvider; chainId: bigint }> {
   const request = new FetchRequest(rpcUrl);
   request.timeout = timeoutMs;
   const chainId = await readChainId(request);

@@ -40,7 +40,9 @@ export class SignerPool {
 
 function normalizeKey(privateKey: string): string {
   if (!KEY_PATTERN.test(privateKey)) {
-    throw new ApiError("VALIDATION_ERROR", "privateKey must be 32 bytes of hex", [{ path: "privateKey", message: "must be 32 bytes of hex, 0x optional" }]);
+    throw new ApiError("VALIDATION_ERROR", "privateKey must be 32 bytes of hex", [
+      { path: "privateKey", message: "must be 32 bytes of hex, 0x optional" },
+    ]);
   }
   return (privateKey.startsWith("0x") ? privateKey : `0x${privateKey}`).toLowerCase();
 }

@@ -53,7 +53,9 @@ export function createHttpApp({ logger, routers }: HttpAppOptions): Koa {
     );
   });
 
-  app.use(cors({ origin: "*", exposeHeaders: ["ETag", "X-Request-Id", "X-Rate-Limit", "X-Expires-After", "Retry-After"] }));
+  app.use(
+    cors({ origin: "*", exposeHeaders: ["ETag", "X-Request-Id", "X-Rate-Limit", "X-Expires-After", "Retry-After"] }),
+  );
 
   app.use(weakEtag);
 
@@ -77,9 +79,13 @@ export function createHttpApp({ logger, routers }: HttpAppOptions): Koa {
 
   app.use(async (ctx) => {
     if (ctx.status !== 404 || ctx.body !== undefined) return;
-    const knownPath = routers.some((router) => router.match(ctx.path, ctx.method).path.some((layer) => layer.methods.length > 0));
+    const knownPath = routers.some((router) =>
+      router.match(ctx.path, ctx.method).path.some((layer) => layer.methods.length > 0),
+    );
     if (knownPath) {
-      const allowed = new Set(routers.flatMap((router) => router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods)));
+      const allowed = new Set(
+        routers.flatMap((router) => router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods)),
+      );
       ctx.set("Allow", [...allowed].join(", "));
       throw new ApiError("METHOD_NOT_ALLOWED", `${ctx.method} is not allowed on ${ctx.path}`);
     }
@@ -102,7 +108,12 @@ function isErrorBody(body: unknown): body is { error: { code: string } } {
 async function weakEtag(ctx: Koa.Context, next: Koa.Next): Promise<void> {
   await next();
   if (ctx.status !== 200 || ctx.body === undefined || ctx.body === null) return;
-  if (typeof ctx.body === "object" && !Buffer.isBuffer(ctx.body) && typeof (ctx.body as { pipe?: unknown }).pipe === "function") return;
+  if (
+    typeof ctx.body === "object" &&
+    !Buffer.isBuffer(ctx.body) &&
+    typeof (ctx.body as { pipe?: unknown }).pipe === "function"
+  )
+    return;
   const payload = typeof ctx.body === "string" || Buffer.isBuffer(ctx.body) ? ctx.body : JSON.stringify(ctx.body);
   ctx.set("ETag", etag(payload, { weak: true }));
   if (ctx.fresh) ctx.status = 304;

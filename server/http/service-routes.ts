@@ -61,7 +61,9 @@ export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
         description: "The service and its chain answer",
         content: {
           "application/json": {
-            schema: z.object({ status: z.literal("ok"), chainId: z.string(), blockNumber: z.number().int() }).openapi("Health"),
+            schema: z
+              .object({ status: z.literal("ok"), chainId: z.string(), blockNumber: z.number().int() })
+              .openapi("Health"),
           },
         },
       },
@@ -73,6 +75,11 @@ export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
     path: "/openapi.json",
     tags: ["service"],
     summary: "This document",
-    responses: { 200: { description: "OpenAPI 3.1 document", content: { "application/json": { schema: z.object({}).passthrough() } } } },
+    responses: {
+      200: {
+        description: "OpenAPI 3.1 document",
+        content: { "application/json": { schema: z.object({}).passthrough() } },
+      },
+    },
   });
 }

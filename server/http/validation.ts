@@ -9,5 +9,9 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
     path: issue.path.map(String).join(".") || "(body)",
     message: issue.message,
   }));
-  throw new ApiError("VALIDATION_ERROR", `Invalid request: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`, details);
+  throw new ApiError(
+    "VALIDATION_ERROR",
+    `Invalid request: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`,
+    details,
+  );
 }

@@ -18,8 +18,12 @@ export const deployRoute = defineRoute({
       symbol: z.string().min(1).max(20).default(defaults.symbol),
       baseURI: z.string().max(2000).default(defaults.baseURI),
       cost: uint("cost").default(defaults.cost),
-      maxSupply: uint("maxSupply").refine((v) => v >= 1n, "maxSupply must be ≥ 1").default(defaults.maxSupply),
-      maxMintAmountPerTx: uint("maxMintAmountPerTx").refine((v) => v >= 1n, "maxMintAmountPerTx must be ≥ 1").default(defaults.maxMintAmountPerTx),
+      maxSupply: uint("maxSupply")
+        .refine((v) => v >= 1n, "maxSupply must be ≥ 1")
+        .default(defaults.maxSupply),
+      maxMintAmountPerTx: uint("maxMintAmountPerTx")
+        .refine((v) => v >= 1n, "maxMintAmountPerTx must be ≥ 1")
+        .default(defaults.maxMintAmountPerTx),
     })
     .openapi("DeployRequest"),
   response: writeResponseSchema({ owner: z.string() }).openapi("DeployResponse"),

@@ -7,23 +7,38 @@ export const uint = (name: string) =>
   z
     .union([
       z.string().regex(/^\d{1,78}$/, `${name} must be a non-negative decimal integer`),
-      z.number().int(`${name} must be an integer`).nonnegative(`${name} must be ≥ 0`).max(Number.MAX_SAFE_INTEGER, `${name} is too large for a JSON number: send a decimal string`),
+      z
+        .number()
+        .int(`${name} must be an integer`)
+        .nonnegative(`${name} must be ≥ 0`)
+        .max(Number.MAX_SAFE_INTEGER, `${name} is too large for a JSON number: send a decimal string`),
     ])
     .transform((v) => BigInt(v))
     .refine((v) => v < 2n ** 256n, `${name} must fit in 256 bits`)
-    .openapi({ type: "string", pattern: "^[0-9]+$", example: "1", description: `${name}: a decimal string or a JSON integer` });
+    .openapi({
+      type: "string",
+      pattern: "^[0-9]+$",
+      example: "1",
+      description: `${name}: a decimal string or a JSON integer`,
+    });
 
 export const address = (name: string) =>
   z
     .string()
-    .refine((v) => /^0x[0-9a-fA-F]{40}$/.test(v) && isAddress(v), `${name} must be a 20-byte hex address (0x…), checksummed if mixed-case`)
+    .refine(
+      (v) => /^0x[0-9a-fA-F]{40}$/.test(v) && isAddress(v),
+      `${name} must be a 20-byte hex address (0x…), checksummed if mixed-case`,
+    )
     .transform((v) => getAddress(v))
     .openapi({ example: "0x5FbDB2315678afecb367f032d93F642f64180aa3" });
 
 export const privateKey = z
   .string()
   .regex(/^(0x)?[0-9a-fA-F]{64}$/, "privateKey must be 32 bytes of hex, 0x optional")
-  .openapi({ description: "Signs every write and names the caller for reads. Never logged or returned.", example: "0x<PRIVATE_KEY>" });
+  .openapi({
+    description: "Signs every write and names the caller for reads. Never logged or returned.",
+    example: "0x<PRIVATE_KEY>",
+  });
 
 /** The fields every /nft operation takes. */
 export const common = {

@@ -11,7 +11,15 @@ export const mintForFreeRoute = defineRoute({
     .openapi("MintForFreeRequest"),
   response: writeResponseSchema({ tokenIds: z.array(decimal), receiver: z.string() }).openapi("MintForFreeResponse"),
   writes: true,
-  errors: ["INSUFFICIENT_FUNDS", "NOT_CONTRACT_OWNER", "CONTRACT_NOT_FOUND", "MAX_SUPPLY_EXCEEDED", "INVALID_MINT_AMOUNT", "UNSUPPORTED_CONTRACT", "CONTRACT_REVERTED"],
+  errors: [
+    "INSUFFICIENT_FUNDS",
+    "NOT_CONTRACT_OWNER",
+    "CONTRACT_NOT_FOUND",
+    "MAX_SUPPLY_EXCEEDED",
+    "INVALID_MINT_AMOUNT",
+    "UNSUPPORTED_CONTRACT",
+    "CONTRACT_REVERTED",
+  ],
   async handle(input, { chain }) {
     const signer = chain.signers.get(input.privateKey);
     const receiver = input.receiver ?? signer.address;

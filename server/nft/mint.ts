@@ -10,7 +10,16 @@ export const mintRoute = defineRoute({
   body: z.object({ ...common, mintAmount: uint("mintAmount") }).openapi("MintRequest"),
   response: writeResponseSchema({ tokenIds: z.array(decimal), value: decimal }).openapi("MintResponse"),
   writes: true,
-  errors: ["INSUFFICIENT_FUNDS", "NOT_WHITELISTED", "CONTRACT_NOT_FOUND", "CONTRACT_PAUSED", "MAX_SUPPLY_EXCEEDED", "INVALID_MINT_AMOUNT", "UNSUPPORTED_CONTRACT", "CONTRACT_REVERTED"],
+  errors: [
+    "INSUFFICIENT_FUNDS",
+    "NOT_WHITELISTED",
+    "CONTRACT_NOT_FOUND",
+    "CONTRACT_PAUSED",
+    "MAX_SUPPLY_EXCEEDED",
+    "INVALID_MINT_AMOUNT",
+    "UNSUPPORTED_CONTRACT",
+    "CONTRACT_REVERTED",
+  ],
   async handle(input, { chain }) {
     const signer = chain.signers.get(input.privateKey);
     const collection = chain.collection(input.contractAddress);

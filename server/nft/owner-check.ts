@@ -9,4 +9,3 @@ export function assertOwner(owner: string, caller: string): void {
     throw new ApiError("NOT_CONTRACT_OWNER", `OwnableUnauthorizedAccount(account=${caller})`);
   }
 }
-

@@ -41,9 +41,18 @@ export function defineRoute<Body extends z.ZodType>(route: NftRoute<Body>): NftR
 }
 
 /** The body of a write: the common fields when confirmed, or the pending shape (202). */
-export function writeResult(outcome: WriteOutcome, signer: PooledSigner, contractAddress: string, extra: (receipt: Extract<WriteOutcome, { status: "confirmed" }>["receipt"]) => Record<string, unknown>, successStatus = 200): NftResult {
+export function writeResult(
+  outcome: WriteOutcome,
+  signer: PooledSigner,
+  contractAddress: string,
+  extra: (receipt: Extract<WriteOutcome, { status: "confirmed" }>["receipt"]) => Record<string, unknown>,
+  successStatus = 200,
+): NftResult {
   if (outcome.status === "pending") {
-    return { status: 202, body: { status: "pending", transactionHash: outcome.transactionHash, from: signer.address, contractAddress } };
+    return {
+      status: 202,
+      body: { status: "pending", transactionHash: outcome.transactionHash, from: signer.address, contractAddress },
+    };
   }
   const { receipt } = outcome;
   return {
@@ -65,9 +74,16 @@ export const writeResponseSchema = (extra: z.ZodRawShape) => WriteFields.extend(
 /** OpenAPI responses of a route: success, pending for writes, and every error it can answer. */
 export function openApiResponses(route: NftRoute) {
   const responses: Record<string, ResponseConfig> = {
-    [String(route.successStatus ?? 200)]: { description: "Success", content: { "application/json": { schema: route.response } } },
+    [String(route.successStatus ?? 200)]: {
+      description: "Success",
+      content: { "application/json": { schema: route.response } },
+    },
   };
-  if (route.writes) responses["202"] = { description: "Sent, not yet confirmed", content: { "application/json": { schema: PendingWrite } } };
+  if (route.writes)
+    responses["202"] = {
+      description: "Sent, not yet confirmed",
+      content: { "application/json": { schema: PendingWrite } },
+    };
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of ["VALIDATION_ERROR", ...route.errors, "CHAIN_UNAVAILABLE", "INTERNAL_ERROR"] as ErrorCode[]) {
     const status = ERROR_STATUS[code];
@@ -76,4 +92,3 @@ export function openApiResponses(route: NftRoute) {
   for (const [status, codes] of byStatus) responses[String(status)] = errorResponse(codes.join(", "));
   return responses;
 }
-

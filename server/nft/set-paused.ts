@@ -15,14 +15,29 @@ export const setPausedRoute = defineRoute({
   description: "Setting the current state sends nothing and answers changed:false.",
   body: z.object({ ...common, state }).openapi("SetPausedRequest"),
   response: writeResponseSchema({ paused: z.boolean(), changed: z.boolean() })
-    .partial({ status: true, transactionHash: true, blockNumber: true, from: true, contractAddress: true, gasUsed: true })
+    .partial({
+      status: true,
+      transactionHash: true,
+      blockNumber: true,
+      from: true,
+      contractAddress: true,
+      gasUsed: true,
+    })
     .openapi("SetPausedResponse"),
   writes: true,
-  errors: ["INSUFFICIENT_FUNDS", "NOT_CONTRACT_OWNER", "CONTRACT_NOT_FOUND", "UNSUPPORTED_CONTRACT", "CONTRACT_REVERTED"],
+  errors: [
+    "INSUFFICIENT_FUNDS",
+    "NOT_CONTRACT_OWNER",
+    "CONTRACT_NOT_FOUND",
+    "UNSUPPORTED_CONTRACT",
+    "CONTRACT_REVERTED",
+  ],
   async handle(input, { chain }) {
     const signer = chain.signers.get(input.privateKey);
     const collection = chain.collection(input.contractAddress);
-    const [paused, owner]: [boolean, string] = await chain.read(input.contractAddress, () => Promise.all([collection.paused(), collection.owner()]));
+    const [paused, owner]: [boolean, string] = await chain.read(input.contractAddress, () =>
+      Promise.all([collection.paused(), collection.owner()]),
+    );
     assertOwner(owner, signer.address);
     if (paused === input.state) return { body: { paused, changed: false } };
     const outcome = await chain.write({

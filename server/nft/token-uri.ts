@@ -11,7 +11,9 @@ export const tokenUriRoute = defineRoute({
   errors: ["CONTRACT_NOT_FOUND", "TOKEN_NOT_FOUND", "UNSUPPORTED_CONTRACT"],
   async handle(input, { chain }) {
     chain.signers.get(input.privateKey);
-    const tokenURI: string = await chain.read(input.contractAddress, () => chain.collection(input.contractAddress).tokenURI(input.tokenId));
+    const tokenURI: string = await chain.read(input.contractAddress, () =>
+      chain.collection(input.contractAddress).tokenURI(input.tokenId),
+    );
     return { body: { tokenId: input.tokenId.toString(), tokenURI } };
   },
 });

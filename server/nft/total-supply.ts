@@ -8,7 +8,11 @@ export const totalSupplyRoute = defineRoute({
   description: "A read: no transaction is sent. `wallet` lists the tokens the caller's address holds.",
   body: z.object(common).openapi("TotalSupplyRequest"),
   response: z
-    .object({ totalSupply: decimal, maxSupply: decimal, wallet: z.object({ address: z.string(), tokenIds: z.array(decimal) }) })
+    .object({
+      totalSupply: decimal,
+      maxSupply: decimal,
+      wallet: z.object({ address: z.string(), tokenIds: z.array(decimal) }),
+    })
     .openapi("TotalSupplyResponse"),
   errors: ["CONTRACT_NOT_FOUND", "UNSUPPORTED_CONTRACT"],
   async handle(input, { chain }) {

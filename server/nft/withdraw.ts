@@ -12,7 +12,15 @@ export const withdrawRoute = defineRoute({
   response: writeResponseSchema({ amount: decimal, to: z.string() }).openapi("WithdrawResponse"),
   apiKey: true,
   writes: true,
-  errors: ["INVALID_API_KEY", "INSUFFICIENT_FUNDS", "NOT_CONTRACT_OWNER", "CONTRACT_NOT_FOUND", "NOTHING_TO_WITHDRAW", "UNSUPPORTED_CONTRACT", "CONTRACT_REVERTED"],
+  errors: [
+    "INVALID_API_KEY",
+    "INSUFFICIENT_FUNDS",
+    "NOT_CONTRACT_OWNER",
+    "CONTRACT_NOT_FOUND",
+    "NOTHING_TO_WITHDRAW",
+    "UNSUPPORTED_CONTRACT",
+    "CONTRACT_REVERTED",
+  ],
   async handle(input, { chain, apiKey }, ctx) {
     assertApiKey(ctx, apiKey);
     const signer = chain.signers.get(input.privateKey);

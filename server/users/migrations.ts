@@ -50,7 +50,10 @@ export async function migrate(driver: SqlDriver): Promise<number[]> {
     for (const migration of MIGRATIONS) {
       if (applied.has(migration.version)) continue;
       await tx.exec(migration.sql);
-      await tx.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [migration.version, migration.name]);
+      await tx.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [
+        migration.version,
+        migration.name,
+      ]);
       done.push(migration.version);
     }
     return done;

@@ -24,7 +24,8 @@ interface Window {
   count: number;
 }
 
-export type LoginAdmission = { allowed: true; callsLeft: number } | { allowed: false; retryAfterSeconds: number; callsLeft: number };
+export type LoginAdmission =
+  { allowed: true; callsLeft: number } | { allowed: false; retryAfterSeconds: number; callsLeft: number };
 
 /**
  * Fixed-window counters in this process's memory. Good for one instance (the demo); several
@@ -52,7 +53,10 @@ export class LoginRateLimiter {
     if (ipFailures && ipFailures.count >= this.limits.maxFailuresPerIp) {
       waits.push(ipFailures.startedAt + this.limits.failureWindowMs - now);
     }
-    const userFailures = username === undefined ? undefined : this.current(this.failures, `user:${username}`, this.limits.failureWindowMs, now);
+    const userFailures =
+      username === undefined
+        ? undefined
+        : this.current(this.failures, `user:${username}`, this.limits.failureWindowMs, now);
     if (userFailures && userFailures.count >= this.limits.maxFailuresPerUsername) {
       waits.push(userFailures.startedAt + this.limits.failureWindowMs - now);
     }

@@ -31,14 +31,15 @@ export interface UserRouterDeps {
 export function createUserRouter(deps: UserRouterDeps): Router {
   const now = deps.now ?? Date.now;
   const scryptParams = deps.scryptParams ?? DEFAULT_SCRYPT_PARAMS;
-  let dummyHash: Promise<string> | undefined;
+  // Made now, not at the first login, so that first unknown-user login is not slower than the rest.
+  const dummyHash = hashPassword(randomBytes(16).toString("hex"), scryptParams);
   const routeDeps: UserRouteDeps = {
     store: deps.store,
     limiter: deps.rateLimiter ?? new LoginRateLimiter({ ...DEFAULT_LOGIN_RATE_LIMITS, ...deps.rateLimits }, now),
     scryptParams,
     sessionTtlMs: deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS,
     now,
-    dummyHash: () => (dummyHash ??= hashPassword(randomBytes(16).toString("hex"), scryptParams)),
+    dummyHash: () => dummyHash,
   };
   const router = new Router({ prefix: USER_ROUTE_PREFIX });
   // Fixed paths before /:username, so GET /login is never read as a user named "login".

@@ -57,7 +57,10 @@ export type UserInputValue = z.output<typeof UserInput>;
 /** A User in a response: never a password; `id` a decimal string (int64 may exceed 2^53). */
 export const UserOutput = z
   .object({
-    id: z.string().regex(/^-?\d+$/).openapi({ description: "int64 as a decimal string", example: "10" }),
+    id: z
+      .string()
+      .regex(/^-?\d+$/)
+      .openapi({ description: "int64 as a decimal string", example: "10" }),
     username: z.string(),
     firstName: z.string().optional(),
     lastName: z.string().optional(),

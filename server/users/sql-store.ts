@@ -1,5 +1,12 @@
 import { isUniqueViolation, type SqlDriver } from "./driver";
-import { UsernameTakenError, type NewUser, type Session, type StoredUser, type UserChanges, type UserStore } from "./store";
+import {
+  UsernameTakenError,
+  type NewUser,
+  type Session,
+  type StoredUser,
+  type UserChanges,
+  type UserStore,
+} from "./store";
 
 const USER_COLUMNS = `id::text AS id, username, first_name, last_name, email, phone, user_status, password_hash`;
 
@@ -159,4 +166,3 @@ async function uniqueToTaken<T>(fn: () => Promise<T>, username?: string): Promis
     throw new UsernameTakenError(named ?? username);
   }
 }
-

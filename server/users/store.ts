@@ -30,7 +30,7 @@ export interface NewUser {
 }
 
 /** Fields to change; absent fields keep their value. A new `username` renames the user. */
-export type UserChanges = Partial<Omit<NewUser, "passwordHash">> & { passwordHash?: string };
+export type UserChanges = Partial<NewUser>;
 
 export interface Session {
   username: string;

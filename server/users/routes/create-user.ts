@@ -1,6 +1,7 @@
 import type Router from "@koa/router";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
+import { jsonBody } from "./json-body";
 import { hashPassword } from "../password";
 import { ApiResponse, NewUserInput, apiResponse } from "../schemas";
 import { toUserFields, usernameMustBeFree, type UserRouteDeps } from "./deps";
@@ -10,7 +11,7 @@ export const CreateUserBody = NewUserInput;
 /** POST / (i.e. /v2/user): creates one user; the message is its id, as Petstore answers. */
 export function mountCreateUser(router: Router, deps: UserRouteDeps): void {
   router.post("/", async (ctx) => {
-    const input = parseInput(CreateUserBody, ctx.request.body);
+    const input = parseInput(CreateUserBody, await jsonBody(ctx));
     const passwordHash = input.password != null ? await hashPassword(input.password, deps.scryptParams) : undefined;
     const [user] = await usernameMustBeFree(() =>
       deps.store.createUsers([{ ...toUserFields(input, passwordHash), username: input.username }]),
@@ -28,7 +29,10 @@ export function registerCreateUserOpenApi(registry: OpenAPIRegistry): void {
     summary: "Create user",
     request: { body: { required: true, content: { "application/json": { schema: CreateUserBody } } } },
     responses: {
-      200: { description: "Created; `message` is the user's id", content: { "application/json": { schema: ApiResponse } } },
+      200: {
+        description: "Created; `message` is the user's id",
+        content: { "application/json": { schema: ApiResponse } },
+      },
       400: errorResponse("VALIDATION_ERROR: not a user object, a bad field, or no username"),
       409: errorResponse("USERNAME_TAKEN"),
     },

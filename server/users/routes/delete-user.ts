@@ -22,7 +22,10 @@ export function registerDeleteUserOpenApi(registry: OpenAPIRegistry): void {
     summary: "Delete user",
     request: { params: UsernameParams },
     responses: {
-      200: { description: "Deleted; `message` is the username", content: { "application/json": { schema: ApiResponse } } },
+      200: {
+        description: "Deleted; `message` is the username",
+        content: { "application/json": { schema: ApiResponse } },
+      },
       400: errorResponse("INVALID_USERNAME"),
       404: errorResponse("USER_NOT_FOUND"),
     },

@@ -4,7 +4,7 @@ import type { ScryptParams } from "../password";
 import type { LoginRateLimiter } from "../rate-limit";
 import type { UserInputValue, UserOutput } from "../schemas";
 import { Username } from "../schemas";
-import { UsernameTakenError, type NewUser, type StoredUser, type UserStore } from "../store";
+import { UsernameTakenError, type StoredUser, type UserChanges, type UserStore } from "../store";
 import type { z } from "zod";
 
 /** What every user route handler needs, built once by createUserRouter. */
@@ -38,8 +38,8 @@ export function toUserOutput(user: StoredUser): z.infer<typeof UserOutput> {
 }
 
 /** The stored fields of a parsed request user (null read as absent), password already hashed. */
-export function toUserFields(input: UserInputValue, passwordHash: string | undefined): Omit<NewUser, "username"> & { username?: string } {
-  const fields: Omit<NewUser, "username"> & { username?: string } = {};
+export function toUserFields(input: UserInputValue, passwordHash: string | undefined): UserChanges {
+  const fields: UserChanges = {};
   if (input.id != null) fields.id = input.id;
   if (input.username != null) fields.username = input.username;
   if (input.firstName != null) fields.firstName = input.firstName;

@@ -80,7 +80,10 @@ export function registerLoginOpenApi(registry: OpenAPIRegistry): void {
         description: "The session, as a JSON string `logged in user session:<token>`",
         headers: {
           "X-Rate-Limit": { description: "Login calls left this hour for this client", schema: { type: "integer" } },
-          "X-Expires-After": { description: "When the session expires (UTC)", schema: { type: "string", format: "date-time" } },
+          "X-Expires-After": {
+            description: "When the session expires (UTC)",
+            schema: { type: "string", format: "date-time" },
+          },
         },
         content: { "application/json": { schema: z.string().openapi({ example: "logged in user session:Qm9…" }) } },
       },

@@ -2,6 +2,7 @@ import type Router from "@koa/router";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
+import { jsonBody } from "./json-body";
 import { hashPassword } from "../password";
 import { ApiResponse, UserInput, UsernameParams, apiResponse } from "../schemas";
 import { toUserFields, usernameMustBeFree, usernameParam, type UserRouteDeps } from "./deps";
@@ -15,7 +16,7 @@ export const UpdateUserBody = UserInput;
 export function mountUpdateUser(router: Router, deps: UserRouteDeps): void {
   router.put("/:username", async (ctx) => {
     const username = usernameParam(ctx.params);
-    const input = parseInput(UpdateUserBody, ctx.request.body);
+    const input = parseInput(UpdateUserBody, await jsonBody(ctx));
     const passwordHash = input.password != null ? await hashPassword(input.password, deps.scryptParams) : undefined;
     const user = await usernameMustBeFree(() => deps.store.updateUser(username, toUserFields(input, passwordHash)));
     if (!user) throw new ApiError("USER_NOT_FOUND", "User not found");
@@ -35,7 +36,10 @@ export function registerUpdateUserOpenApi(registry: OpenAPIRegistry): void {
       body: { required: true, content: { "application/json": { schema: UpdateUserBody } } },
     },
     responses: {
-      200: { description: "Updated; `message` is the user's id", content: { "application/json": { schema: ApiResponse } } },
+      200: {
+        description: "Updated; `message` is the user's id",
+        content: { "application/json": { schema: ApiResponse } },
+      },
       400: errorResponse("INVALID_USERNAME in the path, or VALIDATION_ERROR in the body"),
       404: errorResponse("USER_NOT_FOUND"),
       409: errorResponse("USERNAME_TAKEN: renaming to a name that exists"),

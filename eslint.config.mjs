@@ -1,0 +1,17 @@
+import eslint from "@eslint/js";
+import tseslint from "typescript-eslint";
+import globals from "globals";
+
+export default tseslint.config(
+  { ignores: ["node_modules/", "artifacts/", "cache/", "typechain-types/", "coverage/", "dist/", ".data/"] },
+  eslint.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node, ...globals.mocha } },
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      // chai's property assertions (expect(x).to.be.true) are expressions by design
+      "@typescript-eslint/no-unused-expressions": "off",
+    },
+  },
+);

@@ -1,0 +1,356 @@
+/**
+ * Starts the service the way a user does: a `hardhat node` child process, the collection deployed
+ * with `scripts/deploy.ts`, and `scripts/start.ts` pointed at the node. Every child is killed by
+ * its process-group id in `stop()`, and on process exit as a last resort.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Contract, ContractFactory, JsonRpcProvider, Wallet, type InterfaceAbi } from "ethers";
+
+const ROOT = path.resolve(__dirname, "..", "..");
+const HARDHAT = path.join(ROOT, "node_modules", ".bin", "hardhat");
+
+/** Hardhat's well-known dev accounts: public keys of a public mnemonic, for local chains only. */
+export const DEV_KEYS = [
+  "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+  "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+  "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
+  "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6",
+  "0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a",
+  "0x8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba",
+  "0x92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e",
+  "0x4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356",
+  "0xdbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97",
+  "0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6",
+] as const;
+
+/** A fixed API key for the services the tests start (32 characters). */
+export const TEST_API_KEY = "test-api-key-0123456789abcdefghi";
+
+/** Every secret a test hands to the service; none may come back in a response or a log line. */
+export const usedSecrets = new Set<string>([...DEV_KEYS, TEST_API_KEY]);
+
+/** A fresh key with no ether, remembered for the secret scan. */
+export function freshWallet(): Wallet {
+  const wallet = Wallet.createRandom();
+  usedSecrets.add(wallet.privateKey);
+  return new Wallet(wallet.privateKey);
+}
+
+const children = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of children) killGroup(child, "SIGKILL");
+});
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    children.delete(child);
+    return;
+  }
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  killGroup(child, "SIGTERM");
+  const timer = setTimeout(() => killGroup(child, "SIGKILL"), graceMs);
+  await exited;
+  clearTimeout(timer);
+  children.delete(child);
+}
+
+/** A port nothing listens on right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Spawned {
+  child: ChildProcess;
+  output(): string;
+}
+
+function spawnHardhat(args: string[], env: NodeJS.ProcessEnv): Spawned {
+  // Its own process group, so that stopping it also stops anything it started.
+  const child = spawn(HARDHAT, args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  children.add(child);
+  child.once("exit", () => children.delete(child));
+  let output = "";
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+  return { child, output: () => output };
+}
+
+/** The environment of a child: ours, minus anything that would point hardhat or the service elsewhere. */
+function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of Object.keys(env)) {
+    if (/^(RPC_URL|LOCALHOST_RPC_URL|CONTRACT_ADDRESS|API_KEY|DATABASE_URL|DEMO_PORT|PORT|HOST|NFT_.*)$/.test(name)) {
+      delete env[name];
+    }
+  }
+  return { ...env, ...extra };
+}
+
+async function waitFor<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+  spawned?: Spawned,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (spawned && (spawned.child.exitCode !== null || spawned.child.signalCode !== null)) {
+      throw new Error(
+        `${what}: the process exited (${spawned.child.exitCode ?? spawned.child.signalCode}):\n${spawned.output()}`,
+      );
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not ready after ${timeoutMs} ms:\n${spawned?.output() ?? ""}`);
+    await sleep(100);
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A `hardhat node` child process serving JSON-RPC on 127.0.0.1:port. */
+export class ChainNode {
+  private constructor(
+    readonly port: number,
+    private readonly spawned: Spawned,
+  ) {}
+
+  get rpcUrl(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  static async start(port?: number): Promise<ChainNode> {
+    const chosen = port ?? (await freePort());
+    const spawned = spawnHardhat(["node", "--hostname", "127.0.0.1", "--port", String(chosen)], childEnv({}));
+    await waitFor(
+      "hardhat node",
+      60_000,
+      () => (spawned.output().includes("Started HTTP and WebSocket JSON-RPC server") ? true : undefined),
+      spawned,
+    );
+    return new ChainNode(chosen, spawned);
+  }
+
+  /** Kills the node outright, the way a crash would. */
+  async kill(): Promise<void> {
+    const { child } = this.spawned;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    killGroup(child, "SIGKILL");
+    await exited;
+  }
+
+  stop(): Promise<void> {
+    return stopChild(this.spawned.child);
+  }
+}
+
+export interface CollectionEnv {
+  NFT_COST?: string;
+  NFT_MAX_SUPPLY?: string;
+  NFT_MAX_MINT_PER_TX?: string;
+  NFT_BASE_URI?: string;
+}
+
+/** Runs `scripts/deploy.ts --network localhost` against `rpcUrl` and returns the address it prints. */
+export async function deployWithScript(rpcUrl: string, params: CollectionEnv = {}): Promise<string> {
+  const spawned = spawnHardhat(
+    ["run", "--no-compile", "scripts/deploy.ts", "--network", "localhost"],
+    childEnv({ LOCALHOST_RPC_URL: rpcUrl, ...(params as Record<string, string>) }),
+  );
+  const code = await new Promise<number | null>((resolve) => spawned.child.once("exit", (c) => resolve(c)));
+  const match = /NFTCollection deployed to (0x[0-9a-fA-F]{40}) on localhost/.exec(spawned.output());
+  if (code !== 0 || !match) throw new Error(`deploy script failed (exit ${code}):\n${spawned.output()}`);
+  return match[1];
+}
+
+export interface ServiceOptions {
+  rpcUrl: string;
+  env?: Record<string, string>;
+}
+
+/** `scripts/start.ts` connected to a node, with its own port and a fresh DATA_DIR. */
+export class ServiceProcess {
+  private constructor(
+    readonly url: string,
+    private readonly spawned: Spawned,
+    private readonly dataDir: string,
+  ) {}
+
+  static async start({ rpcUrl, env = {} }: ServiceOptions): Promise<ServiceProcess> {
+    const port = await freePort();
+    const dataDir = mkdtempSync(path.join(tmpdir(), "nft-api-test-"));
+    const spawned = spawnHardhat(
+      ["run", "--no-compile", "scripts/start.ts"],
+      childEnv({
+        RPC_URL: rpcUrl,
+        API_KEY: TEST_API_KEY,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATA_DIR: dataDir,
+        LOG_LEVEL: "info",
+        ...env,
+      }),
+    );
+    const url = `http://127.0.0.1:${port}`;
+    const ready = waitFor(
+      "service",
+      90_000,
+      async () => {
+        try {
+          const res = await fetch(`${url}/health`);
+          return res.status === 200 ? true : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      spawned,
+    );
+    try {
+      await ready;
+    } catch (err) {
+      await stopChild(spawned.child);
+      rmSync(dataDir, { recursive: true, force: true });
+      throw err;
+    }
+    return new ServiceProcess(url, spawned, dataDir);
+  }
+
+  /** Everything the service printed on stdout and stderr (banner and pino JSON lines). */
+  output(): string {
+    return this.spawned.output();
+  }
+
+  async stop(): Promise<void> {
+    await stopChild(this.spawned.child);
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** A JSON-RPC provider straight to the node, for reading chain state behind the service's back. */
+export function directProvider(rpcUrl: string): JsonRpcProvider {
+  return new JsonRpcProvider(rpcUrl, 31337, { staticNetwork: true, cacheTimeout: -1, batchMaxCount: 1 });
+}
+
+interface Artifact {
+  abi: InterfaceAbi;
+  bytecode: string;
+}
+
+export function collectionArtifact(): Artifact {
+  const file = path.join(ROOT, "artifacts", "contracts", "NFTCollection.sol", "NFTCollection.json");
+  return JSON.parse(readFileSync(file, "utf8")) as Artifact;
+}
+
+/** The collection at `address`, bound to `runner` with the reference ABI. */
+export function collectionAt(address: string, runner: JsonRpcProvider | Wallet): Contract {
+  return new Contract(address, collectionArtifact().abi, runner);
+}
+
+/** Deploys a reference collection directly with ethers (not through the service). */
+export async function deployDirectly(
+  wallet: Wallet,
+  params: { cost?: bigint; maxSupply?: bigint; maxMintAmountPerTx?: bigint } = {},
+): Promise<string> {
+  const { abi, bytecode } = collectionArtifact();
+  const factory = new ContractFactory(abi, bytecode, wallet);
+  const contract = await factory.deploy(
+    "Direct Collection",
+    "DIR",
+    "ipfs://direct/",
+    params.cost ?? 10n ** 16n,
+    params.maxSupply ?? 10_000n,
+    params.maxMintAmountPerTx ?? 10n,
+  );
+  await contract.waitForDeployment();
+  return contract.getAddress();
+}
+
+/** Deploys raw init code and returns the address of the created contract. */
+export async function deployBytecode(wallet: Wallet, initCode: string): Promise<string> {
+  const tx = await wallet.sendTransaction({ data: initCode });
+  const receipt = await tx.wait();
+  if (!receipt?.contractAddress) throw new Error("raw deployment did not create a contract");
+  return receipt.contractAddress;
+}
+
+// A JSON body from the service; tests look into it freely.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type JsonBody = Record<string, any>;
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: JsonBody;
+}
+
+/** Plain `fetch` against the service; every response text is kept for the secret scan. */
+export class ApiClient {
+  readonly responseTexts: string[] = [];
+
+  constructor(readonly baseUrl: string) {}
+
+  async request(
+    method: string,
+    pathname: string,
+    init: { json?: unknown; raw?: string; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse> {
+    const headers: Record<string, string> = { ...init.headers };
+    let body: string | undefined;
+    if (init.json !== undefined) {
+      body = JSON.stringify(init.json);
+      headers["content-type"] ??= "application/json";
+    } else if (init.raw !== undefined) {
+      body = init.raw;
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await fetch(`${this.baseUrl}${pathname}`, { method, headers, body });
+    const text = await res.text();
+    this.responseTexts.push(text);
+    let parsed: JsonBody = {};
+    if ((res.headers.get("content-type") ?? "").includes("json") && text !== "") parsed = JSON.parse(text) as JsonBody;
+    return { status: res.status, headers: res.headers, text, body: parsed };
+  }
+
+  post(pathname: string, json: unknown, headers?: Record<string, string>): Promise<ApiResponse> {
+    return this.request("POST", pathname, { json, headers });
+  }
+
+  get(pathname: string): Promise<ApiResponse> {
+    return this.request("GET", pathname);
+  }
+}
+
+/** The secrets (each in the forms they could be printed in) found in `text`. */
+export function leakedSecrets(text: string): string[] {
+  const haystack = text.toLowerCase();
+  const found: string[] = [];
+  for (const secret of usedSecrets) {
+    const bare = secret.toLowerCase().replace(/^0x/, "");
+    if (haystack.includes(bare)) found.push(`${secret.slice(0, 8)}…`);
+  }
+  return found;
+}
