@@ -19,7 +19,7 @@ const CONCURRENCY = 16;
 const KEYS = [
   "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80", // #0 deployer
   "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d", // #1 API minter
-  "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a8928f6a6b7b", // #2 raw minter
+  "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a", // #2 raw minter
 ];
 
 interface Figures {

@@ -1,4 +1,4 @@
-import { isError, type Contract, type JsonRpcProvider, type TransactionReceipt, type TransactionRequest } from "ethers";
+import { Interface, isError, zeroPadValue, type Contract, type JsonRpcProvider, type TransactionReceipt, type TransactionRequest } from "ethers";
 import { ApiError, type ErrorCode } from "../http/errors";
 import { bindCollection } from "./collection";
 import { toChainApiError } from "./chain-errors";
@@ -24,6 +24,11 @@ export type WriteOutcome =
 /** Headroom over the estimate: a gas estimate can be just below what execution needs at its peak. */
 const GAS_MARGIN_PERCENT = 20n;
 const ERC721_INTERFACE_ID = "0x80ac58cd";
+const ERC165_INTERFACE_ID = "0x01ffc9a7";
+const INVALID_INTERFACE_ID = "0xffffffff";
+const TRUE_WORD = zeroPadValue("0x01", 32);
+const FALSE_WORD = zeroPadValue("0x", 32);
+const ERC165 = new Interface(["function supportsInterface(bytes4 interfaceId) view returns (bool)"]);
 
 /**
  * The service's way to the chain, usable without Koa: reads against a collection, and writes
@@ -53,14 +58,24 @@ export class ChainClient {
       throw toChainApiError(err);
     });
     if (code === "0x") throw new ApiError("CONTRACT_NOT_FOUND", `No contract at ${address}`);
-    const isErc721 = await this.collection(address)
-      .supportsInterface(ERC721_INTERFACE_ID)
-      .catch((err: unknown) => {
-        const apiError = toChainApiError(err, "UNSUPPORTED_CONTRACT");
-        throw apiError.code === "CHAIN_UNAVAILABLE" ? apiError : unsupported(address);
-      });
-    if (!isErc721) throw unsupported(address);
+    if (!(await this.answersErc165(address, ERC721_INTERFACE_ID))) throw unsupported(address);
     this.verified.add(address);
+  }
+
+  /**
+   * The ERC-165 detection procedure, with exact answers: code that returns any non-zero word to
+   * every call must not pass for a collection.
+   */
+  private async answersErc165(address: string, interfaceId: string): Promise<boolean> {
+    const ask = (id: string) =>
+      this.provider
+        .call({ to: address, data: ERC165.encodeFunctionData("supportsInterface", [id]) })
+        .catch((err: unknown) => {
+          if (toChainApiError(err).code === "CHAIN_UNAVAILABLE") throw toChainApiError(err);
+          return "error";
+        });
+    const [erc165, invalid, wanted] = await Promise.all([ask(ERC165_INTERFACE_ID), ask(INVALID_INTERFACE_ID), ask(interfaceId)]);
+    return erc165 === TRUE_WORD && invalid === FALSE_WORD && wanted === TRUE_WORD;
   }
 
   /** Runs reads against a verified collection and maps their failures to API errors. */
@@ -85,14 +100,21 @@ export class ChainClient {
     let gasEstimate: bigint;
     let fees: Awaited<ReturnType<JsonRpcProvider["getFeeData"]>>;
     let balance: bigint;
+    let code: string;
     try {
-      [gasEstimate, fees, balance] = await Promise.all([
+      [gasEstimate, fees, balance, code] = await Promise.all([
         this.provider.estimateGas({ from, to, data, value }),
         this.provider.getFeeData(),
         this.provider.getBalance(from),
+        // A call to an address without code "succeeds": look again (the chain may have been reset).
+        to ? this.provider.getCode(to) : Promise.resolve("creation"),
       ]);
     } catch (err) {
       throw to ? await this.explain(to, err, "CONTRACT_REVERTED") : toChainApiError(err);
+    }
+    if (to && code === "0x") {
+      this.verified.delete(to);
+      throw new ApiError("CONTRACT_NOT_FOUND", `No contract at ${to}`);
     }
     const gasLimit = gasEstimate + (gasEstimate * GAS_MARGIN_PERCENT) / 100n;
     const feeFields: TransactionRequest =

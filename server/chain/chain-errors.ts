@@ -110,7 +110,7 @@ export function isUnavailable(e: { code?: string; message?: string }): boolean {
 
 export function isNonceConflict(err: unknown): boolean {
   if (isError(err, "NONCE_EXPIRED") || isError(err, "REPLACEMENT_UNDERPRICED")) return true;
-  return /nonce too low|nonce has already been used|replacement (transaction )?underpriced|already known/i.test(
+  return /nonce too (low|high)|nonce has already been used|replacement (transaction )?underpriced|already known/i.test(
     nodeMessage(err as { message?: string }),
   );
 }

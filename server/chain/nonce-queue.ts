@@ -33,7 +33,7 @@ export class NonceQueue {
         return sent;
       } catch (err) {
         this.manager.reset();
-        // Someone else used this key (another process, a wallet): resync and try again.
+        // Someone else used this key, or the chain was reset: resync from the pending count and retry.
         if (!isNonceConflict(err) || attempt >= MAX_NONCE_RETRIES) throw err;
       }
     }
