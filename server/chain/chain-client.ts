@@ -1,7 +1,20 @@
-import { Interface, isError, zeroPadValue, type Contract, type JsonRpcProvider, type TransactionReceipt, type TransactionRequest } from "ethers";
+import {
+  AbiCoder,
+  concat,
+  makeError,
+  Interface,
+  isError,
+  zeroPadValue,
+  type Contract,
+  type ParamType,
+  type JsonRpcProvider,
+  type TransactionReceipt,
+  type TransactionRequest,
+} from "ethers";
 import { ApiError, type ErrorCode } from "../http/errors";
-import { bindCollection } from "./collection";
+import { bindCollection, collectionInterface } from "./collection";
 import { toChainApiError } from "./chain-errors";
+import { FeeOracle } from "./fee-oracle";
 import { SignerPool, type PooledSigner } from "./signer-pool";
 
 export interface ChainOptions {
@@ -23,6 +36,7 @@ export type WriteOutcome =
 
 /** Headroom over the estimate: a gas estimate can be just below what execution needs at its peak. */
 const GAS_MARGIN_PERCENT = 20n;
+const ABI = AbiCoder.defaultAbiCoder();
 const ERC721_INTERFACE_ID = "0x80ac58cd";
 const ERC165_INTERFACE_ID = "0x01ffc9a7";
 const INVALID_INTERFACE_ID = "0xffffffff";
@@ -37,18 +51,30 @@ const ERC165 = new Interface(["function supportsInterface(bytes4 interfaceId) vi
  */
 export class ChainClient {
   readonly signers: SignerPool;
+  private readonly fees: FeeOracle;
   /** Addresses known to hold an ERC-721 collection; code does not vanish, so a hit skips the probe. */
   private readonly verified = new Set<string>();
+  private readonly bindings = new Map<string, Contract>();
+  private readonly views = new Map<
+    string,
+    { selector: string; inputs: readonly ParamType[]; outputs: readonly ParamType[] }
+  >();
 
   constructor(
     readonly provider: JsonRpcProvider,
     readonly options: ChainOptions,
   ) {
     this.signers = new SignerPool(provider);
+    this.fees = new FeeOracle(provider);
   }
 
   collection(address: string): Contract {
-    return bindCollection(address, this.provider);
+    let contract = this.bindings.get(address);
+    if (!contract) {
+      contract = bindCollection(address, this.provider);
+      this.bindings.set(address, contract);
+    }
+    return contract;
   }
 
   /** 404 CONTRACT_NOT_FOUND without code, 422 UNSUPPORTED_CONTRACT for code that is no ERC-721. */
@@ -74,8 +100,30 @@ export class ChainClient {
           if (toChainApiError(err).code === "CHAIN_UNAVAILABLE") throw toChainApiError(err);
           return "error";
         });
-    const [erc165, invalid, wanted] = await Promise.all([ask(ERC165_INTERFACE_ID), ask(INVALID_INTERFACE_ID), ask(interfaceId)]);
+    const [erc165, invalid, wanted] = await Promise.all([
+      ask(ERC165_INTERFACE_ID),
+      ask(INVALID_INTERFACE_ID),
+      ask(interfaceId),
+    ]);
     return erc165 === TRUE_WORD && invalid === FALSE_WORD && wanted === TRUE_WORD;
+  }
+
+  /**
+   * One view call of the collection ABI, straight over JSON-RPC: the read path skips the Contract
+   * wrapper's argument resolution and transaction population, which cost more than the call.
+   */
+  async view<T>(address: string, method: string, args: readonly unknown[] = []): Promise<T> {
+    let view = this.views.get(method);
+    if (!view) {
+      const fragment = collectionInterface().getFunction(method)!;
+      // ethers recomputes a fragment's selector (a keccak hash) on every encode; compute it once.
+      view = { selector: fragment.selector, inputs: fragment.inputs, outputs: fragment.outputs };
+      this.views.set(method, view);
+    }
+    const data = concat([view.selector, ABI.encode(view.inputs, args)]);
+    const result: string = await this.provider.send("eth_call", [{ to: address, data }, "latest"]);
+    if (result === "0x") throw makeError("could not decode result data", "BAD_DATA", { value: result });
+    return ABI.decode(view.outputs, result)[0] as T;
   }
 
   /** Runs reads against a verified collection and maps their failures to API errors. */
@@ -98,14 +146,12 @@ export class ChainClient {
     const from = signer.address;
     if (to) await this.ensureCollection(to);
     let gasEstimate: bigint;
-    let fees: Awaited<ReturnType<JsonRpcProvider["getFeeData"]>>;
-    let balance: bigint;
+    let feeFields: TransactionRequest;
     let code: string;
     try {
-      [gasEstimate, fees, balance, code] = await Promise.all([
+      [gasEstimate, feeFields, code] = await Promise.all([
         this.provider.estimateGas({ from, to, data, value }),
-        this.provider.getFeeData(),
-        this.provider.getBalance(from),
+        this.fees.feeFields(),
         // A call to an address without code "succeeds": look again (the chain may have been reset).
         to ? this.provider.getCode(to) : Promise.resolve("creation"),
       ]);
@@ -117,15 +163,8 @@ export class ChainClient {
       throw new ApiError("CONTRACT_NOT_FOUND", `No contract at ${to}`);
     }
     const gasLimit = gasEstimate + (gasEstimate * GAS_MARGIN_PERCENT) / 100n;
-    const feeFields: TransactionRequest =
-      fees.maxFeePerGas != null && fees.maxPriorityFeePerGas != null
-        ? { type: 2, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas }
-        : { type: 0, gasPrice: fees.gasPrice ?? 0n };
-    const pricePerGas = fees.maxFeePerGas ?? fees.gasPrice ?? 0n;
-    if (balance < value + gasLimit * pricePerGas) {
-      throw new ApiError("INSUFFICIENT_FUNDS", `${from} cannot pay ${value} wei + gas; balance ${balance} wei`);
-    }
 
+    // The node refuses a sender that cannot pay value + gas; that refusal becomes 402.
     let transactionHash: string;
     try {
       const sent = await signer.queue.send({ to, data, value, gasLimit, chainId: this.options.chainId, ...feeFields });
@@ -136,11 +175,17 @@ export class ChainClient {
 
     let receipt: TransactionReceipt | null;
     try {
-      receipt = await this.provider.waitForTransaction(
-        transactionHash,
-        this.options.confirmations,
-        this.options.txTimeoutMs,
-      );
+      // An automining chain has the receipt already; ask for it before waiting on blocks.
+      receipt = await this.provider.getTransactionReceipt(transactionHash);
+      const confirmed =
+        receipt && (this.options.confirmations === 1 || (await receipt.confirmations()) >= this.options.confirmations);
+      if (!confirmed) {
+        receipt = await this.provider.waitForTransaction(
+          transactionHash,
+          this.options.confirmations,
+          this.options.txTimeoutMs,
+        );
+      }
     } catch {
       return { status: "pending", transactionHash };
     }

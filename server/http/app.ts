@@ -27,22 +27,22 @@ export function createHttpApp({ logger, routers }: HttpAppOptions): Koa {
     const requestId = randomUUID();
     const started = process.hrtime.bigint();
     ctx.state.requestId = requestId;
-    ctx.state.log = logger.child({ requestId });
     ctx.set("X-Request-Id", requestId);
     try {
       await next();
     } catch (err) {
       const apiError = toApiError(err);
       if (apiError.status >= 500 && apiError.code === "INTERNAL_ERROR") {
-        ctx.state.log.error({ err }, "unhandled error");
+        logger.error({ requestId, err }, "unhandled error");
       }
       ctx.status = apiError.status;
       ctx.body = errorBody(apiError);
       for (const [name, value] of Object.entries(apiError.headers ?? {})) ctx.set(name, value);
     }
     // ctx.path, never ctx.url: query strings can carry credentials (Petstore login).
-    ctx.state.log.info(
+    logger.info(
       {
+        requestId,
         method: ctx.method,
         path: ctx.path,
         status: ctx.status,
@@ -114,7 +114,11 @@ async function weakEtag(ctx: Koa.Context, next: Koa.Next): Promise<void> {
     typeof (ctx.body as { pipe?: unknown }).pipe === "function"
   )
     return;
-  const payload = typeof ctx.body === "string" || Buffer.isBuffer(ctx.body) ? ctx.body : JSON.stringify(ctx.body);
-  ctx.set("ETag", etag(payload, { weak: true }));
+  if (typeof ctx.body !== "string" && !Buffer.isBuffer(ctx.body)) {
+    // Serialise once here; Koa would otherwise stringify the object again when responding.
+    ctx.body = JSON.stringify(ctx.body);
+    ctx.type = "application/json";
+  }
+  ctx.set("ETag", etag(ctx.body as string | Buffer, { weak: true }));
   if (ctx.fresh) ctx.status = 304;
 }

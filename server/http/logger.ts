@@ -21,5 +21,10 @@ export const REDACTED_PATHS = [
 
 /** The service's structured logger; `destination` lets tests capture every line. */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: REDACTED_PATHS, censor: "[redacted]" } }, destination);
+  // Stdout is written asynchronously: lines that arrive while a write is in flight go out together
+  // in the next one, instead of one blocking syscall per request. pino flushes on exit.
+  return pino(
+    { level, redact: { paths: REDACTED_PATHS, censor: "[redacted]" } },
+    destination ?? pino.destination({ dest: 1, sync: false }),
+  );
 }

@@ -22,14 +22,25 @@ export const uint = (name: string) =>
       description: `${name}: a decimal string or a JSON integer`,
     });
 
+/** Checksummed form of each address seen; a checksum is a keccak hash, too dear to redo per request. */
+const checksummed = new Map<string, string | null>();
+const CHECKSUM_CACHE_SIZE = 10_000;
+
+function checksumOf(value: string): string | null {
+  let result = checksummed.get(value);
+  if (result === undefined) {
+    result = /^0x[0-9a-fA-F]{40}$/.test(value) && isAddress(value) ? getAddress(value) : null;
+    if (checksummed.size >= CHECKSUM_CACHE_SIZE) checksummed.clear();
+    checksummed.set(value, result);
+  }
+  return result;
+}
+
 export const address = (name: string) =>
   z
     .string()
-    .refine(
-      (v) => /^0x[0-9a-fA-F]{40}$/.test(v) && isAddress(v),
-      `${name} must be a 20-byte hex address (0x…), checksummed if mixed-case`,
-    )
-    .transform((v) => getAddress(v))
+    .refine((v) => checksumOf(v) !== null, `${name} must be a 20-byte hex address (0x…), checksummed if mixed-case`)
+    .transform((v) => checksumOf(v) as string)
     .openapi({ example: "0x5FbDB2315678afecb367f032d93F642f64180aa3" });
 
 export const privateKey = z

@@ -12,7 +12,7 @@ export const tokenUriRoute = defineRoute({
   async handle(input, { chain }) {
     chain.signers.get(input.privateKey);
     const tokenURI: string = await chain.read(input.contractAddress, () =>
-      chain.collection(input.contractAddress).tokenURI(input.tokenId),
+      chain.view<string>(input.contractAddress, "tokenURI", [input.tokenId]),
     );
     return { body: { tokenId: input.tokenId.toString(), tokenURI } };
   },
