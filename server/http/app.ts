@@ -64,6 +64,9 @@ export function createHttpApp({ logger, routers }: HttpAppOptions): Koa {
       enableTypes: ["json"],
       jsonLimit: BODY_LIMIT,
       jsonStrict: false,
+      // Petstore's user operations declare no `consumes`, so generated clients send their JSON with
+      // no Content-Type or as text/plain: read those bodies as JSON too.
+      detectJSON: (ctx) => ctx.request.type === "" || ctx.request.type === "text/plain",
       onError: (err) => {
         const tooLarge = (err as { type?: string }).type === "entity.too.large";
         throw new ApiError(

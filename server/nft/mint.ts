@@ -27,7 +27,8 @@ export const mintRoute = defineRoute({
     const cost: bigint = await chain.read(input.contractAddress, () => collection.cost());
     const value = cost * input.mintAmount;
     // Past 256 bits no transaction can carry the price; far above any per-transaction cap.
-    if (value >= 2n ** 256n) throw new ApiError("INVALID_MINT_AMOUNT", `mintAmount ${input.mintAmount} is far above maxMintAmountPerTx`);
+    if (value >= 2n ** 256n)
+      throw new ApiError("INVALID_MINT_AMOUNT", `mintAmount ${input.mintAmount} is far above maxMintAmountPerTx`);
     const outcome = await chain.write({
       signer,
       to: input.contractAddress,

@@ -1,7 +1,6 @@
 import type Router from "@koa/router";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
-import { jsonBody } from "./json-body";
 import { hashPassword } from "../password";
 import { ApiResponse, NewUserInput, apiResponse } from "../schemas";
 import { toUserFields, usernameMustBeFree, type UserRouteDeps } from "./deps";
@@ -11,7 +10,7 @@ export const CreateUserBody = NewUserInput;
 /** POST / (i.e. /v2/user): creates one user; the message is its id, as Petstore answers. */
 export function mountCreateUser(router: Router, deps: UserRouteDeps): void {
   router.post("/", async (ctx) => {
-    const input = parseInput(CreateUserBody, await jsonBody(ctx));
+    const input = parseInput(CreateUserBody, ctx.request.body);
     const passwordHash = input.password != null ? await hashPassword(input.password, deps.scryptParams) : undefined;
     const [user] = await usernameMustBeFree(() =>
       deps.store.createUsers([{ ...toUserFields(input, passwordHash), username: input.username }]),

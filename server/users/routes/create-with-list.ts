@@ -2,7 +2,6 @@ import type Router from "@koa/router";
 import { z } from "zod";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
-import { jsonBody } from "./json-body";
 import { hashPassword } from "../password";
 import { ApiResponse, NewUserInput, apiResponse } from "../schemas";
 import { toUserFields, usernameMustBeFree, type UserRouteDeps } from "./deps";
@@ -14,7 +13,7 @@ export const CreateUsersBody = z.array(NewUserInput).max(MAX_USERS_PER_BATCH);
 /** POST /createWithList and /createWithArray (the same operation twice in Petstore): all or none. */
 export function mountCreateWithList(router: Router, deps: UserRouteDeps): void {
   router.post(["/createWithList", "/createWithArray"], async (ctx) => {
-    const inputs = parseInput(CreateUsersBody, await jsonBody(ctx));
+    const inputs = parseInput(CreateUsersBody, ctx.request.body);
     // Hash before the transaction opens, so slow scrypt work never holds database locks.
     const users = await Promise.all(
       inputs.map(async (input) => {

@@ -2,7 +2,6 @@ import type Router from "@koa/router";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
-import { jsonBody } from "./json-body";
 import { hashPassword } from "../password";
 import { ApiResponse, UserInput, UsernameParams, apiResponse } from "../schemas";
 import { toUserFields, usernameMustBeFree, usernameParam, type UserRouteDeps } from "./deps";
@@ -16,7 +15,7 @@ export const UpdateUserBody = UserInput;
 export function mountUpdateUser(router: Router, deps: UserRouteDeps): void {
   router.put("/:username", async (ctx) => {
     const username = usernameParam(ctx.params);
-    const input = parseInput(UpdateUserBody, await jsonBody(ctx));
+    const input = parseInput(UpdateUserBody, ctx.request.body);
     const passwordHash = input.password != null ? await hashPassword(input.password, deps.scryptParams) : undefined;
     const user = await usernameMustBeFree(() => deps.store.updateUser(username, toUserFields(input, passwordHash)));
     if (!user) throw new ApiError("USER_NOT_FOUND", "User not found");
