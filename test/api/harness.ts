@@ -101,7 +101,11 @@ function spawnHardhat(args: string[], env: NodeJS.ProcessEnv): Spawned {
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(env)) {
-    if (/^(RPC_URL|LOCALHOST_RPC_URL|CONTRACT_ADDRESS|API_KEY|DATABASE_URL|DEMO_PORT|PORT|HOST|NFT_.*)$/.test(name)) {
+    if (
+      /^(RPC_URL|LOCALHOST_RPC_URL|CONTRACT_ADDRESS|API_KEY|DATABASE_URL|DEMO_PORT|PORT|CHAIN_PORT|HOST|NFT_.*)$/.test(
+        name,
+      )
+    ) {
       delete env[name];
     }
   }
@@ -187,11 +191,12 @@ export async function deployWithScript(rpcUrl: string, params: CollectionEnv = {
 }
 
 export interface ServiceOptions {
-  rpcUrl: string;
+  /** The chain to connect to; unset starts the embedded chain, as `npm start` does with no configuration. */
+  rpcUrl?: string;
   env?: Record<string, string>;
 }
 
-/** `scripts/start.ts` connected to a node, with its own port and a fresh DATA_DIR. */
+/** `scripts/start.ts` connected to a node (or on its embedded chain), with its own port and a fresh DATA_DIR. */
 export class ServiceProcess {
   private constructor(
     readonly url: string,
@@ -202,11 +207,13 @@ export class ServiceProcess {
   static async start({ rpcUrl, env = {} }: ServiceOptions): Promise<ServiceProcess> {
     const port = await freePort();
     const dataDir = mkdtempSync(path.join(tmpdir(), "nft-api-test-"));
+    const chain: Record<string, string> = rpcUrl
+      ? { RPC_URL: rpcUrl, API_KEY: TEST_API_KEY }
+      : { CHAIN_PORT: String(await freePort()) };
     const spawned = spawnHardhat(
       ["run", "--no-compile", "scripts/start.ts"],
       childEnv({
-        RPC_URL: rpcUrl,
-        API_KEY: TEST_API_KEY,
+        ...chain,
         PORT: String(port),
         HOST: "127.0.0.1",
         DATA_DIR: dataDir,

@@ -1,0 +1,104 @@
+import { expect } from "chai";
+import { JsonRpcProvider } from "ethers";
+import { ApiClient, DEV_KEYS, freePort, ServiceProcess, sleep } from "./harness";
+
+/** The value printed after `label` in the start banner. */
+function bannerValue(output: string, label: string): string {
+  const match = new RegExp(`^\\s+${label}\\s+(\\S+)`, "m").exec(output);
+  if (!match) throw new Error(`banner has no ${label} line:\n${output}`);
+  return match[1];
+}
+
+async function waitForBanner(service: ServiceProcess): Promise<string> {
+  for (let i = 0; i < 300 && !/^\s+API_KEY\s/m.test(service.output()); i++) await sleep(100);
+  return service.output();
+}
+
+describe("npm start with no configuration (embedded chain)", function () {
+  let service: ServiceProcess;
+  let banner: string;
+  let api: ApiClient;
+
+  before(async function () {
+    this.timeout(150_000);
+    service = await ServiceProcess.start({});
+    banner = await waitForBanner(service);
+    api = new ApiClient(service.url);
+  });
+
+  after(async function () {
+    this.timeout(30_000);
+    await service?.stop();
+  });
+
+  it("prints a banner with the API URL, RPC URL, chain id, contract, owner key and a random API_KEY", function () {
+    expect(bannerValue(banner, "API")).to.equal(service.url);
+    expect(bannerValue(banner, "RPC")).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(bannerValue(banner, "Chain id")).to.equal("31337");
+    expect(bannerValue(banner, "Contract")).to.match(/^0x[0-9a-fA-F]{40}$/);
+    expect(bannerValue(banner, "Owner key")).to.equal(DEV_KEYS[0]);
+    expect(bannerValue(banner, "API_KEY")).to.have.length.greaterThanOrEqual(16);
+  });
+
+  it("serves the embedded chain as JSON-RPC on CHAIN_PORT", async function () {
+    const provider = new JsonRpcProvider(bannerValue(banner, "RPC"), 31337, { staticNetwork: true });
+    expect(await provider.getCode(bannerValue(banner, "Contract"))).to.not.equal("0x");
+    provider.destroy();
+  });
+
+  it("lets the banner's owner key mint and its API_KEY withdraw on the deployed collection", async function () {
+    const contractAddress = bannerValue(banner, "Contract");
+    const mint = await api.post("/nft/mint", { privateKey: DEV_KEYS[0], contractAddress, mintAmount: 2 });
+    expect(mint.status).to.equal(200);
+    expect(mint.body.tokenIds).to.deep.equal(["1", "2"]);
+    const withdraw = await api.post(
+      "/nft/withdraw",
+      { privateKey: DEV_KEYS[0], contractAddress },
+      { API_KEY: bannerValue(banner, "API_KEY") },
+    );
+    expect(withdraw.status).to.equal(200);
+    expect(withdraw.body.amount).to.equal(mint.body.value);
+  });
+
+  it("serves /v2/user on the embedded store with no set-up", async function () {
+    const created = await api.post("/v2/user/createWithList", [{ username: "embedded-alice", password: "s3cret!" }]);
+    expect(created.status).to.equal(200);
+    const login = await api.get("/v2/user/login?username=embedded-alice&password=s3cret!");
+    expect(login.status).to.equal(200);
+    expect(login.body).to.match(/^logged in user session:/);
+  });
+});
+
+describe("DEMO_PORT", function () {
+  let service: ServiceProcess;
+  let demo: ApiClient;
+  let api: ApiClient;
+
+  before(async function () {
+    this.timeout(150_000);
+    const demoPort = await freePort();
+    service = await ServiceProcess.start({ env: { DEMO_PORT: String(demoPort) } });
+    await waitForBanner(service);
+    api = new ApiClient(service.url);
+    demo = new ApiClient(`http://127.0.0.1:${demoPort}`);
+  });
+
+  after(async function () {
+    this.timeout(30_000);
+    await service?.stop();
+  });
+
+  it("serves /v2/user on its own listener, and no longer on PORT", async function () {
+    const created = await demo.post("/v2/user/createWithArray", [{ username: "demo-bob", password: "pw-bob-1" }]);
+    expect(created.status).to.equal(200);
+    expect((await demo.get("/v2/user/login?username=demo-bob&password=pw-bob-1")).status).to.equal(200);
+    const onApi = await api.get("/v2/user/login?username=demo-bob&password=pw-bob-1");
+    expect(onApi.status).to.equal(404);
+    expect(onApi.body.error.code).to.equal("NOT_FOUND");
+  });
+
+  it("keeps /nft and /health off the demo listener", async function () {
+    expect((await demo.get("/health")).status).to.equal(404);
+    expect((await api.get("/health")).status).to.equal(200);
+  });
+});
