@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import hre from "hardhat";
-import { DEFAULT_COLLECTION, type CollectionParams } from "../server/chain/collection";
+import { DEFAULT_COLLECTION, deployTransaction, type CollectionParams } from "../server/chain/collection";
 
 function paramsFromEnv(env: NodeJS.ProcessEnv): CollectionParams {
   const big = (name: string, fallback: bigint) => {
@@ -30,17 +30,11 @@ async function main(): Promise<void> {
   const params = paramsFromEnv(process.env);
   const [deployer] = await hre.ethers.getSigners();
   if (!deployer) throw new Error(`No account configured for network ${hre.network.name} (set DEPLOYER_PRIVATE_KEY)`);
-  const factory = await hre.ethers.getContractFactory("NFTCollection", deployer);
-  const contract = await factory.deploy(
-    params.name,
-    params.symbol,
-    params.baseURI,
-    params.cost,
-    params.maxSupply,
-    params.maxMintAmountPerTx,
-  );
-  await contract.waitForDeployment();
-  const address = await contract.getAddress();
+  // The same deployment transaction as POST /nft/deploy and the embedded start.
+  const sent = await deployer.sendTransaction(await deployTransaction(params));
+  const receipt = await sent.wait();
+  const address = receipt?.contractAddress;
+  if (!address) throw new Error(`Deployment ${sent.hash} did not create a contract`);
   const { chainId } = await hre.ethers.provider.getNetwork();
 
   const file = path.join(__dirname, "..", "deployments", `${hre.network.name}.json`);
@@ -50,7 +44,7 @@ async function main(): Promise<void> {
     chainId: chainId.toString(),
     address,
     owner: deployer.address,
-    transactionHash: contract.deploymentTransaction()?.hash,
+    transactionHash: sent.hash,
     params: Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)])),
     deployedAt: new Date().toISOString(),
   };

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { address, common } from "./fields";
-import { assertOwner } from "./owner-check";
-import { defineRoute, writeResponseSchema, writeResult } from "./route";
+import { applySetting, OWNER_SETTING_ERRORS, settingResponseSchema } from "./owner-setting";
+import { defineRoute } from "./route";
 
 export const addToWhitelistRoute = defineRoute({
   path: "/nft/addUserAddressToWhitelist",
@@ -9,38 +9,17 @@ export const addToWhitelistRoute = defineRoute({
   description:
     "When the address is already listed nothing is sent and the answer has changed:false and no transaction fields.",
   body: z.object({ ...common, address: address("address") }).openapi("AddToWhitelistRequest"),
-  response: writeResponseSchema({ address: z.string(), whitelisted: z.literal(true), changed: z.boolean() })
-    .partial({
-      status: true,
-      transactionHash: true,
-      blockNumber: true,
-      from: true,
-      contractAddress: true,
-      gasUsed: true,
-    })
-    .openapi("AddToWhitelistResponse"),
+  response: settingResponseSchema({ address: z.string(), whitelisted: z.literal(true) }).openapi(
+    "AddToWhitelistResponse",
+  ),
   writes: true,
-  errors: [
-    "INSUFFICIENT_FUNDS",
-    "NOT_CONTRACT_OWNER",
-    "CONTRACT_NOT_FOUND",
-    "UNSUPPORTED_CONTRACT",
-    "CONTRACT_REVERTED",
-  ],
-  async handle(input, { chain }) {
-    const signer = chain.signers.get(input.privateKey);
-    const collection = chain.collection(input.contractAddress);
-    const [listed, owner]: [boolean, string] = await chain.read(input.contractAddress, () =>
-      Promise.all([collection.whitelisted(input.address), collection.owner()]),
-    );
-    assertOwner(owner, signer.address);
-    const fields = { address: input.address, whitelisted: true };
-    if (listed) return { body: { ...fields, changed: false } };
-    const outcome = await chain.write({
-      signer,
-      to: input.contractAddress,
-      data: collection.interface.encodeFunctionData("addUserAddressToWhitelist", [input.address]),
-    });
-    return writeResult(outcome, signer, input.contractAddress, () => ({ ...fields, changed: true }));
-  },
+  errors: OWNER_SETTING_ERRORS,
+  handle: (input, { chain }) =>
+    applySetting(chain, {
+      ...input,
+      read: ["whitelisted", [input.address]],
+      isCurrent: (listed) => listed === true,
+      call: ["addUserAddressToWhitelist", [input.address]],
+      fields: { address: input.address, whitelisted: true },
+    }),
 });
