@@ -1,0 +1,59 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { expect } from "chai";
+import { loadConfig } from "../../server/config/config";
+
+const ROOT = path.resolve(__dirname, "..", "..");
+
+describe("configuration", function () {
+  it("has the defaults of API.md when nothing is set", function () {
+    const config = loadConfig({});
+    expect(config).to.include({
+      port: 3000,
+      host: "127.0.0.1",
+      chainPort: 8545,
+      txTimeoutMs: 60_000,
+      confirmations: 1,
+    });
+    expect(config.rpcUrl).to.equal(undefined);
+    expect(config.logLevel).to.equal("info");
+  });
+
+  for (const [name, value] of [
+    ["PORT", "abc"],
+    ["PORT", "70000"],
+    ["RPC_URL", "not a url"],
+    ["CONTRACT_ADDRESS", "0x1234"],
+    ["DATABASE_URL", "mysql://x"],
+    ["CONFIRMATIONS", "0"],
+    ["LOG_LEVEL", "loud"],
+  ] as const) {
+    it(`refuses ${name}=${value} with a message naming ${name}`, function () {
+      expect(() => loadConfig({ [name]: value })).to.throw(new RegExp(`^Invalid configuration: ${name} `));
+    });
+  }
+
+  it("requires API_KEY when RPC_URL is set", function () {
+    expect(() => loadConfig({ RPC_URL: "http://127.0.0.1:8545" })).to.throw(/API_KEY is required when RPC_URL is set/);
+  });
+
+  it("npm start with a bad value stops at once with one line naming the variable", function () {
+    this.timeout(60_000);
+    const result = spawnSync(
+      path.join(ROOT, "node_modules", ".bin", "hardhat"),
+      ["run", "--no-compile", "scripts/start.ts"],
+      {
+        cwd: ROOT,
+        env: { ...process.env, PORT: "not-a-port", RPC_URL: "", API_KEY: "" },
+        encoding: "utf8",
+      },
+    );
+    expect(result.status).to.equal(1);
+    const lines = result.stderr
+      .trim()
+      .split("\n")
+      .filter((line) => !/npm warn/i.test(line));
+    expect(lines).to.have.length(1);
+    expect(lines[0]).to.match(/^Invalid configuration: PORT /);
+  });
+});
