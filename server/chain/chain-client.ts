@@ -32,7 +32,7 @@ export interface WriteCall {
 }
 
 export type WriteOutcome =
-  { status: "confirmed"; receipt: TransactionReceipt } | { status: "pending"; transactionHash: string };
+  { status: "confirmed"; receipt: TransactionReceipt } | { status: "pending"; transactionHash: string; nonce: number };
 
 /** Headroom over the estimate: a gas estimate can be just below what execution needs at its peak. */
 const GAS_MARGIN_PERCENT = 20n;
@@ -166,9 +166,10 @@ export class ChainClient {
 
     // The node refuses a sender that cannot pay value + gas; that refusal becomes 402.
     let transactionHash: string;
+    let nonce: number;
     try {
       const sent = await signer.queue.send({ to, data, value, gasLimit, chainId: this.options.chainId, ...feeFields });
-      transactionHash = sent.hash;
+      ({ hash: transactionHash, nonce } = sent);
     } catch (err) {
       throw toChainApiError(err);
     }
@@ -187,9 +188,9 @@ export class ChainClient {
         );
       }
     } catch {
-      return { status: "pending", transactionHash };
+      return { status: "pending", transactionHash, nonce };
     }
-    if (!receipt) return { status: "pending", transactionHash };
+    if (!receipt) return { status: "pending", transactionHash, nonce };
     if (receipt.status !== 1) {
       throw new ApiError(
         "CONTRACT_REVERTED",

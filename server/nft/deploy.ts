@@ -1,3 +1,4 @@
+import { getCreateAddress } from "ethers";
 import { z } from "zod";
 import { DEFAULT_COLLECTION, deployTransaction } from "../chain/collection";
 import { ApiError } from "../http/errors";
@@ -37,7 +38,11 @@ export const deployRoute = defineRoute({
     if (outcome.status === "confirmed" && !outcome.receipt.contractAddress) {
       throw new ApiError("INTERNAL_ERROR", "Deployment receipt has no contract address");
     }
-    const contractAddress = outcome.status === "confirmed" ? outcome.receipt.contractAddress! : "";
+    // A pending deployment's address is already known: it follows from the sender and its nonce.
+    const contractAddress =
+      outcome.status === "confirmed"
+        ? outcome.receipt.contractAddress!
+        : getCreateAddress({ from: signer.address, nonce: outcome.nonce });
     return writeResult(outcome, signer, contractAddress, () => ({ owner: signer.address }), 201);
   },
 });

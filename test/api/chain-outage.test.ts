@@ -94,6 +94,22 @@ describe("the JSON-RPC endpoint going away", function () {
     }
   });
 
+  it("a deployment not mined within TX_TIMEOUT_MS answers 202 with the address the collection will have", async function () {
+    this.timeout(60_000);
+    await provider.send("evm_setAutomine", [false]);
+    try {
+      const res = await api.post("/nft/deploy", { privateKey: minter.privateKey });
+      expect(res.status, res.text).to.equal(202);
+      expect(res.body.status).to.equal("pending");
+      expect(res.body.contractAddress).to.match(/^0x[0-9a-fA-F]{40}$/);
+      await provider.send("evm_mine", []);
+      const receipt = await provider.getTransactionReceipt(res.body.transactionHash);
+      expect(receipt?.contractAddress).to.equal(res.body.contractAddress);
+    } finally {
+      await provider.send("evm_setAutomine", [true]);
+    }
+  });
+
   describe("when the node is killed", function () {
     before(async function () {
       await node.kill();
