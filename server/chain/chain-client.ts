@@ -5,14 +5,13 @@ import {
   Interface,
   isError,
   zeroPadValue,
-  type Contract,
   type ParamType,
   type JsonRpcProvider,
   type TransactionReceipt,
   type TransactionRequest,
 } from "ethers";
 import { ApiError, type ErrorCode } from "../http/errors";
-import { bindCollection, collectionInterface } from "./collection";
+import { collectionInterface } from "./collection";
 import { toChainApiError } from "./chain-errors";
 import { FeeOracle } from "./fee-oracle";
 import { SignerPool, type PooledSigner } from "./signer-pool";
@@ -54,7 +53,6 @@ export class ChainClient {
   private readonly fees: FeeOracle;
   /** Addresses known to hold an ERC-721 collection; code does not vanish, so a hit skips the probe. */
   private readonly verified = new Set<string>();
-  private readonly bindings = new Map<string, Contract>();
   private readonly views = new Map<
     string,
     { selector: string; inputs: readonly ParamType[]; outputs: readonly ParamType[] }
@@ -66,15 +64,6 @@ export class ChainClient {
   ) {
     this.signers = new SignerPool(provider);
     this.fees = new FeeOracle(provider);
-  }
-
-  collection(address: string): Contract {
-    let contract = this.bindings.get(address);
-    if (!contract) {
-      contract = bindCollection(address, this.provider);
-      this.bindings.set(address, contract);
-    }
-    return contract;
   }
 
   /** 404 CONTRACT_NOT_FOUND without code, 422 UNSUPPORTED_CONTRACT for code that is no ERC-721. */

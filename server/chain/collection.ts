@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { Contract, ContractFactory, Interface, type ContractRunner, type InterfaceAbi } from "ethers";
+import { ContractFactory, Interface, type InterfaceAbi } from "ethers";
 
 interface Artifact {
   abi: InterfaceAbi;
@@ -29,10 +29,6 @@ let iface: Interface | undefined;
 export function collectionInterface(): Interface {
   iface ??= new Interface(collectionArtifact().abi);
   return iface;
-}
-
-export function bindCollection(address: string, runner: ContractRunner): Contract {
-  return new Contract(address, collectionInterface(), runner);
 }
 
 export interface CollectionParams {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { collectionInterface } from "../chain/collection";
 import { address, common, decimal, uint } from "./fields";
 import { mintedTokenIds } from "./receipt-events";
 import { defineRoute, writeResponseSchema, writeResult } from "./route";
@@ -23,11 +24,10 @@ export const mintForFreeRoute = defineRoute({
   async handle(input, { chain }) {
     const signer = chain.signers.get(input.privateKey);
     const receiver = input.receiver ?? signer.address;
-    const collection = chain.collection(input.contractAddress);
     const outcome = await chain.write({
       signer,
       to: input.contractAddress,
-      data: collection.interface.encodeFunctionData("mintForFree", [input.mintAmount, receiver]),
+      data: collectionInterface().encodeFunctionData("mintForFree", [input.mintAmount, receiver]),
     });
     return writeResult(outcome, signer, input.contractAddress, (receipt) => ({
       tokenIds: mintedTokenIds(receipt, input.contractAddress),

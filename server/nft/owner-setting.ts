@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ChainClient } from "../chain/chain-client";
+import { collectionInterface } from "../chain/collection";
 import { ApiError, type ErrorCode } from "../http/errors";
 import { writeResponseSchema, writeResult, type NftResult } from "./route";
 
@@ -56,7 +57,7 @@ export async function applySetting(chain: ChainClient, setting: Setting): Promis
   const outcome = await chain.write({
     signer,
     to: contractAddress,
-    data: chain.collection(contractAddress).interface.encodeFunctionData(method, args),
+    data: collectionInterface().encodeFunctionData(method, args),
   });
   return writeResult(outcome, signer, contractAddress, () => ({ ...setting.fields, changed: true }));
 }

@@ -17,9 +17,13 @@ export const totalSupplyRoute = defineRoute({
   errors: ["CONTRACT_NOT_FOUND", "UNSUPPORTED_CONTRACT"],
   async handle(input, { chain }) {
     const signer = chain.signers.get(input.privateKey);
-    const collection = chain.collection(input.contractAddress);
-    const [totalSupply, maxSupply, tokenIds]: [bigint, bigint, bigint[]] = await chain.read(input.contractAddress, () =>
-      Promise.all([collection.totalSupply(), collection.maxSupply(), collection.walletOfOwner(signer.address)]),
+    const at = input.contractAddress;
+    const [totalSupply, maxSupply, tokenIds] = await chain.read(at, () =>
+      Promise.all([
+        chain.view<bigint>(at, "totalSupply"),
+        chain.view<bigint>(at, "maxSupply"),
+        chain.view<bigint[]>(at, "walletOfOwner", [signer.address]),
+      ]),
     );
     return {
       body: {

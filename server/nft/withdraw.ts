@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { collectionInterface } from "../chain/collection";
 import { assertApiKey } from "./api-key";
 import { common, decimal } from "./fields";
 import { withdrawnAmount } from "./receipt-events";
@@ -24,14 +25,16 @@ export const withdrawRoute = defineRoute({
   async handle(input, { chain, apiKey }, ctx) {
     assertApiKey(ctx, apiKey);
     const signer = chain.signers.get(input.privateKey);
-    const collection = chain.collection(input.contractAddress);
-    const [balance, owner]: [bigint, string] = await chain.read(input.contractAddress, () =>
-      Promise.all([chain.provider.getBalance(input.contractAddress), collection.owner()]),
+    const [balance, owner] = await chain.read(input.contractAddress, () =>
+      Promise.all([
+        chain.provider.getBalance(input.contractAddress),
+        chain.view<string>(input.contractAddress, "owner"),
+      ]),
     );
     const outcome = await chain.write({
       signer,
       to: input.contractAddress,
-      data: collection.interface.encodeFunctionData("withdraw"),
+      data: collectionInterface().encodeFunctionData("withdraw"),
     });
     return writeResult(outcome, signer, input.contractAddress, (receipt) => ({
       amount: (withdrawnAmount(receipt, input.contractAddress) ?? balance).toString(),
