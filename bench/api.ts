@@ -3,7 +3,8 @@
  *  (a) POST /nft/tokenURI vs the same eth_call sent straight to the node, both by autocannon
  *      with the same number of connections;
  *  (b) POST /nft/mint from 16 concurrent clients on one key vs raw ethers sendTransaction of the
- *      same call from 16 concurrent workers on one key. The baseline does what a careful ethers
+ *      same call from 16 concurrent workers on one key, both driven by the same loop here
+ *      (autocannon ends a fixed-count run on a whole second, which skews a short write run). The baseline does what a careful ethers
  *      user must: populate (estimate, fees) concurrently, hand out nonces and broadcast in order
  *      (the node refuses a nonce ahead of the next one), then wait for the receipt concurrently.
  * Each side runs BENCH_ROUNDS times, alternating with the other, and the median round is shown.
@@ -56,7 +57,8 @@ async function main(): Promise<void> {
   await (await deployer.sendTransaction({ to: contractAddress, data: mintTo })).wait();
 
   console.error(`node at ${node.rpcUrl}, collection at ${contractAddress}; starting the service`);
-  const service = await ServiceProcess.start({ rpcUrl: node.rpcUrl });
+  // Logs at info, written where a deployment's log file would take them, not into this process.
+  const service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, stdout: "ignore" });
 
   // (a) reads
   const callBody = JSON.stringify({
@@ -81,14 +83,12 @@ async function main(): Promise<void> {
   const mintBody = JSON.stringify({ privateKey: API_MINTER_KEY, contractAddress, mintAmount: "1" });
   const mintTx = { to: contractAddress, data: iface.encodeFunctionData("mint", [1]), value: DEFAULT_COLLECTION.cost };
   const rawMints: Figures[] = [];
-  const apiMints: Figures[] = [];
+  const apiMintRounds: Figures[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     rawMints.push(await rawEthersMints(provider, mintTx));
-    apiMints.push(
-      await cannon({ url: `${service.url}/nft/mint`, body: mintBody, amount: MINTS, connections: CONCURRENCY }),
-    );
+    apiMintRounds.push(await apiMints(`${service.url}/nft/mint`, mintBody));
   }
-  const [directRead, apiRead, rawMint, apiMint] = [directReads, apiReads, rawMints, apiMints].map(medianRound);
+  const [directRead, apiRead, rawMint, apiMint] = [directReads, apiReads, rawMints, apiMintRounds].map(medianRound);
 
   const rows: Record<string, Figures> = {
     "tokenURI direct eth_call": directRead,
@@ -122,10 +122,8 @@ function medianRound(rounds: Figures[]): Figures {
   return { ...sorted[Math.floor(sorted.length / 2)], errors: rounds.reduce((sum, r) => sum + r.errors, 0) };
 }
 
-async function rawEthersMints(provider: JsonRpcProvider, tx: TransactionRequest): Promise<Figures> {
-  const wallet = new Wallet(RAW_MINTER_KEY, provider);
-  const nonces = new NonceManager(wallet);
-  let broadcastQueue: Promise<unknown> = Promise.resolve();
+/** Runs `task` MINTS times, CONCURRENCY at a time, timing each; a task that throws counts as an error. */
+async function mintLoad(task: () => Promise<void>): Promise<Figures> {
   const latencies: number[] = [];
   let errors = 0;
   let started = 0;
@@ -134,15 +132,7 @@ async function rawEthersMints(provider: JsonRpcProvider, tx: TransactionRequest)
     while (started++ < MINTS) {
       const begin = performance.now();
       try {
-        const populated = await wallet.populateTransaction({ ...tx, nonce: 0 }); // nonce set below
-        const send = broadcastQueue.then(async () => {
-          const nonce = await nonces.getNonce("pending");
-          const sent = await wallet.sendTransaction({ ...populated, nonce });
-          nonces.increment();
-          return sent;
-        });
-        broadcastQueue = send.catch(() => nonces.reset());
-        await provider.waitForTransaction((await send).hash);
+        await task();
         latencies.push(performance.now() - begin);
       } catch {
         errors++;
@@ -155,6 +145,31 @@ async function rawEthersMints(provider: JsonRpcProvider, tx: TransactionRequest)
   const percentile = (p: number) =>
     latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
   return { rps: latencies.length / seconds, p50: percentile(50), p99: percentile(99), errors };
+}
+
+function apiMints(url: string, body: string): Promise<Figures> {
+  return mintLoad(async () => {
+    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+    await res.text();
+    if (res.status !== 200) throw new Error(`mint answered ${res.status}`);
+  });
+}
+
+function rawEthersMints(provider: JsonRpcProvider, tx: TransactionRequest): Promise<Figures> {
+  const wallet = new Wallet(RAW_MINTER_KEY, provider);
+  const nonces = new NonceManager(wallet);
+  let broadcastQueue: Promise<unknown> = Promise.resolve();
+  return mintLoad(async () => {
+    const populated = await wallet.populateTransaction({ ...tx, nonce: 0 }); // nonce set below
+    const send = broadcastQueue.then(async () => {
+      const nonce = await nonces.getNonce("pending");
+      const sent = await wallet.sendTransaction({ ...populated, nonce });
+      nonces.increment();
+      return sent;
+    });
+    broadcastQueue = send.catch(() => nonces.reset());
+    await provider.waitForTransaction((await send).hash);
+  });
 }
 
 main().catch((err: unknown) => {

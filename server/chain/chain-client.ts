@@ -6,6 +6,7 @@ import {
   isError,
   zeroPadValue,
   type ParamType,
+  type JsonRpcError,
   type JsonRpcProvider,
   type TransactionReceipt,
   type TransactionRequest,
@@ -36,6 +37,7 @@ export type WriteOutcome =
 /** Headroom over the estimate: a gas estimate can be just below what execution needs at its peak. */
 const GAS_MARGIN_PERCENT = 20n;
 const ABI = AbiCoder.defaultAbiCoder();
+const CODE_RECHECK_MS = 1_000;
 const ERC721_INTERFACE_ID = "0x80ac58cd";
 const ERC165_INTERFACE_ID = "0x01ffc9a7";
 const INVALID_INTERFACE_ID = "0xffffffff";
@@ -51,8 +53,13 @@ const ERC165 = new Interface(["function supportsInterface(bytes4 interfaceId) vi
 export class ChainClient {
   readonly signers: SignerPool;
   private readonly fees: FeeOracle;
-  /** Addresses known to hold an ERC-721 collection; code does not vanish, so a hit skips the probe. */
-  private readonly verified = new Set<string>();
+  /**
+   * Addresses known to hold an ERC-721 collection, with when their code was last seen. A call to
+   * an address without code "succeeds", so the code is looked at again once it is older than
+   * CODE_RECHECK_MS (a dev chain can be reset under a running service); the ERC-165 probe is not.
+   */
+  private readonly verified = new Map<string, number>();
+  private nextRpcId = 1;
   private readonly views = new Map<
     string,
     { selector: string; inputs: readonly ParamType[]; outputs: readonly ParamType[] }
@@ -68,13 +75,18 @@ export class ChainClient {
 
   /** 404 CONTRACT_NOT_FOUND without code, 422 UNSUPPORTED_CONTRACT for code that is no ERC-721. */
   async ensureCollection(address: string): Promise<void> {
-    if (this.verified.has(address)) return;
+    const checkedAt = this.verified.get(address);
+    if (checkedAt !== undefined && Date.now() - checkedAt < CODE_RECHECK_MS) return;
     const code = await this.provider.getCode(address).catch((err) => {
       throw toChainApiError(err);
     });
-    if (code === "0x") throw new ApiError("CONTRACT_NOT_FOUND", `No contract at ${address}`);
-    if (!(await this.answersErc165(address, ERC721_INTERFACE_ID))) throw unsupported(address);
-    this.verified.add(address);
+    if (code === "0x") {
+      this.verified.delete(address);
+      throw new ApiError("CONTRACT_NOT_FOUND", `No contract at ${address}`);
+    }
+    if (checkedAt === undefined && !(await this.answersErc165(address, ERC721_INTERFACE_ID)))
+      throw unsupported(address);
+    this.verified.set(address, Date.now());
   }
 
   /**
@@ -110,9 +122,25 @@ export class ChainClient {
       this.views.set(method, view);
     }
     const data = concat([view.selector, ABI.encode(view.inputs, args)]);
-    const result: string = await this.provider.send("eth_call", [{ to: address, data }, "latest"]);
+    const result = await this.ethCall(address, data);
     if (result === "0x") throw makeError("could not decode result data", "BAD_DATA", { value: result });
     return ABI.decode(view.outputs, result)[0] as T;
+  }
+
+  /**
+   * eth_call through the provider's transport directly: `send` would queue each call behind a
+   * drain timer meant for batching, which is off here.
+   */
+  private async ethCall(to: string, data: string): Promise<string> {
+    const payload = {
+      method: "eth_call",
+      params: [{ to, data }, "latest"],
+      id: this.nextRpcId++,
+      jsonrpc: "2.0" as const,
+    };
+    const [response] = await this.provider._send(payload);
+    if ("error" in response) throw this.provider.getRpcError(payload, response as JsonRpcError);
+    return response.result as string;
   }
 
   /** Runs reads against a verified collection and maps their failures to API errors. */
@@ -136,20 +164,13 @@ export class ChainClient {
     if (to) await this.ensureCollection(to);
     let gasEstimate: bigint;
     let feeFields: TransactionRequest;
-    let code: string;
     try {
-      [gasEstimate, feeFields, code] = await Promise.all([
+      [gasEstimate, feeFields] = await Promise.all([
         this.provider.estimateGas({ from, to, data, value }),
         this.fees.feeFields(),
-        // A call to an address without code "succeeds": look again (the chain may have been reset).
-        to ? this.provider.getCode(to) : Promise.resolve("creation"),
       ]);
     } catch (err) {
       throw to ? await this.explain(to, err, "CONTRACT_REVERTED") : toChainApiError(err);
-    }
-    if (to && code === "0x") {
-      this.verified.delete(to);
-      throw new ApiError("CONTRACT_NOT_FOUND", `No contract at ${to}`);
     }
     const gasLimit = gasEstimate + (gasEstimate * GAS_MARGIN_PERCENT) / 100n;
 

@@ -86,9 +86,9 @@ interface Spawned {
   output(): string;
 }
 
-function spawnHardhat(args: string[], env: NodeJS.ProcessEnv): Spawned {
+function spawnHardhat(args: string[], env: NodeJS.ProcessEnv, stdout: "pipe" | "ignore" = "pipe"): Spawned {
   // Its own process group, so that stopping it also stops anything it started.
-  const child = spawn(HARDHAT, args, { cwd: ROOT, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(HARDHAT, args, { cwd: ROOT, env, detached: true, stdio: ["ignore", stdout, "pipe"] });
   children.add(child);
   child.once("exit", () => children.delete(child));
   let output = "";
@@ -194,6 +194,8 @@ export interface ServiceOptions {
   /** The chain to connect to; unset starts the embedded chain, as `npm start` does with no configuration. */
   rpcUrl?: string;
   env?: Record<string, string>;
+  /** "ignore" sends stdout (the banner and the request logs) nowhere, as a log file would take them. */
+  stdout?: "pipe" | "ignore";
 }
 
 /** `scripts/start.ts` connected to a node (or on its embedded chain), with its own port and a fresh DATA_DIR. */
@@ -204,7 +206,7 @@ export class ServiceProcess {
     private readonly dataDir: string,
   ) {}
 
-  static async start({ rpcUrl, env = {} }: ServiceOptions): Promise<ServiceProcess> {
+  static async start({ rpcUrl, env = {}, stdout = "pipe" }: ServiceOptions): Promise<ServiceProcess> {
     const port = await freePort();
     const dataDir = mkdtempSync(path.join(tmpdir(), "nft-api-test-"));
     const chain: Record<string, string> = rpcUrl
@@ -220,6 +222,7 @@ export class ServiceProcess {
         LOG_LEVEL: "info",
         ...env,
       }),
+      stdout,
     );
     const url = `http://127.0.0.1:${port}`;
     const ready = waitFor(
