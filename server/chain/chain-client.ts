@@ -98,7 +98,8 @@ export class ChainClient {
       this.provider
         .call({ to: address, data: ERC165.encodeFunctionData("supportsInterface", [id]) })
         .catch((err: unknown) => {
-          if (toChainApiError(err).code === "CHAIN_UNAVAILABLE") throw toChainApiError(err);
+          const apiError = toChainApiError(err);
+          if (apiError.code === "CHAIN_UNAVAILABLE") throw apiError;
           return "error";
         });
     const [erc165, invalid, wanted] = await Promise.all([
@@ -154,7 +155,8 @@ export class ChainClient {
   }
 
   /**
-   * Simulates `call`, checks the caller can pay, sends it through the caller's nonce queue and
+   * Simulates `call`, sends it through the caller's nonce queue (a node refusing a sender that
+   * cannot pay makes it 402) and
    * waits for CONFIRMATIONS blocks; past TX_TIMEOUT_MS (or if the chain drops after the send) the
    * transaction is reported pending with its hash, never lost.
    */
@@ -174,7 +176,6 @@ export class ChainClient {
     }
     const gasLimit = gasEstimate + (gasEstimate * GAS_MARGIN_PERCENT) / 100n;
 
-    // The node refuses a sender that cannot pay value + gas; that refusal becomes 402.
     let transactionHash: string;
     let nonce: number;
     try {

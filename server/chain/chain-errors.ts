@@ -50,11 +50,9 @@ export function toChainApiError(err: unknown, emptyRevert: ErrorCode = "CONTRACT
   const e = err as {
     code?: string;
     data?: unknown;
-    shortMessage?: string;
     message?: string;
     info?: { error?: { message?: string } };
     error?: { message?: string };
-    reason?: string | null;
   };
 
   if (isUnavailable(e)) return new ApiError("CHAIN_UNAVAILABLE", "The JSON-RPC endpoint does not answer");
@@ -80,7 +78,7 @@ export function toChainApiError(err: unknown, emptyRevert: ErrorCode = "CONTRACT
 }
 
 /** Decodes revert data (a custom error, Error(string) or Panic(uint256)) into an ApiError. */
-export function fromRevertData(data: string): ApiError {
+function fromRevertData(data: string): ApiError {
   let decoded: ErrorDescription | null = null;
   try {
     decoded = collectionInterface().parseError(data);
@@ -103,7 +101,7 @@ function describe(decoded: ErrorDescription): string {
   return `${decoded.name}(${args.join(", ")})`;
 }
 
-export function isUnavailable(e: { code?: string; message?: string }): boolean {
+function isUnavailable(e: { code?: string; message?: string }): boolean {
   if (e.code && UNAVAILABLE_CODES.has(e.code)) return true;
   return /ECONNREFUSED|ECONNRESET|socket hang up|fetch failed|request timeout/i.test(e.message ?? "");
 }

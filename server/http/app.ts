@@ -82,13 +82,10 @@ export function createHttpApp({ logger, routers }: HttpAppOptions): Koa {
 
   app.use(async (ctx) => {
     if (ctx.status !== 404 || ctx.body !== undefined) return;
-    const knownPath = routers.some((router) =>
-      router.match(ctx.path, ctx.method).path.some((layer) => layer.methods.length > 0),
+    const allowed = new Set(
+      routers.flatMap((router) => router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods)),
     );
-    if (knownPath) {
-      const allowed = new Set(
-        routers.flatMap((router) => router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods)),
-      );
+    if (allowed.size > 0) {
       ctx.set("Allow", [...allowed].join(", "));
       throw new ApiError("METHOD_NOT_ALLOWED", `${ctx.method} is not allowed on ${ctx.path}`);
     }

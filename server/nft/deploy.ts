@@ -5,8 +5,6 @@ import { ApiError } from "../http/errors";
 import { privateKey, uint } from "./fields";
 import { defineRoute, writeResponseSchema, writeResult } from "./route";
 
-const defaults = DEFAULT_COLLECTION;
-
 export const deployRoute = defineRoute({
   path: "/nft/deploy",
   summary: "Deploy a new reference collection owned by the caller (extension)",
@@ -15,16 +13,16 @@ export const deployRoute = defineRoute({
     .object({
       privateKey,
       contractAddress: z.string().optional(),
-      name: z.string().min(1).max(100).default(defaults.name),
-      symbol: z.string().min(1).max(20).default(defaults.symbol),
-      baseURI: z.string().max(2000).default(defaults.baseURI),
-      cost: uint("cost").default(defaults.cost),
+      name: z.string().min(1).max(100).default(DEFAULT_COLLECTION.name),
+      symbol: z.string().min(1).max(20).default(DEFAULT_COLLECTION.symbol),
+      baseURI: z.string().max(2000).default(DEFAULT_COLLECTION.baseURI),
+      cost: uint("cost").default(DEFAULT_COLLECTION.cost),
       maxSupply: uint("maxSupply")
         .refine((v) => v >= 1n, "maxSupply must be ≥ 1")
-        .default(defaults.maxSupply),
+        .default(DEFAULT_COLLECTION.maxSupply),
       maxMintAmountPerTx: uint("maxMintAmountPerTx")
         .refine((v) => v >= 1n, "maxMintAmountPerTx must be ≥ 1")
-        .default(defaults.maxMintAmountPerTx),
+        .default(DEFAULT_COLLECTION.maxMintAmountPerTx),
     })
     .openapi("DeployRequest"),
   response: writeResponseSchema({ owner: z.string() }).openapi("DeployResponse"),

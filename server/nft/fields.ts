@@ -71,5 +71,5 @@ export const PendingWrite = z
   .object({ status: z.literal("pending"), transactionHash: z.string(), from: z.string(), contractAddress: z.string() })
   .openapi("PendingWrite", { description: "The transaction was sent but not confirmed within TX_TIMEOUT_MS" });
 
-const decimal = z.string().regex(/^\d+$/);
-export { decimal };
+/** An integer in a response: a decimal string, since it may pass 2^53. */
+export const decimal = z.string().regex(/^\d+$/);

@@ -10,7 +10,7 @@ export const tokenUriRoute = defineRoute({
   response: z.object({ tokenId: decimal, tokenURI: z.string() }).openapi("TokenUriResponse"),
   errors: ["CONTRACT_NOT_FOUND", "TOKEN_NOT_FOUND", "UNSUPPORTED_CONTRACT"],
   async handle(input, { chain }) {
-    chain.signers.get(input.privateKey);
+    chain.signers.get(input.privateKey); // a read still needs a valid key: it names the caller (400 otherwise)
     const tokenURI: string = await chain.read(input.contractAddress, () =>
       chain.view<string>(input.contractAddress, "tokenURI", [input.tokenId]),
     );

@@ -1,5 +1,5 @@
 /** Demo users under /v2/user (Swagger Petstore's user group) on PGlite or PostgreSQL. */
-export { openUserStore, DEFAULT_DATA_DIR, type OpenUserStoreOptions } from "./open";
+export { openUserStore, type OpenUserStoreOptions } from "./open";
 export { createUserRouter, registerUserOpenApi, USER_ROUTE_PREFIX, type UserRouterDeps } from "./router";
 export {
   UsernameTakenError,

@@ -4,12 +4,10 @@ import { openPgliteDriver } from "./pglite-driver";
 import { SqlUserStore } from "./sql-store";
 import type { UserStore } from "./store";
 
-export const DEFAULT_DATA_DIR = ".data/pglite";
-
 export interface OpenUserStoreOptions {
   /** postgres://… for a PostgreSQL server; unset for embedded PGlite in `dataDir`. */
   databaseUrl?: string;
-  /** PGlite's data directory (created if missing), e.g. DEFAULT_DATA_DIR. */
+  /** PGlite's data directory (created if missing); `npm start` passes $DATA_DIR/pglite. */
   dataDir: string;
 }
 

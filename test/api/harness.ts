@@ -4,11 +4,17 @@
  * its process-group id in `stop()`, and on process exit as a last resort.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Contract, ContractFactory, JsonRpcProvider, Wallet, type InterfaceAbi } from "ethers";
+import { Contract, JsonRpcProvider, Wallet } from "ethers";
+import {
+  collectionInterface,
+  DEFAULT_COLLECTION,
+  deployTransaction,
+  type CollectionParams,
+} from "../../server/chain/collection";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const HARDHAT = path.join(ROOT, "node_modules", ".bin", "hardhat");
@@ -264,38 +270,20 @@ export function directProvider(rpcUrl: string): JsonRpcProvider {
   return new JsonRpcProvider(rpcUrl, 31337, { staticNetwork: true, cacheTimeout: -1, batchMaxCount: 1 });
 }
 
-interface Artifact {
-  abi: InterfaceAbi;
-  bytecode: string;
-}
-
-export function collectionArtifact(): Artifact {
-  const file = path.join(ROOT, "artifacts", "contracts", "NFTCollection.sol", "NFTCollection.json");
-  return JSON.parse(readFileSync(file, "utf8")) as Artifact;
-}
-
 /** The collection at `address`, bound to `runner` with the reference ABI. */
 export function collectionAt(address: string, runner: JsonRpcProvider | Wallet): Contract {
-  return new Contract(address, collectionArtifact().abi, runner);
+  return new Contract(address, collectionInterface(), runner);
 }
 
 /** Deploys a reference collection directly with ethers (not through the service). */
 export async function deployDirectly(
   wallet: Wallet,
-  params: { cost?: bigint; maxSupply?: bigint; maxMintAmountPerTx?: bigint } = {},
+  params: Partial<Pick<CollectionParams, "cost" | "maxSupply" | "maxMintAmountPerTx">> = {},
 ): Promise<string> {
-  const { abi, bytecode } = collectionArtifact();
-  const factory = new ContractFactory(abi, bytecode, wallet);
-  const contract = await factory.deploy(
-    "Direct Collection",
-    "DIR",
-    "ipfs://direct/",
-    params.cost ?? 10n ** 16n,
-    params.maxSupply ?? 10_000n,
-    params.maxMintAmountPerTx ?? 10n,
-  );
-  await contract.waitForDeployment();
-  return contract.getAddress();
+  const sent = await wallet.sendTransaction(await deployTransaction({ ...DEFAULT_COLLECTION, ...params }));
+  const receipt = await sent.wait();
+  if (!receipt?.contractAddress) throw new Error(`deployment ${sent.hash} created no contract`);
+  return receipt.contractAddress;
 }
 
 /** Deploys raw init code and returns the address of the created contract. */
