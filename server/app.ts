@@ -15,6 +15,8 @@ export interface AppDeps {
   apiKey?: string;
   /** Serve /v2/user on an app of its own (DEMO_PORT) instead of beside /nft. */
   separateDemo?: boolean;
+  /** Read the client address from X-Forwarded-For (TRUST_PROXY). */
+  trustProxy?: boolean;
 }
 
 export interface Apps {
@@ -40,9 +42,19 @@ export function createApp(deps: AppDeps): Apps {
 
   if (deps.separateDemo) {
     return {
-      api: createHttpApp({ logger: deps.logger, routers: [serviceRouter, nftRouter] }),
-      demo: createHttpApp({ logger: deps.logger.child({ listener: "demo" }), routers: [userRouter] }),
+      api: createHttpApp({ logger: deps.logger, trustProxy: deps.trustProxy, routers: [serviceRouter, nftRouter] }),
+      demo: createHttpApp({
+        logger: deps.logger.child({ listener: "demo" }),
+        trustProxy: deps.trustProxy,
+        routers: [userRouter],
+      }),
     };
   }
-  return { api: createHttpApp({ logger: deps.logger, routers: [serviceRouter, nftRouter, userRouter] }) };
+  return {
+    api: createHttpApp({
+      logger: deps.logger,
+      trustProxy: deps.trustProxy,
+      routers: [serviceRouter, nftRouter, userRouter],
+    }),
+  };
 }

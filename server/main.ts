@@ -6,7 +6,8 @@ import { ChainClient } from "./chain/chain-client";
 import { connectProvider } from "./chain/provider";
 import type { Config } from "./config/config";
 import type { Logger } from "./http/logger";
-import { openUserStore } from "./users";
+import { openDatabase } from "./db";
+import { SqlUserStore } from "./users";
 
 export interface RunningService {
   apiUrl: string;
@@ -23,16 +24,15 @@ export async function startService(config: Config & { rpcUrl: string }, logger: 
     confirmations: config.confirmations,
     txTimeoutMs: config.txTimeoutMs,
   });
-  const userStore = await openUserStore({
-    databaseUrl: config.databaseUrl,
-    dataDir: path.join(config.dataDir, "pglite"),
-  });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: path.join(config.dataDir, "pglite") });
+  const userStore = new SqlUserStore(db);
   const apps = createApp({
     chain,
     userStore,
     logger,
     apiKey: config.apiKey,
     separateDemo: config.demoPort !== undefined,
+    trustProxy: config.trustProxy,
   });
 
   const api = await listen(apps.api.callback(), config.port, config.host);
@@ -48,6 +48,7 @@ export async function startService(config: Config & { rpcUrl: string }, logger: 
     async close() {
       await Promise.all([api, demo].filter((s): s is Server => !!s).map(closeServer));
       await userStore.close();
+      await db.close();
       provider.destroy();
     },
   };

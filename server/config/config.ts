@@ -20,6 +20,12 @@ export interface Config {
   /** Bound on one JSON-RPC round trip; past it the chain counts as unavailable. */
   rpcTimeoutMs: number;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  /** New blocks an unmined transaction waits before it is replaced with higher fees. */
+  txResendBlocks: number;
+  /** Ceiling on maxFeePerGas (wei) for new and replacement transactions; unset = no cap. */
+  maxFeePerGas?: bigint;
+  /** Take the client address from X-Forwarded-For (behind a reverse proxy). */
+  trustProxy: boolean;
 }
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -41,6 +47,19 @@ const EnvSchema = z
     CONFIRMATIONS: optional(z.coerce.number().int().min(1).max(64)).default(1),
     RPC_TIMEOUT_MS: optional(z.coerce.number().int().positive()).default(10_000),
     LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])).default("info"),
+    TX_RESEND_BLOCKS: optional(z.coerce.number().int().min(1).max(1000)).default(3),
+    MAX_FEE_PER_GAS: optional(
+      z
+        .string()
+        .regex(/^\d{1,78}$/, "must be a whole number of wei")
+        .transform((v) => BigInt(v))
+        .refine((v) => v > 0n, "must be above 0"),
+    ),
+    TRUST_PROXY: optional(
+      z
+        .enum(["true", "false", "1", "0"], { error: "must be true or false" })
+        .transform((v) => v === "true" || v === "1"),
+    ).default(false),
   })
   .superRefine((env, ctx) => {
     if (env.RPC_URL && !env.API_KEY) {
@@ -72,5 +91,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     confirmations: e.CONFIRMATIONS,
     rpcTimeoutMs: e.RPC_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
+    txResendBlocks: e.TX_RESEND_BLOCKS,
+    maxFeePerGas: e.MAX_FEE_PER_GAS,
+    trustProxy: e.TRUST_PROXY,
   };
 }

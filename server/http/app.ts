@@ -12,15 +12,17 @@ export const BODY_LIMIT = "100kb";
 export interface HttpAppOptions {
   logger: Logger;
   routers: Router[];
+  /** Trust X-Forwarded-For for ctx.ip (the service runs behind a reverse proxy). */
+  trustProxy?: boolean;
 }
 
 /**
  * A Koa app with the plumbing every route group shares: request ids, access logs, the error
  * envelope, CORS, a JSON body parser, weak ETags, and 404/405 for what no router serves.
  */
-export function createHttpApp({ logger, routers }: HttpAppOptions): Koa {
+export function createHttpApp({ logger, routers, trustProxy = false }: HttpAppOptions): Koa {
   const app = new Koa();
-  app.proxy = false;
+  app.proxy = trustProxy;
   app.silent = true; // errors are logged by the middleware below, once, with the request id
 
   app.use(async (ctx, next) => {

@@ -1,5 +1,6 @@
 /** Demo users under /v2/user (Swagger Petstore's user group) on PGlite or PostgreSQL. */
 export { openUserStore, type OpenUserStoreOptions } from "./open";
+export { SqlUserStore } from "./sql-store";
 export { createUserRouter, registerUserOpenApi, USER_ROUTE_PREFIX, type UserRouterDeps } from "./router";
 export {
   UsernameTakenError,

@@ -1,4 +1,4 @@
-import { isUniqueViolation, type SqlDriver } from "./driver";
+import { isUniqueViolation, type SqlDriver } from "../db";
 import {
   UsernameTakenError,
   type NewUser,
@@ -37,7 +37,11 @@ const CHANGE_COLUMNS: Record<keyof UserChanges, string> = {
 export class SqlUserStore implements UserStore {
   readonly backend: "pglite" | "postgres";
 
-  constructor(private readonly db: SqlDriver) {
+  constructor(
+    private readonly db: SqlDriver,
+    /** Whether close() closes the database too (a store opened on its own) or leaves it to its owner. */
+    private readonly options: { ownsDatabase?: boolean } = {},
+  ) {
     this.backend = db.backend;
   }
 
@@ -138,8 +142,8 @@ export class SqlUserStore implements UserStore {
     return rowCount;
   }
 
-  close(): Promise<void> {
-    return this.db.close();
+  async close(): Promise<void> {
+    if (this.options.ownsDatabase) await this.db.close();
   }
 }
 

@@ -14,8 +14,11 @@ describe("configuration", function () {
       chainPort: 8545,
       txTimeoutMs: 60_000,
       confirmations: 1,
+      txResendBlocks: 3,
+      trustProxy: false,
     });
     expect(config.rpcUrl).to.equal(undefined);
+    expect(config.maxFeePerGas).to.equal(undefined);
     expect(config.logLevel).to.equal("info");
   });
 
@@ -27,11 +30,20 @@ describe("configuration", function () {
     ["DATABASE_URL", "mysql://x"],
     ["CONFIRMATIONS", "0"],
     ["LOG_LEVEL", "loud"],
+    ["TX_RESEND_BLOCKS", "0"],
+    ["MAX_FEE_PER_GAS", "1.5gwei"],
+    ["TRUST_PROXY", "yes"],
   ] as const) {
     it(`refuses ${name}=${value} with a message naming ${name}`, function () {
       expect(() => loadConfig({ [name]: value })).to.throw(new RegExp(`^Invalid configuration: ${name} `));
     });
   }
+
+  it("reads MAX_FEE_PER_GAS as wei and TRUST_PROXY as a boolean", function () {
+    const config = loadConfig({ MAX_FEE_PER_GAS: "50000000000", TRUST_PROXY: "true" });
+    expect(config.maxFeePerGas).to.equal(50_000_000_000n);
+    expect(config.trustProxy).to.equal(true);
+  });
 
   it("requires API_KEY when RPC_URL is set", function () {
     expect(() => loadConfig({ RPC_URL: "http://127.0.0.1:8545" })).to.throw(/API_KEY is required when RPC_URL is set/);

@@ -1,4 +1,4 @@
-/** The little of SQL access the user store needs, so PGlite and `pg` look the same to it. */
+/** The little of SQL access the service needs, so PGlite and `pg` look the same to it. */
 export interface SqlExecutor {
   /** One statement with $n parameters. */
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number }>;
