@@ -23,6 +23,8 @@ export interface HttpAppOptions {
 export function createHttpApp({ logger, routers, trustProxy = false }: HttpAppOptions): Koa {
   const app = new Koa();
   app.proxy = trustProxy;
+  // Only the address our own proxy appended counts: earlier X-Forwarded-For entries are the client's word.
+  app.maxIpsCount = 1;
   app.silent = true; // errors are logged by the middleware below, once, with the request id
 
   app.use(async (ctx, next) => {
