@@ -4,6 +4,7 @@
  * from account #0; with RPC_URL the service connects to that chain and deploys nothing.
  */
 import { randomBytes } from "node:crypto";
+import { Wallet } from "ethers";
 import hre from "hardhat";
 import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
 import type { JsonRpcServer } from "hardhat/types";
@@ -70,13 +71,13 @@ async function main(): Promise<void> {
   process.once("SIGTERM", stop);
 }
 
+/** The dev chain's reference collection, deployed from account #0 before any request is served. */
 async function deployReference(chain: ChainClient): Promise<string> {
-  const signer = chain.signers.get(DEV_OWNER_KEY);
-  const tx = await deployTransaction(DEFAULT_COLLECTION);
-  const outcome = await chain.write({ signer, data: tx.data });
-  if (outcome.status !== "confirmed" || !outcome.receipt.contractAddress)
-    throw new Error("Deploying the reference collection did not confirm");
-  return outcome.receipt.contractAddress;
+  const owner = new Wallet(DEV_OWNER_KEY, chain.provider);
+  const sent = await owner.sendTransaction(await deployTransaction(DEFAULT_COLLECTION));
+  const receipt = await sent.wait();
+  if (!receipt?.contractAddress) throw new Error("Deploying the reference collection did not confirm");
+  return receipt.contractAddress;
 }
 
 main().catch((err: unknown) => {

@@ -1,5 +1,6 @@
 import type Koa from "koa";
 import type { ChainClient } from "./chain/chain-client";
+import type { TransactionEngine } from "./engine";
 import { createHttpApp } from "./http/app";
 import type { Logger } from "./http/logger";
 import { OpenAPIRegistry, buildOpenApiDocument } from "./http/openapi";
@@ -9,6 +10,8 @@ import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
 
 export interface AppDeps {
   chain: ChainClient;
+  /** The write path of every /nft write. */
+  engine: TransactionEngine;
   userStore: UserStore;
   logger: Logger;
   /** The key /nft/withdraw requires. */
@@ -37,7 +40,7 @@ export function createApp(deps: AppDeps): Apps {
     health: async () => ({ chainId: deps.chain.options.chainId.toString(), blockNumber: await deps.chain.ping() }),
     openApiDocument: () => (document ??= buildOpenApiDocument(registry)),
   });
-  const nftRouter = createNftRouter({ chain: deps.chain, apiKey: deps.apiKey });
+  const nftRouter = createNftRouter({ chain: deps.chain, engine: deps.engine, apiKey: deps.apiKey });
   const userRouter = createUserRouter({ store: deps.userStore });
 
   if (deps.separateDemo) {

@@ -7,6 +7,8 @@ import { connectProvider } from "./chain/provider";
 import type { Config } from "./config/config";
 import type { Logger } from "./http/logger";
 import { openDatabase } from "./db";
+import { openEngine } from "./engine";
+import { OPERATION_KINDS } from "./nft";
 import { SqlUserStore } from "./users";
 
 export interface RunningService {
@@ -19,15 +21,25 @@ export interface RunningService {
 /** Connects to the chain and the user store, builds the app and listens: what `npm start` runs. */
 export async function startService(config: Config & { rpcUrl: string }, logger: Logger): Promise<RunningService> {
   const { provider, chainId } = await connectProvider(config.rpcUrl, config.rpcTimeoutMs);
-  const chain = new ChainClient(provider, {
-    chainId,
-    confirmations: config.confirmations,
-    txTimeoutMs: config.txTimeoutMs,
-  });
+  const chain = new ChainClient(provider, { chainId, maxFeePerGas: config.maxFeePerGas });
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: path.join(config.dataDir, "pglite") });
   const userStore = new SqlUserStore(db);
+  const engine = await openEngine({
+    chain,
+    db,
+    kinds: OPERATION_KINDS,
+    logger,
+    options: {
+      chainId,
+      confirmations: config.confirmations,
+      txTimeoutMs: config.txTimeoutMs,
+      resendBlocks: config.txResendBlocks,
+      blockPollMs: config.blockPollMs,
+    },
+  });
   const apps = createApp({
     chain,
+    engine,
     userStore,
     logger,
     apiKey: config.apiKey,
@@ -47,6 +59,8 @@ export async function startService(config: Config & { rpcUrl: string }, logger: 
     chain,
     async close() {
       await Promise.all([api, demo].filter((s): s is Server => !!s).map(closeServer));
+      // What is unfinished stays in the store: the next start (or another process) follows it on.
+      await engine.stop();
       await userStore.close();
       await db.close();
       provider.destroy();

@@ -6,33 +6,20 @@ import {
   isError,
   zeroPadValue,
   type ParamType,
-  type JsonRpcError,
-  type JsonRpcProvider,
-  type TransactionReceipt,
-  type TransactionRequest,
+  type JsonRpcApiProvider,
 } from "ethers";
 import { ApiError, type ErrorCode } from "../http/errors";
 import { collectionInterface } from "./collection";
 import { toChainApiError } from "./chain-errors";
 import { FeeOracle } from "./fee-oracle";
-import { SignerPool, type PooledSigner } from "./signer-pool";
+import { Rpc } from "./rpc";
+import { SignerPool } from "./signer-pool";
 
 export interface ChainOptions {
   chainId: bigint;
-  confirmations: number;
-  txTimeoutMs: number;
+  /** Ceiling on fee quotes (MAX_FEE_PER_GAS). */
+  maxFeePerGas?: bigint;
 }
-
-export interface WriteCall {
-  signer: PooledSigner;
-  /** Unset for a contract creation. */
-  to?: string;
-  data: string;
-  value?: bigint;
-}
-
-export type WriteOutcome =
-  { status: "confirmed"; receipt: TransactionReceipt } | { status: "pending"; transactionHash: string; nonce: number };
 
 /** Headroom over the estimate: a gas estimate can be just below what execution needs at its peak. */
 const GAS_MARGIN_PERCENT = 20n;
@@ -46,31 +33,31 @@ const FALSE_WORD = zeroPadValue("0x", 32);
 const ERC165 = new Interface(["function supportsInterface(bytes4 interfaceId) view returns (bool)"]);
 
 /**
- * The service's way to the chain, usable without Koa: reads against a collection, and writes
- * that are simulated first, paid for only when they will succeed, and sent through the key's
- * nonce queue.
+ * The service's way to the chain, usable without Koa: reads against a collection, and the
+ * simulation of writes (sending them is the transaction engine's job, server/engine).
  */
 export class ChainClient {
   readonly signers: SignerPool;
-  private readonly fees: FeeOracle;
+  readonly fees: FeeOracle;
+  readonly rpc: Rpc;
   /**
    * Addresses known to hold an ERC-721 collection, with when their code was last seen. A call to
    * an address without code "succeeds", so the code is looked at again once it is older than
    * CODE_RECHECK_MS (a dev chain can be reset under a running service); the ERC-165 probe is not.
    */
   private readonly verified = new Map<string, number>();
-  private nextRpcId = 1;
   private readonly views = new Map<
     string,
     { selector: string; inputs: readonly ParamType[]; outputs: readonly ParamType[] }
   >();
 
   constructor(
-    readonly provider: JsonRpcProvider,
+    readonly provider: JsonRpcApiProvider,
     readonly options: ChainOptions,
   ) {
-    this.signers = new SignerPool(provider);
-    this.fees = new FeeOracle(provider);
+    this.signers = new SignerPool();
+    this.fees = new FeeOracle(provider, options.maxFeePerGas);
+    this.rpc = new Rpc(provider);
   }
 
   /** 404 CONTRACT_NOT_FOUND without code, 422 UNSUPPORTED_CONTRACT for code that is no ERC-721. */
@@ -132,16 +119,8 @@ export class ChainClient {
    * eth_call through the provider's transport directly: `send` would queue each call behind a
    * drain timer meant for batching, which is off here.
    */
-  private async ethCall(to: string, data: string): Promise<string> {
-    const payload = {
-      method: "eth_call",
-      params: [{ to, data }, "latest"],
-      id: this.nextRpcId++,
-      jsonrpc: "2.0" as const,
-    };
-    const [response] = await this.provider._send(payload);
-    if ("error" in response) throw this.provider.getRpcError(payload, response as JsonRpcError);
-    return response.result as string;
+  private ethCall(to: string, data: string): Promise<string> {
+    return this.rpc.call<string>("eth_call", [{ to, data }, "latest"]);
   }
 
   /** Runs reads against a verified collection and maps their failures to API errors. */
@@ -155,60 +134,18 @@ export class ChainClient {
   }
 
   /**
-   * Simulates `call`, sends it through the caller's nonce queue (a node refusing a sender that
-   * cannot pay makes it 402) and
-   * waits for CONFIRMATIONS blocks; past TX_TIMEOUT_MS (or if the chain drops after the send) the
-   * transaction is reported pending with its hash, never lost.
+   * Simulates a write with eth_estimateGas: a call that would revert costs nothing and becomes its
+   * API error (403, 409, 422, …). Answers the gas limit to send with, the estimate plus a margin.
    */
-  async write(call: WriteCall): Promise<WriteOutcome> {
-    const { signer, to, data, value = 0n } = call;
-    const from = signer.address;
+  async simulate(call: { from: string; to?: string; data: string; value?: bigint }): Promise<bigint> {
+    const { from, to, data, value = 0n } = call;
     if (to) await this.ensureCollection(to);
-    let gasEstimate: bigint;
-    let feeFields: TransactionRequest;
     try {
-      [gasEstimate, feeFields] = await Promise.all([
-        this.provider.estimateGas({ from, to, data, value }),
-        this.fees.feeFields(),
-      ]);
+      const estimate = await this.provider.estimateGas({ from, to, data, value });
+      return estimate + (estimate * GAS_MARGIN_PERCENT) / 100n;
     } catch (err) {
       throw to ? await this.explain(to, err, "CONTRACT_REVERTED") : toChainApiError(err);
     }
-    const gasLimit = gasEstimate + (gasEstimate * GAS_MARGIN_PERCENT) / 100n;
-
-    let transactionHash: string;
-    let nonce: number;
-    try {
-      const sent = await signer.queue.send({ to, data, value, gasLimit, chainId: this.options.chainId, ...feeFields });
-      ({ hash: transactionHash, nonce } = sent);
-    } catch (err) {
-      throw toChainApiError(err);
-    }
-
-    let receipt: TransactionReceipt | null;
-    try {
-      // An automining chain has the receipt already; ask for it before waiting on blocks.
-      receipt = await this.provider.getTransactionReceipt(transactionHash);
-      const confirmed =
-        receipt && (this.options.confirmations === 1 || (await receipt.confirmations()) >= this.options.confirmations);
-      if (!confirmed) {
-        receipt = await this.provider.waitForTransaction(
-          transactionHash,
-          this.options.confirmations,
-          this.options.txTimeoutMs,
-        );
-      }
-    } catch {
-      return { status: "pending", transactionHash, nonce };
-    }
-    if (!receipt) return { status: "pending", transactionHash, nonce };
-    if (receipt.status !== 1) {
-      throw new ApiError(
-        "CONTRACT_REVERTED",
-        `Transaction ${transactionHash} reverted on chain after a successful simulation`,
-      );
-    }
-    return { status: "confirmed", receipt };
   }
 
   async ping(): Promise<number> {

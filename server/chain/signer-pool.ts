@@ -1,23 +1,38 @@
-import { Wallet, type Provider } from "ethers";
+import { LRUCache } from "lru-cache";
+import { Wallet } from "ethers";
 import { ApiError } from "../http/errors";
-import { NonceQueue } from "./nonce-queue";
 
 export interface PooledSigner {
   wallet: Wallet;
   address: string;
-  queue: NonceQueue;
 }
+
+export interface SignerPoolOptions {
+  /** Keys held at most; the least recently used goes first. */
+  max: number;
+  /** A key unused this long is dropped. */
+  idleMs: number;
+}
+
+export const DEFAULT_SIGNER_POOL: SignerPoolOptions = { max: 10_000, idleMs: 60 * 60 * 1000 };
 
 const KEY_PATTERN = /^(0x)?[0-9a-fA-F]{64}$/;
 
 /**
- * One wallet and one nonce queue per key, so that every request signed by the same key shares
- * the same nonce bookkeeping. Keys stay in memory only; they are never logged.
+ * The wallets of the keys requests have signed with, bounded: an LRU with a cap and idle eviction,
+ * so random keys on read routes cannot grow it without end. Keys live in memory only and are never
+ * logged; the follower finds a key by address when an operation needs a new signature, and waits
+ * for the key's next request when it has been dropped.
  */
 export class SignerPool {
-  private readonly byKey = new Map<string, PooledSigner>();
+  private readonly byKey: LRUCache<string, PooledSigner>;
+  private readonly byAddress: LRUCache<string, PooledSigner>;
 
-  constructor(private readonly provider: Provider) {}
+  constructor(options: SignerPoolOptions = DEFAULT_SIGNER_POOL) {
+    const lru = { max: options.max, ttl: options.idleMs, updateAgeOnGet: true, ttlAutopurge: true };
+    this.byKey = new LRUCache<string, PooledSigner>(lru);
+    this.byAddress = new LRUCache<string, PooledSigner>(lru);
+  }
 
   get(privateKey: string): PooledSigner {
     const normalized = normalizeKey(privateKey);
@@ -25,16 +40,26 @@ export class SignerPool {
     if (!entry) {
       let wallet: Wallet;
       try {
-        wallet = new Wallet(normalized, this.provider);
+        wallet = new Wallet(normalized);
       } catch {
         throw new ApiError("VALIDATION_ERROR", "privateKey is not a valid secp256k1 key", [
           { path: "privateKey", message: "not a valid secp256k1 private key" },
         ]);
       }
-      entry = { wallet, address: wallet.address, queue: new NonceQueue(wallet) };
+      entry = { wallet, address: wallet.address };
       this.byKey.set(normalized, entry);
     }
+    this.byAddress.set(entry.address, entry);
     return entry;
+  }
+
+  /** The signer of `address` if its key is still held. */
+  byAddressOf(address: string): PooledSigner | undefined {
+    return this.byAddress.get(address);
+  }
+
+  get size(): number {
+    return this.byKey.size;
   }
 }
 

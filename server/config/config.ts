@@ -26,6 +26,8 @@ export interface Config {
   maxFeePerGas?: bigint;
   /** Take the client address from X-Forwarded-For (behind a reverse proxy). */
   trustProxy: boolean;
+  /** How often the chain head is polled while writes are in flight. */
+  blockPollMs: number;
 }
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -47,6 +49,7 @@ const EnvSchema = z
     CONFIRMATIONS: optional(z.coerce.number().int().min(1).max(64)).default(1),
     RPC_TIMEOUT_MS: optional(z.coerce.number().int().positive()).default(10_000),
     LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])).default("info"),
+    BLOCK_POLL_MS: optional(z.coerce.number().int().min(50).max(60_000)).default(500),
     TX_RESEND_BLOCKS: optional(z.coerce.number().int().min(1).max(1000)).default(3),
     MAX_FEE_PER_GAS: optional(
       z
@@ -94,5 +97,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     txResendBlocks: e.TX_RESEND_BLOCKS,
     maxFeePerGas: e.MAX_FEE_PER_GAS,
     trustProxy: e.TRUST_PROXY,
+    blockPollMs: e.BLOCK_POLL_MS,
   };
 }

@@ -30,6 +30,63 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX sessions_username_idx ON sessions (username);
     `,
   },
+  {
+    version: 2,
+    name: "operations and nonces",
+    sql: `
+      -- Every write the service sends, recorded before its transaction is broadcast. Never a key.
+      CREATE TABLE operations (
+        id               text PRIMARY KEY,
+        chain_id         text NOT NULL,
+        from_address     text NOT NULL,
+        operation        text NOT NULL,
+        contract_address text,
+        fingerprint      text NOT NULL,
+        idempotency_key  text,
+        status           text NOT NULL CHECK (status IN ('queued', 'sent', 'confirmed', 'failed')),
+        nonce            bigint,
+        -- The call itself, so the follower can re-sign it (fee bump) without the request.
+        tx_to            text,
+        tx_data          text,
+        tx_value         text,
+        gas_limit        text,
+        -- Every signed transaction, oldest first: {hash, raw, fees}. Raw transactions are public once sent.
+        transactions     jsonb NOT NULL DEFAULT '[]',
+        context          jsonb NOT NULL DEFAULT '{}',
+        result           jsonb,
+        error            jsonb,
+        -- The answer a confirmed or failed operation gave, byte for byte, for Idempotency-Key replays.
+        response_status  integer,
+        response_body    text,
+        block_number     bigint,
+        block_hash       text,
+        -- Chain head when the current transaction was first seen unmined: the resend clock.
+        pending_since    bigint,
+        lease_owner      text,
+        lease_until      timestamptz,
+        created_at       timestamptz NOT NULL DEFAULT now(),
+        updated_at       timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE UNIQUE INDEX operations_idempotency_idx ON operations (chain_id, from_address, idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+      CREATE INDEX operations_unfinished_idx ON operations (created_at) WHERE status IN ('queued', 'sent');
+      -- The next nonce of each (chain, address), shared by every process on the database.
+      CREATE TABLE nonces (
+        chain_id   text NOT NULL,
+        address    text NOT NULL,
+        next_nonce bigint NOT NULL,
+        PRIMARY KEY (chain_id, address)
+      );
+      -- Nonces whose transaction was never broadcast: handed out again before new ones, or filled.
+      CREATE TABLE recycled_nonces (
+        chain_id    text NOT NULL,
+        address     text NOT NULL,
+        nonce       bigint NOT NULL,
+        recycled_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (chain_id, address, nonce)
+      );
+    `,
+  },
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

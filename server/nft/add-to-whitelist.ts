@@ -1,10 +1,12 @@
 import { z } from "zod";
+import { settingResponseSchema } from "../engine";
 import { address, common } from "./fields";
-import { applySetting, OWNER_SETTING_ERRORS, settingResponseSchema } from "./owner-setting";
-import { defineRoute } from "./route";
+import { OWNER_SETTING_ERRORS, planSetting, settingResult } from "./owner-setting";
+import { defineWrite } from "./route";
 
-export const addToWhitelistRoute = defineRoute({
+export const addToWhitelistRoute = defineWrite({
   path: "/nft/addUserAddressToWhitelist",
+  operation: "addUserAddressToWhitelist",
   summary: "Add an address to the whitelist (owner only)",
   description:
     "When the address is already listed nothing is sent and the answer has changed:false and no transaction fields.",
@@ -12,14 +14,14 @@ export const addToWhitelistRoute = defineRoute({
   response: settingResponseSchema({ address: z.string(), whitelisted: z.literal(true) }).openapi(
     "AddToWhitelistResponse",
   ),
-  writes: true,
   errors: OWNER_SETTING_ERRORS,
-  handle: (input, { chain }) =>
-    applySetting(chain, {
-      ...input,
+  plan: (input, { chain, signer }) =>
+    planSetting(chain, signer, {
+      contractAddress: input.contractAddress,
       read: ["whitelisted", [input.address]],
       isCurrent: (listed) => listed === true,
       call: ["addUserAddressToWhitelist", [input.address]],
       fields: { address: input.address, whitelisted: true },
     }),
+  result: settingResult,
 });

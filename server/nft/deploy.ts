@@ -1,14 +1,15 @@
-import { getCreateAddress } from "ethers";
 import { z } from "zod";
 import { DEFAULT_COLLECTION, deployTransaction } from "../chain/collection";
-import { ApiError } from "../http/errors";
+import { writeResponseSchema } from "../engine";
 import { privateKey, uint } from "./fields";
-import { defineRoute, writeResponseSchema, writeResult } from "./route";
+import { defineWrite } from "./route";
 
-export const deployRoute = defineRoute({
+export const deployRoute = defineWrite({
   path: "/nft/deploy",
+  operation: "deploy",
   summary: "Deploy a new reference collection owned by the caller (extension)",
-  description: "Every field but privateKey is optional; contractAddress, if sent, is ignored.",
+  description:
+    "Every field but privateKey is optional; contractAddress, if sent, is ignored. A pending deployment answers the address the collection will have.",
   body: z
     .object({
       privateKey,
@@ -27,20 +28,11 @@ export const deployRoute = defineRoute({
     .openapi("DeployRequest"),
   response: writeResponseSchema({ owner: z.string() }).openapi("DeployResponse"),
   successStatus: 201,
-  writes: true,
   errors: ["INSUFFICIENT_FUNDS", "CONTRACT_REVERTED"],
-  async handle(input, { chain }) {
-    const signer = chain.signers.get(input.privateKey);
-    const tx = await deployTransaction(input);
-    const outcome = await chain.write({ signer, data: tx.data });
-    if (outcome.status === "confirmed" && !outcome.receipt.contractAddress) {
-      throw new ApiError("INTERNAL_ERROR", "Deployment receipt has no contract address");
-    }
-    // A pending deployment's address is already known: it follows from the sender and its nonce.
-    const contractAddress =
-      outcome.status === "confirmed"
-        ? outcome.receipt.contractAddress!
-        : getCreateAddress({ from: signer.address, nonce: outcome.nonce });
-    return writeResult(outcome, signer, contractAddress, () => ({ owner: signer.address }), 201);
+  async plan(input) {
+    const { contractAddress: _ignored, ...params } = input;
+    const tx = await deployTransaction(params);
+    return { call: { data: tx.data }, context: {} };
   },
+  result: (_receipt, op) => ({ owner: op.from }),
 });

@@ -57,19 +57,5 @@ export const common = {
   contractAddress: address("contractAddress"),
 };
 
-/** Response fields every confirmed write carries. */
-export const WriteFields = z.object({
-  status: z.literal("confirmed"),
-  transactionHash: z.string(),
-  blockNumber: z.number().int(),
-  from: z.string(),
-  contractAddress: z.string(),
-  gasUsed: z.string(),
-});
-
-export const PendingWrite = z
-  .object({ status: z.literal("pending"), transactionHash: z.string(), from: z.string(), contractAddress: z.string() })
-  .openapi("PendingWrite", { description: "The transaction was sent but not confirmed within TX_TIMEOUT_MS" });
-
 /** An integer in a response: a decimal string, since it may pass 2^53. */
 export const decimal = z.string().regex(/^\d+$/);

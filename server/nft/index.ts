@@ -1,11 +1,15 @@
 import Router from "@koa/router";
+import type { Context } from "koa";
+import { fingerprintOf, idempotencyKeyOf, type OperationKind, type WriteAnswer } from "../engine";
 import type { OpenAPIRegistry } from "../http/openapi";
 import { parseInput } from "../http/validation";
 import { addToWhitelistRoute } from "./add-to-whitelist";
+import { assertApiKey } from "./api-key";
 import { deployRoute } from "./deploy";
 import { mintRoute } from "./mint";
 import { mintForFreeRoute } from "./mint-for-free";
-import { openApiResponses, type NftDeps, type NftRoute } from "./route";
+import { mountOperationRoute, registerOperationOpenApi } from "./operations";
+import { IdempotencyHeaders, openApiResponses, type NftDeps, type NftRoute, type WriteRoute } from "./route";
 import { setCostRoute } from "./set-cost";
 import { setPausedRoute } from "./set-paused";
 import { tokenUriRoute } from "./token-uri";
@@ -26,18 +30,55 @@ export const NFT_ROUTES: NftRoute[] = [
   deployRoute,
 ] as NftRoute[];
 
-/** Every /nft operation: POST, JSON body validated by the operation's schema. */
+type WriteInput = Record<string, unknown> & { privateKey: string };
+
+const WRITE_ROUTES = NFT_ROUTES.filter((route): route is WriteRoute => route.kind === "write");
+
+/** How the engine reads each write's answer from its receipt, by operation name. */
+export const OPERATION_KINDS = new Map<string, OperationKind>(
+  WRITE_ROUTES.map((route) => [route.operation, { successStatus: route.successStatus ?? 200, result: route.result }]),
+);
+
+/** Every /nft operation: POST, JSON body validated by the operation's schema; and GET /nft/operations/{id}. */
 export function createNftRouter(deps: NftDeps): Router {
   const router = new Router();
   for (const route of NFT_ROUTES) {
     router.post(route.path, async (ctx) => {
+      if (route.apiKey) assertApiKey(ctx, deps.apiKey);
       const input = parseInput(route.body, ctx.request.body);
-      const result = await route.handle(input, deps, ctx);
-      ctx.status = result.status ?? route.successStatus ?? 200;
-      ctx.body = result.body;
+      if (route.kind === "read") {
+        ctx.body = await route.handle(input, deps);
+        return;
+      }
+      respond(ctx, await runWrite(route, input as WriteInput, deps, ctx));
     });
   }
+  mountOperationRoute(router, deps);
   return router;
+}
+
+/** A write through the engine: Idempotency-Key replay first, then the route's plan. */
+async function runWrite(route: WriteRoute, input: WriteInput, deps: NftDeps, ctx: Context): Promise<WriteAnswer> {
+  const signer = deps.chain.signers.get(input.privateKey);
+  const idempotencyKey = idempotencyKeyOf(ctx.get("Idempotency-Key") || undefined);
+  const fingerprint = fingerprintOf(route.operation, input);
+  if (idempotencyKey) {
+    const replayed = await deps.engine.replay(signer.address, idempotencyKey, fingerprint);
+    if (replayed) return replayed;
+  }
+  const plan = await route.plan(input, { ...deps, signer });
+  const request = { operation: route.operation, signer, fingerprint, idempotencyKey };
+  if ("unchanged" in plan) {
+    return deps.engine.recordUnchanged({ ...request, context: plan.unchanged }, plan.contractAddress);
+  }
+  return deps.engine.submit({ ...request, ...plan.call, context: plan.context });
+}
+
+function respond(ctx: Context, answer: WriteAnswer): void {
+  ctx.status = answer.status;
+  ctx.type = "application/json; charset=utf-8";
+  ctx.body = answer.body;
+  if (answer.replayed) ctx.set("Idempotent-Replayed", "true");
 }
 
 export function registerNftOpenApi(registry: OpenAPIRegistry): void {
@@ -50,8 +91,12 @@ export function registerNftOpenApi(registry: OpenAPIRegistry): void {
       summary: route.summary,
       description: route.description,
       ...(route.apiKey ? { security: [{ ApiKey: [] }] } : {}),
-      request: { body: { required: true, content: { "application/json": { schema: route.body } } } },
+      request: {
+        body: { required: true, content: { "application/json": { schema: route.body } } },
+        ...(route.kind === "write" ? { headers: IdempotencyHeaders } : {}),
+      },
       responses: openApiResponses(route),
     });
   }
+  registerOperationOpenApi(registry);
 }

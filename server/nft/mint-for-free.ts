@@ -1,17 +1,18 @@
 import { z } from "zod";
 import { collectionInterface } from "../chain/collection";
+import { writeResponseSchema } from "../engine";
 import { address, common, decimal, uint } from "./fields";
 import { mintedTokenIds } from "./receipt-events";
-import { defineRoute, writeResponseSchema, writeResult } from "./route";
+import { defineWrite } from "./route";
 
-export const mintForFreeRoute = defineRoute({
+export const mintForFreeRoute = defineWrite({
   path: "/nft/mintForFree",
+  operation: "mintForFree",
   summary: "Mint tokens at no cost (owner only; works while paused)",
   body: z
     .object({ ...common, mintAmount: uint("mintAmount"), receiver: address("receiver").optional() })
     .openapi("MintForFreeRequest"),
   response: writeResponseSchema({ tokenIds: z.array(decimal), receiver: z.string() }).openapi("MintForFreeResponse"),
-  writes: true,
   errors: [
     "INSUFFICIENT_FUNDS",
     "NOT_CONTRACT_OWNER",
@@ -21,17 +22,18 @@ export const mintForFreeRoute = defineRoute({
     "UNSUPPORTED_CONTRACT",
     "CONTRACT_REVERTED",
   ],
-  async handle(input, { chain }) {
-    const signer = chain.signers.get(input.privateKey);
+  async plan(input, { signer }) {
     const receiver = input.receiver ?? signer.address;
-    const outcome = await chain.write({
-      signer,
-      to: input.contractAddress,
-      data: collectionInterface().encodeFunctionData("mintForFree", [input.mintAmount, receiver]),
-    });
-    return writeResult(outcome, signer, input.contractAddress, (receipt) => ({
-      tokenIds: mintedTokenIds(receipt, input.contractAddress),
-      receiver,
-    }));
+    return {
+      call: {
+        to: input.contractAddress,
+        data: collectionInterface().encodeFunctionData("mintForFree", [input.mintAmount, receiver]),
+      },
+      context: { receiver },
+    };
   },
+  result: (receipt, op) => ({
+    tokenIds: mintedTokenIds(receipt, op.contractAddress!),
+    receiver: op.context.receiver,
+  }),
 });

@@ -1,17 +1,18 @@
 import { z } from "zod";
 import { collectionInterface } from "../chain/collection";
+import { writeResponseSchema } from "../engine";
 import { ApiError } from "../http/errors";
 import { common, decimal, uint } from "./fields";
 import { mintedTokenIds } from "./receipt-events";
-import { defineRoute, writeResponseSchema, writeResult } from "./route";
+import { defineWrite } from "./route";
 
-export const mintRoute = defineRoute({
+export const mintRoute = defineWrite({
   path: "/nft/mint",
+  operation: "mint",
   summary: "Mint tokens to the caller, paying cost × mintAmount",
   description: "The price is read from the contract and sent as the transaction's value.",
   body: z.object({ ...common, mintAmount: uint("mintAmount") }).openapi("MintRequest"),
   response: writeResponseSchema({ tokenIds: z.array(decimal), value: decimal }).openapi("MintResponse"),
-  writes: true,
   errors: [
     "INSUFFICIENT_FUNDS",
     "NOT_WHITELISTED",
@@ -22,22 +23,23 @@ export const mintRoute = defineRoute({
     "UNSUPPORTED_CONTRACT",
     "CONTRACT_REVERTED",
   ],
-  async handle(input, { chain }) {
-    const signer = chain.signers.get(input.privateKey);
+  async plan(input, { chain }) {
     const cost = await chain.read(input.contractAddress, () => chain.view<bigint>(input.contractAddress, "cost"));
     const value = cost * input.mintAmount;
     // Past 256 bits no transaction can carry the price; far above any per-transaction cap.
     if (value >= 2n ** 256n)
       throw new ApiError("INVALID_MINT_AMOUNT", `mintAmount ${input.mintAmount} is far above maxMintAmountPerTx`);
-    const outcome = await chain.write({
-      signer,
-      to: input.contractAddress,
-      data: collectionInterface().encodeFunctionData("mint", [input.mintAmount]),
-      value,
-    });
-    return writeResult(outcome, signer, input.contractAddress, (receipt) => ({
-      tokenIds: mintedTokenIds(receipt, input.contractAddress),
-      value: value.toString(),
-    }));
+    return {
+      call: {
+        to: input.contractAddress,
+        data: collectionInterface().encodeFunctionData("mint", [input.mintAmount]),
+        value,
+      },
+      context: { value: value.toString() },
+    };
   },
+  result: (receipt, op) => ({
+    tokenIds: mintedTokenIds(receipt, op.contractAddress!),
+    value: op.context.value,
+  }),
 });

@@ -1,8 +1,8 @@
-import { z } from "zod";
 import type { ChainClient } from "../chain/chain-client";
 import { collectionInterface } from "../chain/collection";
+import type { PooledSigner } from "../chain/signer-pool";
 import { ApiError, type ErrorCode } from "../http/errors";
-import { writeResponseSchema, writeResult, type NftResult } from "./route";
+import type { WritePlan } from "./route";
 
 /** What an owner-only setter can answer besides validation and chain errors. */
 export const OWNER_SETTING_ERRORS: ErrorCode[] = [
@@ -13,20 +13,7 @@ export const OWNER_SETTING_ERRORS: ErrorCode[] = [
   "CONTRACT_REVERTED",
 ];
 
-/** A setter's response: the write fields are absent when nothing changed and nothing was sent. */
-export function settingResponseSchema(extra: z.ZodRawShape) {
-  return writeResponseSchema({ ...extra, changed: z.boolean() }).partial({
-    status: true,
-    transactionHash: true,
-    blockNumber: true,
-    from: true,
-    contractAddress: true,
-    gasUsed: true,
-  });
-}
-
 export interface Setting {
-  privateKey: string;
   contractAddress: string;
   /** The view that reads the current value, e.g. ["paused", []]. */
   read: [method: string, args: readonly unknown[]];
@@ -43,21 +30,24 @@ export interface Setting {
  * the contract cannot refuse it: ownership is checked here, so that another key still gets
  * 403 NOT_CONTRACT_OWNER, as it would for a real change.
  */
-export async function applySetting(chain: ChainClient, setting: Setting): Promise<NftResult> {
+export async function planSetting(chain: ChainClient, signer: PooledSigner, setting: Setting): Promise<WritePlan> {
   const { contractAddress } = setting;
-  const signer = chain.signers.get(setting.privateKey);
   const [current, owner] = await chain.read(contractAddress, () =>
     Promise.all([chain.view(contractAddress, ...setting.read), chain.view<string>(contractAddress, "owner")]),
   );
   if (owner.toLowerCase() !== signer.address.toLowerCase()) {
     throw new ApiError("NOT_CONTRACT_OWNER", `OwnableUnauthorizedAccount(account=${signer.address})`);
   }
-  if (setting.isCurrent(current)) return { body: { ...setting.fields, changed: false } };
+  if (setting.isCurrent(current)) return { unchanged: setting.fields, contractAddress };
   const [method, args] = setting.call;
-  const outcome = await chain.write({
-    signer,
-    to: contractAddress,
-    data: collectionInterface().encodeFunctionData(method, args),
-  });
-  return writeResult(outcome, signer, contractAddress, () => ({ ...setting.fields, changed: true }));
+  return {
+    call: { to: contractAddress, data: collectionInterface().encodeFunctionData(method, args) },
+    context: setting.fields,
+  };
 }
+
+/** A setting's success fields: what it set, and that it changed. */
+export const settingResult = (_receipt: unknown, op: { context: Record<string, unknown> }) => ({
+  ...op.context,
+  changed: true,
+});

@@ -1,8 +1,9 @@
-import { ZeroAddress, type LogDescription, type TransactionReceipt } from "ethers";
+import { ZeroAddress, type LogDescription } from "ethers";
 import { collectionInterface } from "../chain/collection";
+import type { Receipt } from "../chain/receipt";
 
 /** The events `contractAddress` emitted in a receipt, decoded with the collection ABI. */
-function* collectionEvents(receipt: TransactionReceipt, contractAddress: string): Generator<LogDescription> {
+function* collectionEvents(receipt: Receipt, contractAddress: string): Generator<LogDescription> {
   for (const log of receipt.logs) {
     if (log.address.toLowerCase() !== contractAddress.toLowerCase()) continue;
     const parsed = collectionInterface().parseLog(log);
@@ -11,7 +12,7 @@ function* collectionEvents(receipt: TransactionReceipt, contractAddress: string)
 }
 
 /** Ids of the tokens a receipt shows minted by `contractAddress` (Transfer from the zero address). */
-export function mintedTokenIds(receipt: TransactionReceipt, contractAddress: string): string[] {
+export function mintedTokenIds(receipt: Receipt, contractAddress: string): string[] {
   const ids: string[] = [];
   for (const event of collectionEvents(receipt, contractAddress)) {
     if (event.name === "Transfer" && event.args[0] === ZeroAddress) ids.push(event.args[2].toString());
@@ -20,7 +21,7 @@ export function mintedTokenIds(receipt: TransactionReceipt, contractAddress: str
 }
 
 /** The amount of the collection's Withdrawn event in a receipt, if it emitted one. */
-export function withdrawnAmount(receipt: TransactionReceipt, contractAddress: string): bigint | undefined {
+export function withdrawnAmount(receipt: Receipt, contractAddress: string): bigint | undefined {
   for (const event of collectionEvents(receipt, contractAddress)) {
     if (event.name === "Withdrawn") return event.args[1] as bigint;
   }

@@ -1,94 +1,101 @@
-import type { Context } from "koa";
-import { z } from "zod";
-import type { ChainClient, WriteOutcome } from "../chain/chain-client";
-import type { PooledSigner } from "../chain/signer-pool";
 import type { ResponseConfig } from "@asteasolutions/zod-to-openapi";
-import { errorResponse } from "../http/openapi";
+import { z } from "zod";
+import type { ChainClient } from "../chain/chain-client";
+import type { Receipt } from "../chain/receipt";
+import type { PooledSigner } from "../chain/signer-pool";
+import type { Operation, TransactionEngine } from "../engine";
+import { PendingWrite } from "../engine";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
-import { PendingWrite, WriteFields } from "./fields";
+import { errorResponse } from "../http/openapi";
 
 export interface NftDeps {
   chain: ChainClient;
+  engine: TransactionEngine;
   /** The key /nft/withdraw requires; unset refuses every withdrawal. */
   apiKey?: string;
 }
 
-export interface NftResult {
-  status?: number;
-  body: Record<string, unknown>;
-}
-
-/** One /nft operation: its schemas, its documentation and its handler, in one place. */
-export interface NftRoute<Body extends z.ZodType = z.ZodType> {
+interface RouteBase<Body extends z.ZodType> {
   path: string;
   summary: string;
   description?: string;
   body: Body;
-  /** The 2xx response schema for the OpenAPI document. */
+  /** The success response schema for the OpenAPI document. */
   response: z.ZodType;
-  successStatus?: number;
   /** Error codes this operation can answer, for the OpenAPI document. */
   errors: ErrorCode[];
-  /** Whether the operation needs the API_KEY header. */
+  /** Whether the operation needs the API_KEY header: the router checks it before anything else. */
   apiKey?: boolean;
-  /** Whether the operation sends a transaction (it may then answer 202 pending). */
-  writes?: boolean;
-  handle(input: z.output<Body>, deps: NftDeps, ctx: Context): Promise<NftResult>;
 }
 
-export function defineRoute<Body extends z.ZodType>(route: NftRoute<Body>): NftRoute<Body> {
-  return route;
+/** A read: no transaction, the body is the answer. */
+export interface ReadRoute<Body extends z.ZodType = z.ZodType> extends RouteBase<Body> {
+  kind: "read";
+  handle(input: z.output<Body>, deps: NftDeps): Promise<Record<string, unknown>>;
 }
 
-/** The body of a write: the common fields when confirmed, or the pending shape (202). */
-export function writeResult(
-  outcome: WriteOutcome,
-  signer: PooledSigner,
-  contractAddress: string,
-  extra: (receipt: Extract<WriteOutcome, { status: "confirmed" }>["receipt"]) => Record<string, unknown>,
-  successStatus = 200,
-): NftResult {
-  if (outcome.status === "pending") {
-    return {
-      status: 202,
-      body: { status: "pending", transactionHash: outcome.transactionHash, from: signer.address, contractAddress },
-    };
-  }
-  const { receipt } = outcome;
-  return {
-    status: successStatus,
-    body: {
-      status: "confirmed",
-      transactionHash: receipt.hash,
-      blockNumber: receipt.blockNumber,
-      from: signer.address,
-      contractAddress,
-      gasUsed: receipt.gasUsed.toString(),
-      ...extra(receipt),
-    },
-  };
+/** What a write route asks the engine to send, or the answer when nothing needs sending. */
+export type WritePlan =
+  | { call: { to?: string; data: string; value?: bigint }; context: Record<string, unknown> }
+  | { unchanged: Record<string, unknown>; contractAddress: string };
+
+/**
+ * A write: the route declares its call and how to read its answer from a receipt; the engine
+ * does the rest (record, sign, broadcast, wait, idempotency, the operation record).
+ */
+export interface WriteRoute<Body extends z.ZodType = z.ZodType> extends RouteBase<Body> {
+  kind: "write";
+  /** The operation's name in the store and in GET /nft/operations. */
+  operation: string;
+  successStatus?: number;
+  plan(input: z.output<Body>, deps: NftDeps & { signer: PooledSigner }): Promise<WritePlan>;
+  /** The route's own success fields, from the receipt and the plan's context. */
+  result(receipt: Receipt, op: Operation): Record<string, unknown>;
 }
 
-export const writeResponseSchema = (extra: z.ZodRawShape) => WriteFields.extend(extra);
+export type NftRoute = ReadRoute | WriteRoute;
+
+export function defineRead<Body extends z.ZodType>(route: Omit<ReadRoute<Body>, "kind">): ReadRoute<Body> {
+  return { kind: "read", ...route };
+}
+
+export function defineWrite<Body extends z.ZodType>(route: Omit<WriteRoute<Body>, "kind">): WriteRoute<Body> {
+  return { kind: "write", ...route };
+}
+
+/** The Idempotency-Key request header, as documented on every write. */
+export const IdempotencyHeaders = z.object({
+  "idempotency-key": z.string().min(1).max(255).optional().openapi({
+    description:
+      "1-255 visible ASCII characters. A repeat with the same key and body sends nothing and answers what the first did (Idempotent-Replayed: true).",
+    example: "order-7f3a-mint",
+  }),
+});
 
 /** OpenAPI responses of a route: success, pending for writes, and every error it can answer. */
 export function openApiResponses(route: NftRoute) {
+  const write = route.kind === "write";
+  const successStatus = write ? (route.successStatus ?? 200) : 200;
   const responses: Record<string, ResponseConfig> = {
-    [String(route.successStatus ?? 200)]: {
+    [String(successStatus)]: {
       description: "Success",
       content: { "application/json": { schema: route.response } },
     },
   };
-  if (route.writes)
+  if (write) {
     responses["202"] = {
-      description: "Sent, not yet confirmed",
+      description: "Sent, not yet confirmed (or the broadcast's answer was lost): follow operationId",
       content: { "application/json": { schema: PendingWrite } },
     };
+  }
+  const codes: ErrorCode[] = ["VALIDATION_ERROR", ...route.errors];
+  if (write) codes.push("IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED");
+  codes.push("CHAIN_UNAVAILABLE", "INTERNAL_ERROR");
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of ["VALIDATION_ERROR", ...route.errors, "CHAIN_UNAVAILABLE", "INTERNAL_ERROR"] as ErrorCode[]) {
+  for (const code of codes) {
     const status = ERROR_STATUS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
-  for (const [status, codes] of byStatus) responses[String(status)] = errorResponse(codes.join(", "));
+  for (const [status, list] of byStatus) responses[String(status)] = errorResponse(list.join(", "));
   return responses;
 }

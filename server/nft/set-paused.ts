@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { settingResponseSchema } from "../engine";
 import { common } from "./fields";
-import { applySetting, OWNER_SETTING_ERRORS, settingResponseSchema } from "./owner-setting";
-import { defineRoute } from "./route";
+import { OWNER_SETTING_ERRORS, planSetting, settingResult } from "./owner-setting";
+import { defineWrite } from "./route";
 
 /** A JSON boolean; the strings "true" and "false" are accepted too (the source document is ambiguous). */
 const state = z
@@ -9,20 +10,21 @@ const state = z
   .transform((v) => v === true || v === "true")
   .openapi({ type: "boolean", description: 'true to pause; the strings "true"/"false" are accepted' });
 
-export const setPausedRoute = defineRoute({
+export const setPausedRoute = defineWrite({
   path: "/nft/setPaused",
+  operation: "setPaused",
   summary: "Pause or resume minting (owner only)",
   description: "Setting the current state sends nothing and answers changed:false.",
   body: z.object({ ...common, state }).openapi("SetPausedRequest"),
   response: settingResponseSchema({ paused: z.boolean() }).openapi("SetPausedResponse"),
-  writes: true,
   errors: OWNER_SETTING_ERRORS,
-  handle: (input, { chain }) =>
-    applySetting(chain, {
-      ...input,
+  plan: (input, { chain, signer }) =>
+    planSetting(chain, signer, {
+      contractAddress: input.contractAddress,
       read: ["paused", []],
       isCurrent: (paused) => paused === input.state,
       call: ["setPaused", [input.state]],
       fields: { paused: input.state },
     }),
+  result: settingResult,
 });

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { common, decimal, uint } from "./fields";
-import { defineRoute } from "./route";
+import { defineRead } from "./route";
 
-export const tokenUriRoute = defineRoute({
+export const tokenUriRoute = defineRead({
   path: "/nft/tokenURI",
   summary: "Look up the URI of a token",
   description: "A read: no transaction is sent.",
@@ -14,6 +14,6 @@ export const tokenUriRoute = defineRoute({
     const tokenURI: string = await chain.read(input.contractAddress, () =>
       chain.view<string>(input.contractAddress, "tokenURI", [input.tokenId]),
     );
-    return { body: { tokenId: input.tokenId.toString(), tokenURI } };
+    return { tokenId: input.tokenId.toString(), tokenURI };
   },
 });

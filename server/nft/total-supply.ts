@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { common, decimal } from "./fields";
-import { defineRoute } from "./route";
+import { defineRead } from "./route";
 
-export const totalSupplyRoute = defineRoute({
+export const totalSupplyRoute = defineRead({
   path: "/nft/total-supply",
   summary: "Total and maximum supply, and the caller's wallet (WalletOfOwner)",
   description: "A read: no transaction is sent. `wallet` lists the tokens the caller's address holds.",
@@ -26,11 +26,9 @@ export const totalSupplyRoute = defineRoute({
       ]),
     );
     return {
-      body: {
-        totalSupply: totalSupply.toString(),
-        maxSupply: maxSupply.toString(),
-        wallet: { address: signer.address, tokenIds: tokenIds.map(String) },
-      },
+      totalSupply: totalSupply.toString(),
+      maxSupply: maxSupply.toString(),
+      wallet: { address: signer.address, tokenIds: tokenIds.map(String) },
     };
   },
 });

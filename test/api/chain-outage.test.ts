@@ -78,7 +78,13 @@ describe("the JSON-RPC endpoint going away", function () {
       const { res, ms } = await timed(() => mint(minter.privateKey, 2));
       expect(res.status, res.text).to.equal(202);
       expect(ms).to.be.at.least(TX_TIMEOUT_MS - 100);
-      expect(Object.keys(res.body)).to.have.members(["status", "transactionHash", "from", "contractAddress"]);
+      expect(Object.keys(res.body)).to.have.members([
+        "status",
+        "operationId",
+        "transactionHash",
+        "from",
+        "contractAddress",
+      ]);
       expect(res.body.status).to.equal("pending");
       expect(res.body.transactionHash).to.match(/^0x[0-9a-f]{64}$/);
       expect(res.body.from).to.equal(minter.address);

@@ -3,7 +3,24 @@ import { expect } from "chai";
 import { getAddress, type JsonRpcProvider, type TransactionReceipt } from "ethers";
 import { leakedSecrets, type ApiResponse, type JsonBody } from "./harness";
 
-export const WRITE_FIELDS = ["status", "transactionHash", "blockNumber", "from", "contractAddress", "gasUsed"];
+export const WRITE_FIELDS = [
+  "status",
+  "operationId",
+  "transactionHash",
+  "blockNumber",
+  "from",
+  "contractAddress",
+  "gasUsed",
+];
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A write answer without its operationId (a uuid, asserted here), for exact comparisons of the rest. */
+export function withoutOperationId(body: JsonBody): JsonBody {
+  const { operationId, ...rest } = body;
+  expect(operationId).to.match(UUID);
+  return rest;
+}
 
 /** The response is the error envelope with this status and code (and nothing else at the top). */
 export function expectError(res: ApiResponse, status: number, code: string): JsonBody {
@@ -28,6 +45,7 @@ export async function expectConfirmedWrite(
   const body = res.body;
   expect(Object.keys(body)).to.have.members([...WRITE_FIELDS, ...expected.extra]);
   expect(body.status).to.equal("confirmed");
+  expect(body.operationId).to.match(UUID);
   expect(body.transactionHash).to.match(/^0x[0-9a-f]{64}$/);
   expect(body.blockNumber).to.be.a("number");
   expect(body.gasUsed)

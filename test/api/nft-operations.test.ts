@@ -7,6 +7,7 @@ import {
   expectError,
   expectNoGasSpent,
   expectNoSecretsIn,
+  withoutOperationId,
 } from "./expectations";
 import {
   DEV_KEYS,
@@ -390,8 +391,12 @@ describe("the /nft operations", function () {
         }),
       );
       expect(res.status, res.text).to.equal(200);
-      expect(res.body).to.deep.equal({ address: whitelistedMinter.address, whitelisted: true, changed: false });
-      for (const field of WRITE_FIELDS) expect(res.body).to.not.have.property(field);
+      expect(withoutOperationId(res.body)).to.deep.equal({
+        address: whitelistedMinter.address,
+        whitelisted: true,
+        changed: false,
+      });
+      for (const field of WRITE_FIELDS.filter((f) => f !== "operationId")) expect(res.body).to.not.have.property(field);
     });
 
     it("by an account that is not the owner answers 403 NOT_CONTRACT_OWNER and spends no gas", async function () {
@@ -453,7 +458,7 @@ describe("the /nft operations", function () {
     it("state true again answers exactly {paused:true, changed:false} and sends no transaction", async function () {
       const res = await expectNoGasSpent(provider, owner.address, () => setPaused(true));
       expect(res.status, res.text).to.equal(200);
-      expect(res.body).to.deep.equal({ paused: true, changed: false });
+      expect(withoutOperationId(res.body)).to.deep.equal({ paused: true, changed: false });
     });
 
     it("minting while paused answers 409 CONTRACT_PAUSED and spends no gas", async function () {
@@ -491,7 +496,7 @@ describe("the /nft operations", function () {
       expect(res.body).to.include({ paused: false, changed: true });
       expect(await pausableContract.paused()).to.equal(false);
       const again = await expectNoGasSpent(provider, owner.address, () => setPaused("false"));
-      expect(again.body).to.deep.equal({ paused: false, changed: false });
+      expect(withoutOperationId(again.body)).to.deep.equal({ paused: false, changed: false });
       const minted = await mint(minter.privateKey, pausable, 1);
       expect(minted.status, minted.text).to.equal(200);
     });
@@ -544,7 +549,7 @@ describe("the /nft operations", function () {
       const current: bigint = await pricedContract.cost();
       const res = await expectNoGasSpent(provider, owner.address, () => setCost(current.toString()));
       expect(res.status, res.text).to.equal(200);
-      expect(res.body).to.deep.equal({ cost: current.toString(), changed: false });
+      expect(withoutOperationId(res.body)).to.deep.equal({ cost: current.toString(), changed: false });
     });
 
     it("a cost above 2^53 sent as a decimal string is set exactly", async function () {

@@ -1,0 +1,38 @@
+import { getAddress } from "ethers";
+
+/** A transaction receipt as the service uses it, read from the node's JSON without ethers' wrappers. */
+export interface Receipt {
+  hash: string;
+  status: number;
+  blockNumber: number;
+  blockHash: string;
+  gasUsed: bigint;
+  contractAddress: string | null;
+  logs: Array<{ address: string; topics: string[]; data: string }>;
+}
+
+interface ReceiptJson {
+  transactionHash: string;
+  status?: string;
+  blockNumber: string;
+  blockHash: string;
+  gasUsed: string;
+  contractAddress?: string | null;
+  logs?: Array<{ address: string; topics: string[]; data: string }>;
+}
+
+/** The receipt in an eth_getTransactionReceipt answer, or null while the transaction is unmined. */
+export function parseReceipt(json: unknown): Receipt | null {
+  if (json === null || typeof json !== "object") return null;
+  const r = json as ReceiptJson;
+  if (!r.blockNumber || !r.blockHash) return null;
+  return {
+    hash: r.transactionHash,
+    status: r.status === undefined ? 1 : Number(BigInt(r.status)),
+    blockNumber: Number(BigInt(r.blockNumber)),
+    blockHash: r.blockHash,
+    gasUsed: BigInt(r.gasUsed),
+    contractAddress: r.contractAddress ? getAddress(r.contractAddress) : null,
+    logs: (r.logs ?? []).map((log) => ({ address: log.address, topics: log.topics, data: log.data })),
+  };
+}

@@ -1,0 +1,44 @@
+import type { ChainClient } from "../chain/chain-client";
+import type { Receipt } from "../chain/receipt";
+import type { Logger } from "../http/logger";
+import type { NonceAllocator } from "./nonce-allocator";
+import type { Operation } from "./operation";
+import type { OperationStore } from "./operation-store";
+
+/** How the engine reads the answer of each kind of operation once its receipt is in. */
+export interface OperationKind {
+  /** Status of the success answer (201 for a deployment). */
+  successStatus: number;
+  /** The route's own success fields, from the receipt and what the request knew. */
+  result(receipt: Receipt, op: Operation): Record<string, unknown>;
+}
+
+export interface EngineOptions {
+  chainId: bigint;
+  /** Blocks deep a receipt must be (CONFIRMATIONS). */
+  confirmations: number;
+  /** How long a request waits for its confirmation before answering 202 (TX_TIMEOUT_MS). */
+  txTimeoutMs: number;
+  /** New blocks an unmined transaction waits before it is replaced with higher fees (TX_RESEND_BLOCKS). */
+  resendBlocks: number;
+  /** How often the chain head is polled while operations are in flight. */
+  blockPollMs: number;
+  /** How often the store is scanned for operations nobody follows (after a restart, a lost replica). */
+  scanMs: number;
+  /** How long a process's hold on an operation lasts without renewal. */
+  leaseMs: number;
+}
+
+export const DEFAULT_ENGINE_TIMING = { blockPollMs: 500, scanMs: 2_000, leaseMs: 30_000 };
+
+/** What the request path and the follower share. */
+export interface EngineContext {
+  chain: ChainClient;
+  store: OperationStore;
+  nonces: NonceAllocator;
+  kinds: Map<string, OperationKind>;
+  options: EngineOptions;
+  logger: Logger;
+  /** This process's name on leases. */
+  owner: string;
+}

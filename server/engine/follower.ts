@@ -1,0 +1,450 @@
+import { parseReceipt, type Receipt } from "../chain/receipt";
+import { ApiError, errorBody } from "../http/errors";
+import { broadcast } from "./broadcast";
+import type { EngineContext } from "./context";
+import { currentTransaction, type Operation, type SignedTransaction } from "./operation";
+import { feesOf, signCall, targetAddress } from "./signing";
+import type { TransactionEngine } from "./transaction-engine";
+import type { OperationPatch } from "./operation-store";
+import { confirmedBody } from "./write-response";
+
+/** Gas of a plain transfer: what a nonce fill (a 0-value transfer to oneself) costs. */
+const TRANSFER_GAS = 21_000n;
+/** Operations worked on at once within one block's pass. */
+const CONCURRENCY = 8;
+/** Missing nonces filled at most per stuck operation and block. */
+const MAX_FILLS = 16;
+
+/**
+ * Follows every unfinished operation this process holds, in the background, once per new block
+ * (one poll of the chain head for all of them, and only while there are any): fetches receipts,
+ * confirms after CONFIRMATIONS blocks, fails on-chain reverts, notices receipts a reorg removed,
+ * broadcasts again what the node no longer knows, replaces what stays unmined for
+ * TX_RESEND_BLOCKS blocks, and fills nonce gaps. A scan of the store, without any chain call,
+ * takes over operations nobody holds: after a restart, or from a process that went away.
+ */
+export class Follower {
+  private readonly tracked = new Map<string, Operation>();
+  /** Operations whose first broadcast is under way in this process's request path. */
+  private readonly heldBack = new Set<string>();
+  private readonly waiters = new Map<string, Set<(op: Operation | null) => void>>();
+  /** The head at which each tracked operation was last looked at. */
+  private readonly checkedAt = new Map<string, number>();
+  /** Recycled nonces and the head at which they were first seen waiting. */
+  private readonly recycledSince = new Map<string, number>();
+  private readonly warned = new Set<string>();
+  private running = false;
+  private pollTimer?: NodeJS.Timeout;
+  private scanTimer?: NodeJS.Timeout;
+  private pass?: Promise<void>;
+
+  constructor(
+    private readonly ctx: EngineContext,
+    private readonly engine: TransactionEngine,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    void this.scan();
+  }
+
+  /** Stops following; what is unfinished stays in the store for the next start (or another process). */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.pollTimer);
+    clearTimeout(this.scanTimer);
+    await this.pass?.catch(() => {});
+    for (const [id, waiting] of this.waiters) for (const resolve of waiting) resolve(this.tracked.get(id) ?? null);
+    this.waiters.clear();
+    await this.ctx.store.releaseLeases(this.ctx.owner).catch(() => {});
+  }
+
+  holdBack(id: string): void {
+    this.heldBack.add(id);
+  }
+
+  release(id: string): void {
+    this.heldBack.delete(id);
+  }
+
+  /** Follows `op` from now on (it is already leased to this process). */
+  track(op: Operation): void {
+    this.tracked.set(op.id, op);
+    this.schedulePoll(0);
+  }
+
+  /** The operation once it is final, or null if it is not within `ms` (or the follower stops). */
+  waitFor(id: string, ms: number): Promise<Operation | null> {
+    return new Promise((resolve) => {
+      const waiting = this.waiters.get(id) ?? new Set();
+      this.waiters.set(id, waiting);
+      const done = (op: Operation | null) => {
+        clearTimeout(timer);
+        waiting.delete(done);
+        if (waiting.size === 0) this.waiters.delete(id);
+        resolve(op);
+      };
+      const timer = setTimeout(() => done(this.tracked.get(id) ?? null), ms);
+      waiting.add(done);
+    });
+  }
+
+  get size(): number {
+    return this.tracked.size;
+  }
+
+  /** Confirms (or fails, for a revert) `op` from its receipt, stores its answer and wakes its waiters. */
+  async settle(op: Operation, receipt: Receipt): Promise<Operation> {
+    const kind = this.ctx.kinds.get(op.operation);
+    if (receipt.status === 1) {
+      const result = kind ? kind.result(receipt, op) : {};
+      op.status = "confirmed";
+      op.result = result;
+      op.response = { status: kind?.successStatus ?? 200, body: confirmedBody(op, receipt, result) };
+      if (receipt.contractAddress) op.contractAddress = receipt.contractAddress;
+    } else {
+      const error = new ApiError(
+        "CONTRACT_REVERTED",
+        `Transaction ${receipt.hash} reverted on chain after a successful simulation`,
+      );
+      op.status = "failed";
+      op.error = { code: "CONTRACT_REVERTED", message: error.message };
+      op.response = { status: error.status, body: JSON.stringify(errorBody(error)) };
+    }
+    op.blockNumber = receipt.blockNumber;
+    op.blockHash = receipt.blockHash;
+    await this.ctx.store.update(op.id, {
+      status: op.status,
+      result: op.result,
+      error: op.error,
+      response: op.response,
+      contractAddress: op.contractAddress,
+      blockNumber: op.blockNumber,
+      blockHash: op.blockHash,
+    });
+    this.finish(op);
+    return op;
+  }
+
+  private finish(op: Operation): void {
+    this.tracked.delete(op.id);
+    this.checkedAt.delete(op.id);
+    for (const resolve of this.waiters.get(op.id) ?? []) resolve(op);
+  }
+
+  private schedulePoll(delay = this.ctx.options.blockPollMs): void {
+    if (!this.running || this.pollTimer || this.tracked.size === 0) return;
+    this.pollTimer = setTimeout(() => {
+      this.pollTimer = undefined;
+      this.pass = this.poll().finally(() => this.schedulePoll());
+    }, delay);
+  }
+
+  private async poll(): Promise<void> {
+    let head: number;
+    try {
+      head = Number(BigInt(await this.ctx.chain.rpc.call<string>("eth_blockNumber", [])));
+    } catch {
+      return; // the chain is away: try again at the next poll
+    }
+    const due = [...this.tracked.values()].filter(
+      (op) => !this.heldBack.has(op.id) && (this.checkedAt.get(op.id) ?? -1) < head,
+    );
+    if (due.length === 0) return;
+    try {
+      await this.followAt(head, due);
+    } catch (err) {
+      this.ctx.logger.warn({ err: describe(err) }, "follower pass failed; retrying at the next block");
+    }
+  }
+
+  private async scan(): Promise<void> {
+    if (!this.running) return;
+    try {
+      const claimed = await this.ctx.store.claimUnfinished(
+        this.ctx.options.chainId.toString(),
+        this.ctx.owner,
+        this.ctx.options.leaseMs,
+        1000,
+      );
+      for (const op of claimed) {
+        if (this.tracked.has(op.id) || this.heldBack.has(op.id)) continue;
+        this.ctx.logger.info({ operationId: op.id, status: op.status }, "following operation taken from the store");
+        this.tracked.set(op.id, op);
+      }
+      this.schedulePoll(0);
+    } catch (err) {
+      this.ctx.logger.warn({ err: describe(err) }, "scanning the store for unfinished operations failed");
+    }
+    if (this.running) this.scanTimer = setTimeout(() => void this.scan(), this.ctx.options.scanMs);
+  }
+
+  /** One pass over `ops` at chain head `head`. */
+  private async followAt(head: number, ops: Operation[]): Promise<void> {
+    const receipts = await this.receiptsOf(ops);
+    const unmined: Operation[] = [];
+    for (const op of ops) {
+      this.checkedAt.set(op.id, head);
+      const receipt = receipts.get(op.id);
+      if (receipt) {
+        if (head >= receipt.blockNumber + this.ctx.options.confirmations - 1) await this.settle(op, receipt);
+        else if (op.blockHash !== receipt.blockHash) await this.patch(op, receipt);
+        continue;
+      }
+      if (op.blockNumber !== null) {
+        // Mined before, no receipt now: a reorg took the block. Back to sent; it is followed on.
+        this.ctx.logger.warn({ operationId: op.id, blockNumber: op.blockNumber }, "receipt removed by a reorg");
+        await this.patch(op, { blockNumber: null, blockHash: null, pendingSince: head });
+      }
+      unmined.push(op);
+    }
+    if (unmined.length === 0) return;
+    const known = await this.ctx.chain.rpc.batch(
+      unmined.map((op) => ["eth_getTransactionByHash", [currentTransaction(op)!.hash]]),
+    );
+    const filling = new Set<string>();
+    await inPool(unmined, CONCURRENCY, (op, i) => {
+      const answer = known[i];
+      const isKnown = "result" in answer ? answer.result !== null : true; // an error answer proves nothing
+      return this.followUnmined(op, head, isKnown, filling);
+    });
+    await this.fillRecycled(head, filling);
+  }
+
+  /** The receipt of each operation's mined transaction (any of its hashes), by operation id. */
+  private async receiptsOf(ops: Operation[]): Promise<Map<string, Receipt>> {
+    const calls: Array<[string, unknown[]]> = [];
+    const owners: string[] = [];
+    for (const op of ops) {
+      for (const tx of op.transactions) {
+        calls.push(["eth_getTransactionReceipt", [tx.hash]]);
+        owners.push(op.id);
+      }
+    }
+    const answers = await this.ctx.chain.rpc.batch(calls);
+    const receipts = new Map<string, Receipt>();
+    answers.forEach((answer, i) => {
+      const receipt = "result" in answer ? parseReceipt(answer.result) : null;
+      if (receipt) receipts.set(owners[i], receipt);
+    });
+    return receipts;
+  }
+
+  private async followUnmined(op: Operation, head: number, isKnown: boolean, filling: Set<string>): Promise<void> {
+    if (op.status === "queued") {
+      // Taken over from a process that stopped between recording and broadcasting: maybe sent.
+      await this.patch(op, { status: "sent" });
+    }
+    if (!isKnown) {
+      const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw);
+      this.ctx.logger.info(
+        { operationId: op.id, outcome: outcome.kind },
+        "transaction unknown to the node: sent again",
+      );
+      switch (outcome.kind) {
+        case "accepted":
+          if (op.pendingSince === null) await this.patch(op, { pendingSince: head });
+          return;
+        case "lost":
+        case "unreachable":
+          return;
+        case "nonceTooLow":
+        case "nonceTooHigh":
+          return this.unstick(op, head, filling);
+        case "underpriced":
+          return this.replace(op, head);
+        case "refused":
+          return this.abandon(op, outcome.error.message);
+      }
+    }
+    if (op.pendingSince === null) return this.patch(op, { pendingSince: head });
+    if (head - op.pendingSince >= this.ctx.options.resendBlocks) return this.unstick(op, head, filling);
+  }
+
+  /**
+   * An operation unmined for TX_RESEND_BLOCKS blocks. The chain's nonce says why: below ours, lower
+   * nonces are missing (fill those nobody holds); above ours, another transaction used our nonce
+   * (re-sign at a new one: ours can never be mined); equal, our fees are too low (replace).
+   */
+  private async unstick(op: Operation, head: number, filling: Set<string>): Promise<void> {
+    const latest = Number(
+      BigInt(await this.ctx.chain.rpc.call<string>("eth_getTransactionCount", [op.from, "latest"])),
+    );
+    const nonce = op.nonce!;
+    if (latest < nonce) {
+      const held = new Set(
+        await this.ctx.store.unfinishedNoncesBelow(this.ctx.options.chainId.toString(), op.from, nonce),
+      );
+      for (let missing = latest; missing < nonce && missing < latest + MAX_FILLS; missing++) {
+        const key = `${op.from}:${missing}`;
+        if (held.has(missing) || filling.has(key)) continue;
+        filling.add(key);
+        await this.ctx.nonces.claimRecycled(op.from, missing);
+        await this.fill(op.from, missing);
+      }
+      await this.patch(op, { pendingSince: head });
+      return;
+    }
+    if (latest > nonce) {
+      // Receipts read after the nonce: if none of ours is mined now, the nonce went to another transaction.
+      if ((await this.receiptsOf([op])).size > 0) return;
+      return this.resignAtNewNonce(op);
+    }
+    return this.replace(op, head);
+  }
+
+  /** Replaces the current transaction at the same nonce with fees ≥ +12.5% and ≥ the quote, capped. */
+  private async replace(op: Operation, head: number): Promise<void> {
+    const signer = this.signerOf(op);
+    if (!signer) return;
+    const fees = await this.ctx.chain.fees.bump(feesOf(currentTransaction(op)!));
+    if (!fees) {
+      this.warnOnce(op, "fee-cap", "MAX_FEE_PER_GAS leaves no room to replace a stuck transaction; waiting");
+      await this.patch(op, { pendingSince: head });
+      return;
+    }
+    const replacement = await signCall(signer, this.ctx.options.chainId, op.nonce!, op.call!, fees);
+    await this.patch(op, { transactions: [...op.transactions, replacement] });
+    const outcome = await broadcast(this.ctx.chain.rpc, replacement.raw);
+    this.ctx.logger.info(
+      { operationId: op.id, transactionHash: replacement.hash, outcome: outcome.kind },
+      "stuck transaction replaced with higher fees",
+    );
+    if (outcome.kind === "accepted" || outcome.kind === "lost") {
+      await this.patch(op, { pendingSince: head });
+    } else {
+      // Refused: it never entered a mempool, so it is not one of the operation's transactions.
+      await this.patch(op, { transactions: withoutHash(op.transactions, replacement.hash), pendingSince: head });
+    }
+  }
+
+  private async resignAtNewNonce(op: Operation): Promise<void> {
+    const signer = this.signerOf(op);
+    if (!signer) return;
+    const nonce = await this.engine.takeNonce(op.from);
+    const tx = await signCall(signer, this.ctx.options.chainId, nonce, op.call!, await this.ctx.chain.fees.quote(true));
+    this.ctx.logger.warn(
+      { operationId: op.id, from: op.nonce, to: nonce },
+      "nonce used by another transaction: re-signed",
+    );
+    await this.patch(op, {
+      nonce,
+      contractAddress: targetAddress(op.from, op.call!, nonce),
+      transactions: [...op.transactions, tx],
+      pendingSince: null,
+    });
+    await broadcast(this.ctx.chain.rpc, tx.raw);
+  }
+
+  /** Gives up an operation the node refuses for good; its nonce is filled so later ones can be mined. */
+  private async abandon(op: Operation, reason: string): Promise<void> {
+    const error = new ApiError("TRANSACTION_ABANDONED", `The service gave up this transaction: ${reason}`);
+    op.status = "failed";
+    op.error = { code: "TRANSACTION_ABANDONED", message: error.message };
+    op.response = { status: error.status, body: JSON.stringify(errorBody(error)) };
+    await this.ctx.store.update(op.id, { status: op.status, error: op.error, response: op.response });
+    await this.ctx.nonces.recycle(op.from, op.nonce!);
+    this.ctx.logger.warn({ operationId: op.id, nonce: op.nonce }, "operation abandoned; its nonce will be filled");
+    this.finish(op);
+  }
+
+  /**
+   * Recycled nonces that no write took within a block, below a nonce this process still follows:
+   * later transactions wait on them, so fill them.
+   */
+  private async fillRecycled(head: number, filling: Set<string>): Promise<void> {
+    const recycled = await this.ctx.nonces.recycled();
+    const waiting = new Set(recycled.map(({ address, nonce }) => `${address}:${nonce}`));
+    for (const key of this.recycledSince.keys()) if (!waiting.has(key)) this.recycledSince.delete(key);
+    for (const { address, nonce } of recycled) {
+      const key = `${address}:${nonce}`;
+      const since = this.recycledSince.get(key);
+      if (since === undefined) {
+        this.recycledSince.set(key, head);
+        continue;
+      }
+      const blocked = [...this.tracked.values()].some((op) => op.from === address && (op.nonce ?? -1) > nonce);
+      if (since >= head || !blocked || filling.has(key)) continue;
+      if (!this.ctx.chain.signers.byAddressOf(address)) continue;
+      if (!(await this.ctx.nonces.claimRecycled(address, nonce))) continue;
+      filling.add(key);
+      this.recycledSince.delete(key);
+      await this.fill(address, nonce);
+    }
+  }
+
+  /** Sends a 0-value transfer to oneself at `nonce`, followed like any operation ("nonceFill"). */
+  private async fill(address: string, nonce: number): Promise<void> {
+    const signer = this.ctx.chain.signers.byAddressOf(address);
+    if (!signer) {
+      this.warnOnce({ id: `${address}:${nonce}` }, "fill-key", "a nonce gap waits for its key's next request");
+      await this.ctx.nonces.recycle(address, nonce);
+      return;
+    }
+    const op = this.engine.newOperation(
+      { operation: "nonceFill", signer, context: {}, fingerprint: "nonceFill" },
+      null,
+    );
+    op.call = { to: address, data: "0x", value: 0n, gasLimit: TRANSFER_GAS };
+    op.nonce = nonce;
+    op.transactions = [
+      await signCall(signer, this.ctx.options.chainId, nonce, op.call, await this.ctx.chain.fees.quote(true)),
+    ];
+    await this.engine.insert(op);
+    const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw);
+    this.ctx.logger.info(
+      { operationId: op.id, nonce, outcome: outcome.kind },
+      "nonce gap filled with a 0-value transfer",
+    );
+    if (outcome.kind === "accepted" || outcome.kind === "lost") {
+      op.status = "sent";
+      await this.ctx.store.update(op.id, { status: "sent" });
+      this.tracked.set(op.id, op);
+    } else {
+      await this.ctx.store.delete(op.id);
+    }
+  }
+
+  private signerOf(op: Operation) {
+    const signer = this.ctx.chain.signers.byAddressOf(op.from);
+    if (!signer)
+      this.warnOnce(op, "key", "a stuck transaction needs a new signature: waiting for its key's next request");
+    return signer;
+  }
+
+  /** Applies `patch` (or a receipt's block) to the operation in memory and in the store. */
+  private async patch(op: Operation, patch: OperationPatch | Receipt): Promise<void> {
+    const changes: OperationPatch =
+      "gasUsed" in patch ? { blockNumber: patch.blockNumber, blockHash: patch.blockHash } : patch;
+    Object.assign(op, changes);
+    await this.ctx.store.update(op.id, changes);
+  }
+
+  private warnOnce(op: Pick<Operation, "id">, what: string, message: string): void {
+    const key = `${op.id}:${what}`;
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.ctx.logger.warn({ operationId: op.id }, message);
+  }
+}
+
+function withoutHash(transactions: SignedTransaction[], hash: string): SignedTransaction[] {
+  return transactions.filter((tx) => tx.hash !== hash);
+}
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function inPool<T>(items: T[], limit: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      await work(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** An error's kind and message, never its parameters (a database error can carry them). */
+function describe(err: unknown): { name?: string; message?: string } {
+  return err instanceof Error ? { name: err.name, message: err.message.slice(0, 300) } : {};
+}

@@ -1,0 +1,163 @@
+import type { SqlDriver } from "../db";
+
+/**
+ * Hands out the nonces of each address. Nonces whose transaction was never broadcast come back
+ * through `recycle` and are handed out again, lowest first, before new ones; the follower fills
+ * those that no write takes. `seed` reads where a new address starts (the chain's pending count,
+ * or past the highest nonce an unfinished operation holds, whichever is higher).
+ */
+export interface NonceAllocator {
+  take(address: string, seed: () => Promise<number>): Promise<number>;
+  recycle(address: string, nonce: number): Promise<void>;
+  /** The chain is ahead of us (another sender, a refused "nonce too low"): never hand out below `next`. */
+  raiseTo(address: string, next: number): Promise<void>;
+  /** The chain is behind us and nothing of ours is in between (a reset chain): start again at `next`. */
+  resetTo(address: string, next: number): Promise<void>;
+  /** Takes back a recycled nonce for a fill, if it is still recycled (false when a write took it). */
+  claimRecycled(address: string, nonce: number): Promise<boolean>;
+  /** Recycled nonces waiting, by address. */
+  recycled(): Promise<Array<{ address: string; nonce: number }>>;
+}
+
+/** Nonces in this process's memory: PGlite's data directory has one process, so nothing else signs. */
+export class MemoryNonceAllocator implements NonceAllocator {
+  private readonly next = new Map<string, number>();
+  private readonly seeding = new Map<string, Promise<number>>();
+  private readonly returned = new Map<string, Set<number>>();
+
+  async take(address: string, seed: () => Promise<number>): Promise<number> {
+    const returned = this.returned.get(address);
+    if (returned && returned.size > 0) {
+      const lowest = Math.min(...returned);
+      returned.delete(lowest);
+      return lowest;
+    }
+    if (!this.next.has(address)) {
+      // Concurrent first writes of an address share one seed read.
+      let seeding = this.seeding.get(address);
+      if (!seeding) {
+        seeding = seed().finally(() => this.seeding.delete(address));
+        this.seeding.set(address, seeding);
+      }
+      const seeded = await seeding;
+      if (!this.next.has(address)) this.next.set(address, seeded);
+    }
+    const nonce = this.next.get(address)!;
+    this.next.set(address, nonce + 1);
+    return nonce;
+  }
+
+  async recycle(address: string, nonce: number): Promise<void> {
+    if (!this.returned.has(address)) this.returned.set(address, new Set());
+    this.returned.get(address)!.add(nonce);
+  }
+
+  async raiseTo(address: string, next: number): Promise<void> {
+    this.next.set(address, Math.max(this.next.get(address) ?? 0, next));
+    this.dropRecycledBelow(address, next);
+  }
+
+  async resetTo(address: string, next: number): Promise<void> {
+    this.next.set(address, next);
+    this.returned.delete(address);
+  }
+
+  async claimRecycled(address: string, nonce: number): Promise<boolean> {
+    return this.returned.get(address)?.delete(nonce) ?? false;
+  }
+
+  async recycled(): Promise<Array<{ address: string; nonce: number }>> {
+    return [...this.returned].flatMap(([address, nonces]) => [...nonces].map((nonce) => ({ address, nonce })));
+  }
+
+  private dropRecycledBelow(address: string, next: number): void {
+    const returned = this.returned.get(address);
+    if (returned) for (const nonce of returned) if (nonce < next) returned.delete(nonce);
+  }
+}
+
+/**
+ * Nonces in PostgreSQL, so that any number of service processes can sign with the same key: a
+ * row per (chain, address) incremented under its row lock, and a table of recycled nonces taken
+ * with SKIP LOCKED.
+ */
+export class SqlNonceAllocator implements NonceAllocator {
+  constructor(
+    private readonly db: SqlDriver,
+    private readonly chainId: string,
+  ) {}
+
+  async take(address: string, seed: () => Promise<number>): Promise<number> {
+    const reused = await this.db.query<{ nonce: string }>(
+      `DELETE FROM recycled_nonces WHERE (chain_id, address, nonce) = (
+         SELECT chain_id, address, nonce FROM recycled_nonces WHERE chain_id = $1 AND address = $2
+         ORDER BY nonce LIMIT 1 FOR UPDATE SKIP LOCKED)
+       RETURNING nonce::text AS nonce`,
+      [this.chainId, address],
+    );
+    if (reused.rows.length > 0) return Number(reused.rows[0].nonce);
+    const taken = await this.increment(address);
+    if (taken !== null) return taken;
+    await this.db.query(
+      "INSERT INTO nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+      [this.chainId, address, await seed()],
+    );
+    const seeded = await this.increment(address);
+    if (seeded === null) throw new Error(`No nonce row for ${address}`);
+    return seeded;
+  }
+
+  private async increment(address: string): Promise<number | null> {
+    const { rows } = await this.db.query<{ nonce: string }>(
+      `UPDATE nonces SET next_nonce = next_nonce + 1 WHERE chain_id = $1 AND address = $2
+       RETURNING (next_nonce - 1)::text AS nonce`,
+      [this.chainId, address],
+    );
+    return rows.length > 0 ? Number(rows[0].nonce) : null;
+  }
+
+  async recycle(address: string, nonce: number): Promise<void> {
+    await this.db.query(
+      "INSERT INTO recycled_nonces (chain_id, address, nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+      [this.chainId, address, nonce],
+    );
+  }
+
+  async raiseTo(address: string, next: number): Promise<void> {
+    await this.db.query(
+      `INSERT INTO nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3)
+       ON CONFLICT (chain_id, address) DO UPDATE SET next_nonce = GREATEST(nonces.next_nonce, $3)`,
+      [this.chainId, address, next],
+    );
+    await this.db.query("DELETE FROM recycled_nonces WHERE chain_id = $1 AND address = $2 AND nonce < $3", [
+      this.chainId,
+      address,
+      next,
+    ]);
+  }
+
+  async resetTo(address: string, next: number): Promise<void> {
+    await this.db.query(
+      `INSERT INTO nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3)
+       ON CONFLICT (chain_id, address) DO UPDATE SET next_nonce = $3`,
+      [this.chainId, address, next],
+    );
+    await this.db.query("DELETE FROM recycled_nonces WHERE chain_id = $1 AND address = $2", [this.chainId, address]);
+  }
+
+  async claimRecycled(address: string, nonce: number): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      "DELETE FROM recycled_nonces WHERE chain_id = $1 AND address = $2 AND nonce = $3",
+      [this.chainId, address, nonce],
+    );
+    return rowCount > 0;
+  }
+
+  async recycled(): Promise<Array<{ address: string; nonce: number }>> {
+    const { rows } = await this.db.query<{ address: string; nonce: string }>(
+      "SELECT address, nonce::text AS nonce FROM recycled_nonces WHERE chain_id = $1 ORDER BY address, nonce",
+      [this.chainId],
+    );
+    return rows.map((row) => ({ address: row.address, nonce: Number(row.nonce) }));
+  }
+}

@@ -1,0 +1,43 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { ChainClient } from "../chain/chain-client";
+import type { SqlDriver } from "../db";
+import type { Logger } from "../http/logger";
+import { DEFAULT_ENGINE_TIMING, type EngineOptions, type OperationKind } from "./context";
+import { MemoryNonceAllocator, SqlNonceAllocator } from "./nonce-allocator";
+import { OperationStore } from "./operation-store";
+import { TransactionEngine } from "./transaction-engine";
+
+export interface OpenEngineOptions extends Omit<EngineOptions, "blockPollMs" | "scanMs" | "leaseMs"> {
+  blockPollMs?: number;
+  scanMs?: number;
+  leaseMs?: number;
+}
+
+/**
+ * The engine on the service's database. On PGlite (one process owns the data directory) nonces
+ * live in memory and every lease left by an earlier run is taken back at once; on PostgreSQL
+ * nonces are allocated in the database, so any number of processes can sign with one key.
+ */
+export async function openEngine(deps: {
+  chain: ChainClient;
+  db: SqlDriver;
+  kinds: Map<string, OperationKind>;
+  logger: Logger;
+  options: OpenEngineOptions;
+}): Promise<TransactionEngine> {
+  const store = new OperationStore(deps.db);
+  const chainId = deps.options.chainId.toString();
+  if (deps.db.backend === "pglite") await store.releaseAllLeases();
+  const engine = new TransactionEngine({
+    chain: deps.chain,
+    store,
+    nonces: deps.db.backend === "pglite" ? new MemoryNonceAllocator() : new SqlNonceAllocator(deps.db, chainId),
+    kinds: deps.kinds,
+    options: { ...DEFAULT_ENGINE_TIMING, ...deps.options },
+    logger: deps.logger.child({ component: "engine" }),
+    owner: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`,
+  });
+  engine.start();
+  return engine;
+}

@@ -1,0 +1,58 @@
+/**
+ * An operation is one write the service sends for a request, stored before its transaction is
+ * broadcast. This file is the lifecycle in one place: every state an operation can be in.
+ *
+ *   queued    recorded and signed; the broadcast has not been answered yet
+ *   sent      broadcast (or its answer was lost): the follower watches it until it is final
+ *   confirmed mined and CONFIRMATIONS deep (or a no-op that needed no transaction)
+ *   failed    reverted on chain (CONTRACT_REVERTED) or given up (TRANSACTION_ABANDONED)
+ */
+export type OperationStatus = "queued" | "sent" | "confirmed" | "failed";
+
+export const UNFINISHED: readonly OperationStatus[] = ["queued", "sent"];
+
+/** One signed transaction of an operation; a fee bump adds another at the same nonce. */
+export interface SignedTransaction {
+  hash: string;
+  raw: string;
+  maxFeePerGas?: string;
+  maxPriorityFeePerGas?: string;
+  gasPrice?: string;
+}
+
+/** What an operation answers on failure: an API error code and its message. */
+export interface OperationError {
+  code: "CONTRACT_REVERTED" | "TRANSACTION_ABANDONED";
+  message: string;
+}
+
+export interface Operation {
+  id: string;
+  chainId: string;
+  from: string;
+  /** The route's operation name: "mint", "setPaused", …; "nonceFill" for a gap filled by the service. */
+  operation: string;
+  /** The collection acted on; for a deployment, the address it gets. */
+  contractAddress: string | null;
+  fingerprint: string;
+  idempotencyKey: string | null;
+  status: OperationStatus;
+  nonce: number | null;
+  call: { to: string | null; data: string; value: bigint; gasLimit: bigint } | null;
+  transactions: SignedTransaction[];
+  /** Response fields known when the request was made (the price paid, the receiver, …). */
+  context: Record<string, unknown>;
+  result: Record<string, unknown> | null;
+  error: OperationError | null;
+  response: { status: number; body: string } | null;
+  blockNumber: number | null;
+  blockHash: string | null;
+  pendingSince: number | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The transaction currently standing for the operation (the latest signed). */
+export function currentTransaction(op: Pick<Operation, "transactions">): SignedTransaction | undefined {
+  return op.transactions[op.transactions.length - 1];
+}

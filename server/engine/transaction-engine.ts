@@ -1,0 +1,292 @@
+import { randomUUID } from "node:crypto";
+import type { PooledSigner } from "../chain/signer-pool";
+import { parseReceipt } from "../chain/receipt";
+import { ApiError } from "../http/errors";
+import { broadcast } from "./broadcast";
+import type { EngineContext } from "./context";
+import { Follower } from "./follower";
+import { IdempotencyKeyTaken } from "./operation-store";
+import { currentTransaction, type Operation } from "./operation";
+import { signCall, targetAddress } from "./signing";
+import { pendingBody, unchangedBody } from "./write-response";
+
+/** A write a route asks for: the call and what the answer needs besides the receipt. */
+export interface WriteRequest {
+  operation: string;
+  signer: PooledSigner;
+  /** Unset for a deployment. */
+  to?: string;
+  data: string;
+  value?: bigint;
+  /** Response fields known now (the price paid, the receiver, …), stored with the operation. */
+  context: Record<string, unknown>;
+  fingerprint: string;
+  idempotencyKey?: string;
+}
+
+/** An answer to send as it is: replays must match the first answer byte for byte. */
+export interface WriteAnswer {
+  status: number;
+  body: string;
+  replayed: boolean;
+}
+
+/** How often an in-request broadcast is tried again after a nonce refusal before the follower takes over. */
+const MAX_BROADCAST_ATTEMPTS = 6;
+
+/**
+ * The one write path of every /nft write: record → sign → broadcast → wait. Each write becomes an
+ * operation in the store before its transaction is broadcast; nonces are taken at signing time,
+ * so concurrent writes of one key are signed and broadcast concurrently; the follower carries on
+ * with whatever is unfinished when the request stops waiting.
+ */
+export class TransactionEngine {
+  readonly follower: Follower;
+  /** Broadcasts under way in this process, by address and nonce: a "nonce too high" waits on them. */
+  private readonly inFlight = new Map<string, Map<number, Promise<unknown>>>();
+
+  constructor(private readonly ctx: EngineContext) {
+    this.follower = new Follower(ctx, this);
+  }
+
+  start(): void {
+    this.follower.start();
+  }
+
+  /** The operation with this id, if any. */
+  find(id: string): Promise<Operation | null> {
+    return /^[0-9a-f-]{36}$/.test(id) ? this.ctx.store.find(id) : Promise.resolve(null);
+  }
+
+  async stop(): Promise<void> {
+    await this.follower.stop();
+  }
+
+  /**
+   * The answer an Idempotency-Key already has, or null when the key is new. 422 for another body,
+   * 409 while the first request is still before its broadcast.
+   */
+  async replay(from: string, key: string, fingerprint: string): Promise<WriteAnswer | null> {
+    const op = await this.ctx.store.findByIdempotencyKey(this.chainId, from, key);
+    if (!op) return null;
+    if (op.fingerprint !== fingerprint) {
+      throw new ApiError(
+        "IDEMPOTENCY_KEY_REUSED",
+        "This Idempotency-Key was used with a different request body; use a new key for a new request",
+      );
+    }
+    if (op.status === "queued") {
+      throw new ApiError(
+        "IDEMPOTENCY_KEY_IN_USE",
+        "A request with this Idempotency-Key is still being sent; retry in a moment",
+        undefined,
+        { "Retry-After": "1" },
+      );
+    }
+    if (op.response) return { ...op.response, replayed: true };
+    return { status: 202, body: pendingBody(op), replayed: true };
+  }
+
+  /** Records a write that needed no transaction (a setting already in force): it answers at once. */
+  async recordUnchanged(request: Omit<WriteRequest, "to" | "data" | "value">, contractAddress: string) {
+    const op = this.newOperation(request, contractAddress);
+    const body = unchangedBody(op, request.context);
+    op.status = "confirmed";
+    op.result = { ...request.context, changed: false };
+    op.response = { status: 200, body };
+    await this.insert(op);
+    return { status: 200, body, replayed: false };
+  }
+
+  /** Simulates, records, signs, broadcasts and waits for `request`; see the class comment. */
+  async submit(request: WriteRequest): Promise<WriteAnswer> {
+    const { signer } = request;
+    const [gasLimit, fees] = await Promise.all([
+      this.ctx.chain.simulate({ from: signer.address, to: request.to, data: request.data, value: request.value }),
+      this.ctx.chain.fees.quote(),
+    ]);
+    const call = { to: request.to ?? null, data: request.data, value: request.value ?? 0n, gasLimit };
+    const nonce = await this.takeNonce(signer.address);
+    const op = this.newOperation(request, targetAddress(signer.address, call, nonce));
+    op.call = call;
+    op.nonce = nonce;
+    op.transactions = [await signCall(signer, this.ctx.options.chainId, nonce, call, fees)];
+    try {
+      await this.insert(op);
+    } catch (err) {
+      await this.ctx.nonces.recycle(signer.address, nonce);
+      if (err instanceof IdempotencyKeyTaken && request.idempotencyKey) {
+        const answer = await this.replay(signer.address, request.idempotencyKey, request.fingerprint);
+        if (answer) return answer;
+      }
+      throw err;
+    }
+
+    this.follower.holdBack(op.id);
+    let accepted: boolean;
+    try {
+      accepted = await this.broadcastFirst(op, signer);
+    } finally {
+      this.follower.release(op.id);
+    }
+    op.status = "sent";
+    await this.ctx.store.update(op.id, { status: "sent" });
+
+    if (accepted && this.ctx.options.confirmations === 1) {
+      // An automining chain has the receipt already: ask once before waiting on blocks.
+      const receipt = await this.ctx.chain.rpc
+        .call("eth_getTransactionReceipt", [currentTransaction(op)!.hash])
+        .then(parseReceipt, () => null);
+      if (receipt) {
+        const settled = await this.follower.settle(op, receipt);
+        if (settled.response) return { ...settled.response, replayed: false };
+      }
+    }
+    this.follower.track(op);
+    const final = await this.follower.waitFor(op.id, this.ctx.options.txTimeoutMs);
+    if (final?.response) return { ...final.response, replayed: false };
+    return { status: 202, body: pendingBody(final ?? op), replayed: false };
+  }
+
+  /**
+   * Broadcasts a new operation's transaction. True when the node took it, false when its answer
+   * was lost (it may be in the mempool: the follower finds out). A refusal that proves the
+   * transaction is not in the mempool either re-signs it (nonce conflicts) or forgets the
+   * operation, gives its nonce back and throws the refusal's API error.
+   */
+  private async broadcastFirst(op: Operation, signer: PooledSigner): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.broadcastTracked(op);
+      switch (outcome.kind) {
+        case "accepted":
+          return true;
+        case "lost":
+          return false;
+        case "nonceTooLow":
+        case "underpriced":
+          // The nonce is used, or another transaction holds it in the mempool: ours can never be
+          // mined at it, so a new nonce is safe. Skip past what the chain has.
+          if (attempt >= MAX_BROADCAST_ATTEMPTS) return false;
+          await this.ctx.nonces.raiseTo(op.from, await this.pendingCount(op.from));
+          await this.resignAtNewNonce(op, signer, outcome.kind === "underpriced");
+          break;
+        case "nonceTooHigh":
+          // A node that refuses gaps (an automining one) saw this nonce before a lower one still on
+          // its way from this process or another: wait for those, then try the same transaction.
+          if (await this.waitForLowerBroadcasts(op)) break;
+          if (attempt >= MAX_BROADCAST_ATTEMPTS) return false;
+          if ((await this.ctx.store.unfinishedNoncesBelow(this.chainId, op.from, op.nonce!)).length === 0) {
+            // Nothing of ours lies below: the chain is behind our counter (a reset dev chain).
+            await this.ctx.nonces.resetTo(op.from, await this.pendingCount(op.from));
+            await this.resignAtNewNonce(op, signer, false);
+          } else {
+            await sleep(25 * attempt);
+          }
+          break;
+        case "unreachable":
+        case "refused":
+          await this.ctx.store.delete(op.id);
+          await this.ctx.nonces.recycle(op.from, op.nonce!);
+          this.ctx.logger.info(
+            { operationId: op.id, nonce: op.nonce, code: outcome.error.code },
+            "broadcast refused; nonce recycled",
+          );
+          throw outcome.error;
+      }
+    }
+  }
+
+  private async broadcastTracked(op: Operation) {
+    let byNonce = this.inFlight.get(op.from);
+    if (!byNonce) this.inFlight.set(op.from, (byNonce = new Map()));
+    const sending = broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw);
+    const nonce = op.nonce!;
+    byNonce.set(nonce, sending);
+    try {
+      return await sending;
+    } finally {
+      if (byNonce.get(nonce) === sending) byNonce.delete(nonce);
+      if (byNonce.size === 0) this.inFlight.delete(op.from);
+    }
+  }
+
+  /** Waits for this process's broadcasts of lower nonces of the same address; false if there were none. */
+  private async waitForLowerBroadcasts(op: Operation): Promise<boolean> {
+    const lower = [...(this.inFlight.get(op.from) ?? [])].filter(([nonce]) => nonce < op.nonce!);
+    if (lower.length === 0) return false;
+    await Promise.all(lower.map(([, sending]) => sending));
+    return true;
+  }
+
+  private async resignAtNewNonce(op: Operation, signer: PooledSigner, freshFees: boolean): Promise<void> {
+    const nonce = await this.takeNonce(op.from);
+    const fees = await this.ctx.chain.fees.quote(freshFees);
+    op.nonce = nonce;
+    op.contractAddress = targetAddress(op.from, op.call!, nonce);
+    // The refused transaction never entered a mempool: it is not one of the operation's hashes.
+    op.transactions = [await signCall(signer, this.ctx.options.chainId, nonce, op.call!, fees)];
+    await this.ctx.store.update(op.id, {
+      nonce,
+      contractAddress: op.contractAddress,
+      transactions: op.transactions,
+    });
+  }
+
+  /** The next nonce of `from`: seeded from the chain's pending count and our unfinished operations. */
+  takeNonce(from: string): Promise<number> {
+    return this.ctx.nonces.take(from, async () => {
+      const [pending, highest] = await Promise.all([
+        this.pendingCount(from),
+        this.ctx.store.highestUnfinishedNonce(this.chainId, from),
+      ]);
+      return Math.max(pending, highest === null ? 0 : highest + 1);
+    });
+  }
+
+  async pendingCount(address: string): Promise<number> {
+    return Number(BigInt(await this.ctx.chain.rpc.call<string>("eth_getTransactionCount", [address, "pending"])));
+  }
+
+  newOperation(
+    request: Pick<WriteRequest, "operation" | "signer" | "context" | "fingerprint" | "idempotencyKey">,
+    contractAddress: string | null,
+  ): Operation {
+    const now = new Date();
+    return {
+      id: randomUUID(),
+      chainId: this.chainId,
+      from: request.signer.address,
+      operation: request.operation,
+      contractAddress,
+      fingerprint: request.fingerprint,
+      idempotencyKey: request.idempotencyKey ?? null,
+      status: "queued",
+      nonce: null,
+      call: null,
+      transactions: [],
+      context: request.context,
+      result: null,
+      error: null,
+      response: null,
+      blockNumber: null,
+      blockHash: null,
+      pendingSince: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+
+  insert(op: Operation): Promise<void> {
+    // Held by this process while its request waits, and a little longer: then anyone may follow it.
+    return this.ctx.store.insert(op, {
+      owner: this.ctx.owner,
+      ms: this.ctx.options.txTimeoutMs + this.ctx.options.leaseMs,
+    });
+  }
+
+  get chainId(): string {
+    return this.ctx.options.chainId.toString();
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

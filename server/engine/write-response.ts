@@ -1,0 +1,118 @@
+import { z } from "zod";
+import "../http/openapi";
+import type { Receipt } from "../chain/receipt";
+import type { Operation } from "./operation";
+import { currentTransaction } from "./operation";
+
+/**
+ * The answers of every write, in one place: their schemas (for the OpenAPI document) and the
+ * builders of their bodies (for the routes, the follower and Idempotency-Key replays alike).
+ */
+
+const operationId = z.string().openapi({ description: "GET /nft/operations/{operationId} follows it" });
+
+/** Fields every confirmed write carries. */
+export const ConfirmedWriteFields = z.object({
+  status: z.literal("confirmed"),
+  operationId,
+  transactionHash: z.string(),
+  blockNumber: z.number().int(),
+  from: z.string(),
+  contractAddress: z.string(),
+  gasUsed: z.string(),
+});
+
+export const PendingWrite = z
+  .object({
+    status: z.literal("pending"),
+    operationId,
+    transactionHash: z.string(),
+    from: z.string(),
+    contractAddress: z.string(),
+  })
+  .openapi("PendingWrite", {
+    description: "Sent, not confirmed within TX_TIMEOUT_MS (or the broadcast's answer was lost); it is followed on",
+  });
+
+/** The success schema of a write route: the common fields and the route's own. */
+export const writeResponseSchema = (extra: z.ZodRawShape) => ConfirmedWriteFields.extend(extra);
+
+/** A setter's success schema: the write fields are absent when nothing changed and nothing was sent. */
+export function settingResponseSchema(extra: z.ZodRawShape) {
+  return writeResponseSchema({ ...extra, changed: z.boolean() }).partial({
+    status: true,
+    transactionHash: true,
+    blockNumber: true,
+    from: true,
+    contractAddress: true,
+    gasUsed: true,
+  });
+}
+
+/** The 200/201 body of a confirmed operation, serialised once: replays answer these same bytes. */
+export function confirmedBody(op: Operation, receipt: Receipt, result: Record<string, unknown>): string {
+  return JSON.stringify({
+    status: "confirmed",
+    operationId: op.id,
+    transactionHash: receipt.hash,
+    blockNumber: receipt.blockNumber,
+    from: op.from,
+    contractAddress: receipt.contractAddress ?? op.contractAddress,
+    gasUsed: receipt.gasUsed.toString(),
+    ...result,
+  });
+}
+
+/** The body of a write that needed no transaction (a setting already in force). */
+export function unchangedBody(op: Pick<Operation, "id">, fields: Record<string, unknown>): string {
+  return JSON.stringify({ operationId: op.id, ...fields, changed: false });
+}
+
+/** The 202 body of an operation still in flight. */
+export function pendingBody(op: Operation): string {
+  return JSON.stringify({
+    status: "pending",
+    operationId: op.id,
+    transactionHash: currentTransaction(op)?.hash,
+    from: op.from,
+    contractAddress: op.contractAddress,
+  });
+}
+
+/** GET /nft/operations/{operationId}. */
+export const OperationView = z
+  .object({
+    operationId: z.string(),
+    operation: z.string().openapi({ example: "mint" }),
+    status: z.enum(["queued", "sent", "confirmed", "failed"]),
+    from: z.string(),
+    contractAddress: z.string().optional(),
+    nonce: z.number().int().optional(),
+    transactionHash: z.string().optional(),
+    transactionHashes: z.array(z.string()),
+    blockNumber: z.number().int().optional(),
+    result: z.record(z.string(), z.unknown()).optional(),
+    error: z.object({ code: z.string(), message: z.string() }).optional(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("Operation");
+
+export function operationView(op: Operation): z.infer<typeof OperationView> {
+  const current = currentTransaction(op);
+  return {
+    operationId: op.id,
+    operation: op.operation,
+    status: op.status,
+    from: op.from,
+    ...(op.contractAddress ? { contractAddress: op.contractAddress } : {}),
+    ...(op.nonce !== null ? { nonce: op.nonce } : {}),
+    ...(current ? { transactionHash: current.hash } : {}),
+    transactionHashes: op.transactions.map((tx) => tx.hash),
+    ...(op.blockNumber !== null ? { blockNumber: op.blockNumber } : {}),
+    ...(op.result ? { result: op.result } : {}),
+    ...(op.error ? { error: op.error } : {}),
+    createdAt: op.createdAt.toISOString(),
+    updatedAt: op.updatedAt.toISOString(),
+  };
+}

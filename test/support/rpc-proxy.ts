@@ -1,0 +1,352 @@
+/**
+ * A small JSON-RPC proxy for tests: it sits between the service and a `hardhat node` and forwards
+ * every POST body (single call or batch) to the node, while it can
+ * - add latency each way (`latencyMs`, settable at any time),
+ * - count calls per method and keep a bounded log of the methods seen, in order,
+ * - refuse a call with a JSON-RPC error without forwarding it (`refuse`),
+ * - forward a call but lose its answer: socket destroyed, an HTML 502 from a "gateway", or no answer at
+ *   all (`loseAnswer`),
+ * - stop listening altogether and come back on the same port (`down` / `up`).
+ *
+ * Fault rules match a method name and, optionally, a predicate on the call's params; each applies a
+ * given number of times, first rule first. A batch (a JSON array body) with at least one matching call
+ * is treated as a whole: a refused batch is answered with the rule's error for every call in it and
+ * nothing is forwarded; a batch whose answer is lost is forwarded whole and its whole answer is lost.
+ * A batch uses up one application of the rule. Calls are counted whatever becomes of them.
+ *
+ * If the node cannot be reached, the proxy answers HTTP 502 with an HTML body, as a gateway would.
+ */
+import http from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+
+/** How an answer is lost: the socket destroyed, an HTML 502 from a gateway, or no answer ever. */
+export type LossMode = "drop" | "502" | "timeout";
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export interface RuleOptions {
+  /** How many requests the rule applies to (default 1; Infinity for all). */
+  times?: number;
+  /** Only calls whose params satisfy this match (default: every call of the method). */
+  when?: (params: readonly unknown[]) => boolean;
+}
+
+export interface LoseOptions extends RuleOptions {
+  /** Default "drop". */
+  mode?: LossMode;
+}
+
+export interface RefuseOptions extends RuleOptions {
+  /** Default `{ code: -32000, message: "refused by RpcProxy" }`. */
+  error?: JsonRpcErrorObject;
+}
+
+/** A fault rule as set; `done` resolves once it has been applied `times` times. */
+export interface FaultRule {
+  readonly method: string;
+  /** Applications left. */
+  readonly remaining: number;
+  /** Requests it has been applied to. */
+  readonly hits: number;
+  readonly done: Promise<void>;
+}
+
+export interface ProxyOptions {
+  latencyMs?: number;
+  /** How many methods `log` keeps, the most recent ones (default 1000). */
+  logLimit?: number;
+  /** How long a "timeout" loss holds the socket before destroying it (default 10 minutes). */
+  holdMs?: number;
+}
+
+type Action = { kind: "lose"; mode: LossMode } | { kind: "refuse"; error: JsonRpcErrorObject };
+
+interface Rule extends FaultRule {
+  readonly action: Action;
+  readonly when?: (params: readonly unknown[]) => boolean;
+  remaining: number;
+  hits: number;
+  resolve(): void;
+}
+
+interface Call {
+  id: unknown;
+  method: string;
+  params: readonly unknown[];
+}
+
+/** The body nginx sends with a 502. */
+export const GATEWAY_502_BODY =
+  "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class RpcProxy {
+  /** Delay added before forwarding a request and again before answering it. */
+  latencyMs: number;
+  /** JSON-RPC calls received per method (each call of a batch counts). */
+  readonly calls = new Map<string, number>();
+  /** The methods received, oldest first, at most `logLimit` of the most recent. */
+  readonly log: string[] = [];
+  /** HTTP requests received (a batch is one). */
+  httpRequests = 0;
+
+  private readonly rules: Rule[] = [];
+  private readonly held = new Set<{ socket: Socket; timer: NodeJS.Timeout }>();
+  private readonly agent = new http.Agent({ keepAlive: true });
+  private readonly target: URL;
+  private readonly logLimit: number;
+  private readonly holdMs: number;
+  private listening = false;
+
+  private constructor(
+    private readonly server: http.Server,
+    readonly port: number,
+    targetUrl: string,
+    opts: ProxyOptions,
+  ) {
+    this.target = new URL(targetUrl);
+    this.latencyMs = opts.latencyMs ?? 0;
+    this.logLimit = opts.logLimit ?? 1000;
+    this.holdMs = opts.holdMs ?? 600_000;
+    this.listening = true;
+  }
+
+  /** Starts a proxy on 127.0.0.1 (a free port) in front of `targetUrl`. */
+  static async start(targetUrl: string, opts: ProxyOptions = {}): Promise<RpcProxy> {
+    const server = http.createServer();
+    await listen(server, 0);
+    const proxy = new RpcProxy(server, (server.address() as AddressInfo).port, targetUrl, opts);
+    server.on("request", (req, res) => {
+      proxy.handle(req, res).catch(() => req.socket.destroy());
+    });
+    return proxy;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** All calls received since the last `resetCounts`. */
+  total(): number {
+    let sum = 0;
+    for (const count of this.calls.values()) sum += count;
+    return sum;
+  }
+
+  /** Clears the counts, the log and `httpRequests`. */
+  resetCounts(): void {
+    this.calls.clear();
+    this.log.length = 0;
+    this.httpRequests = 0;
+  }
+
+  /** Forwards matching calls (so they take effect on the node) but the client never gets the answer. */
+  loseAnswer(method: string, opts: LoseOptions = {}): FaultRule {
+    return this.addRule(method, { kind: "lose", mode: opts.mode ?? "drop" }, opts);
+  }
+
+  /** Answers matching calls with a JSON-RPC error, without forwarding them. */
+  refuse(method: string, opts: RefuseOptions = {}): FaultRule {
+    const error = opts.error ?? { code: -32000, message: "refused by RpcProxy" };
+    return this.addRule(method, { kind: "refuse", error }, opts);
+  }
+
+  /** Removes every fault rule (their `done` never resolves). */
+  clearRules(): void {
+    this.rules.length = 0;
+  }
+
+  /** Stops listening and cuts every open connection: connecting is refused until `up()`. */
+  async down(): Promise<void> {
+    if (!this.listening) return;
+    this.listening = false;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.releaseHeld();
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  /** Listens again on the same port. */
+  async up(): Promise<void> {
+    if (this.listening) return;
+    await listen(this.server, this.port);
+    this.listening = true;
+  }
+
+  async close(): Promise<void> {
+    await this.down();
+    this.agent.destroy();
+  }
+
+  private addRule(method: string, action: Action, opts: RuleOptions): FaultRule {
+    let resolve = () => {};
+    const done = new Promise<void>((r) => (resolve = r));
+    const rule: Rule = { method, action, when: opts.when, remaining: opts.times ?? 1, hits: 0, done, resolve };
+    this.rules.push(rule);
+    return rule;
+  }
+
+  /** The first live rule matching one of `calls`, used up once. */
+  private takeRule(calls: Call[]): Rule | undefined {
+    const rule = this.rules.find(
+      (r) => r.remaining > 0 && calls.some((c) => c.method === r.method && (r.when?.(c.params) ?? true)),
+    );
+    if (!rule) return undefined;
+    rule.remaining -= 1;
+    rule.hits += 1;
+    if (rule.remaining <= 0) {
+      this.rules.splice(this.rules.indexOf(rule), 1);
+      rule.resolve();
+    }
+    return rule;
+  }
+
+  private record(calls: Call[]): void {
+    for (const { method } of calls) {
+      this.calls.set(method, (this.calls.get(method) ?? 0) + 1);
+      this.log.push(method);
+    }
+    if (this.log.length > this.logLimit) this.log.splice(0, this.log.length - this.logLimit);
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const body = await readBody(req);
+    this.httpRequests += 1;
+    const parsed = parseCalls(body);
+    this.record(parsed?.calls ?? []);
+    const rule = parsed ? this.takeRule(parsed.calls) : undefined;
+    await sleep(this.latencyMs);
+
+    if (rule?.action.kind === "refuse" && parsed) {
+      const { error } = rule.action;
+      const answers = parsed.calls.map((c) => ({ jsonrpc: "2.0", id: c.id, error }));
+      await sleep(this.latencyMs);
+      send(res, 200, "application/json", JSON.stringify(parsed.batch ? answers : answers[0]));
+      return;
+    }
+
+    let status = 502;
+    let contentType = "text/html";
+    let answer: Buffer | string = GATEWAY_502_BODY;
+    try {
+      ({ status, contentType, body: answer } = await this.forward(body));
+    } catch {
+      // the node is unreachable: answer as a gateway would
+    }
+    await sleep(this.latencyMs);
+
+    if (rule?.action.kind === "lose") {
+      switch (rule.action.mode) {
+        case "drop":
+          req.socket.destroy();
+          return;
+        case "502":
+          send(res, 502, "text/html", GATEWAY_502_BODY);
+          return;
+        case "timeout":
+          this.hold(req.socket);
+          return;
+      }
+    }
+    send(res, status, contentType, answer);
+  }
+
+  private forward(body: Buffer): Promise<{ status: number; contentType: string; body: Buffer }> {
+    return new Promise((resolve, reject) => {
+      const upstream = http.request(
+        this.target,
+        {
+          method: "POST",
+          agent: this.agent,
+          headers: { "content-type": "application/json", "content-length": body.length },
+        },
+        (res) => {
+          readBody(res).then(
+            (answer) =>
+              resolve({
+                status: res.statusCode ?? 502,
+                contentType: res.headers["content-type"] ?? "application/json",
+                body: answer,
+              }),
+            reject,
+          );
+        },
+      );
+      upstream.on("error", reject);
+      upstream.end(body);
+    });
+  }
+
+  private hold(socket: Socket): void {
+    const entry = {
+      socket,
+      timer: setTimeout(() => {
+        this.held.delete(entry);
+        socket.destroy();
+      }, this.holdMs).unref(),
+    };
+    this.held.add(entry);
+    socket.once("close", () => {
+      clearTimeout(entry.timer);
+      this.held.delete(entry);
+    });
+  }
+
+  private releaseHeld(): void {
+    for (const { socket, timer } of this.held) {
+      clearTimeout(timer);
+      socket.destroy();
+    }
+    this.held.clear();
+  }
+}
+
+function listen(server: http.Server, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+function readBody(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.on("end", () => resolve(Buffer.concat(chunks)));
+    stream.on("error", reject);
+  });
+}
+
+function send(res: http.ServerResponse, status: number, contentType: string, body: Buffer | string): void {
+  if (res.destroyed) return;
+  res.writeHead(status, { "content-type": contentType, "content-length": Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** The calls in a JSON-RPC body, or undefined if it is not one (it is then forwarded untouched). */
+function parseCalls(body: Buffer): { batch: boolean; calls: Call[] } | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  const batch = Array.isArray(json);
+  const items: unknown[] = batch ? (json as unknown[]) : [json];
+  const calls: Call[] = [];
+  for (const item of items) {
+    if (typeof item !== "object" || item === null) return undefined;
+    const { id, method, params } = item as { id?: unknown; method?: unknown; params?: unknown };
+    if (typeof method !== "string") return undefined;
+    calls.push({ id: id ?? null, method, params: Array.isArray(params) ? params : [] });
+  }
+  return calls.length > 0 ? { batch, calls } : undefined;
+}
