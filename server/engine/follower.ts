@@ -109,7 +109,7 @@ export class Follower {
       );
       op.status = "failed";
       op.error = { code: "CONTRACT_REVERTED", message: error.message };
-      op.response = { status: error.status, body: JSON.stringify(errorBody(error)) };
+      op.response = { status: error.status, body: JSON.stringify(errorBody(error, op.id)) };
     }
     op.blockNumber = receipt.blockNumber;
     op.blockHash = receipt.blockHash;
@@ -341,7 +341,7 @@ export class Follower {
     const error = new ApiError("TRANSACTION_ABANDONED", `The service gave up this transaction: ${reason}`);
     op.status = "failed";
     op.error = { code: "TRANSACTION_ABANDONED", message: error.message };
-    op.response = { status: error.status, body: JSON.stringify(errorBody(error)) };
+    op.response = { status: error.status, body: JSON.stringify(errorBody(error, op.id)) };
     await this.ctx.store.update(op.id, { status: op.status, error: op.error, response: op.response });
     await this.ctx.nonces.recycle(op.from, op.nonce!);
     this.ctx.logger.warn({ operationId: op.id, nonce: op.nonce }, "operation abandoned; its nonce will be filled");

@@ -132,7 +132,12 @@ export class TransactionEngine {
     op.status = "sent";
     await this.ctx.store.update(op.id, { status: "sent" });
 
-    if (accepted && this.ctx.options.confirmations === 1) {
+    if (!accepted) {
+      // The answer was lost: the transaction may be in the mempool. Say so now, with its hash.
+      this.follower.track(op);
+      return { status: 202, body: pendingBody(op), replayed: false };
+    }
+    if (this.ctx.options.confirmations === 1) {
       // An automining chain has the receipt already: ask once before waiting on blocks.
       const receipt = await this.ctx.chain.rpc
         .call("eth_getTransactionReceipt", [currentTransaction(op)!.hash])

@@ -55,11 +55,17 @@ export class ApiError extends Error {
 }
 
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string; details?: ErrorDetail[] };
+  error: { code: ErrorCode; message: string; details?: ErrorDetail[]; operationId?: string };
 }
 
-export function errorBody(err: ApiError): ErrorBody {
+/** The error envelope; `operationId` names the operation of a write that failed after it was sent. */
+export function errorBody(err: ApiError, operationId?: string): ErrorBody {
   return {
-    error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) },
+    error: {
+      code: err.code,
+      message: err.message,
+      ...(err.details ? { details: err.details } : {}),
+      ...(operationId ? { operationId } : {}),
+    },
   };
 }

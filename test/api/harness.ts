@@ -259,6 +259,15 @@ export class ServiceProcess {
     return this.spawned.output();
   }
 
+  /** Kills the service outright (SIGKILL to its process group), the way a crash would; keeps its data. */
+  async kill(): Promise<void> {
+    const { child } = this.spawned;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    killGroup(child, "SIGKILL");
+    await exited;
+  }
+
   async stop(): Promise<void> {
     await stopChild(this.spawned.child);
     rmSync(this.dataDir, { recursive: true, force: true });
