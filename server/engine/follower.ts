@@ -148,7 +148,7 @@ export class Follower {
       return; // the chain is away: try again at the next poll
     }
     const due = [...this.tracked.values()].filter(
-      (op) => !this.heldBack.has(op.id) && (this.checkedAt.get(op.id) ?? -1) < head,
+      (op) => !this.heldBack.has(op.id) && this.checkedAt.get(op.id) !== head, // a reorg can lower the head
     );
     if (due.length === 0) return;
     try {
