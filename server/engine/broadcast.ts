@@ -14,11 +14,13 @@ export type BroadcastOutcome =
   | { kind: "nonceTooLow" }
   | { kind: "nonceTooHigh" }
   | { kind: "underpriced" }
+  | { kind: "replacementUnderpriced" }
   | { kind: "refused"; error: ApiError };
 
 const KNOWN = /already known|known transaction|already imported|already in (the )?(mempool|pool)/i;
 const TOO_LOW = /nonce too low|nonce has already been used|nonce is too low|invalid nonce.*lower/i;
 const TOO_HIGH = /nonce too high|nonce.*gap|can't be queued/i;
+const REPLACEMENT = /replacement (transaction )?underpriced/i;
 const UNDERPRICED = /underpriced|fee too low|gas price too low|too low for the next block|less than block base fee/i;
 
 /** Sends a signed transaction and classifies the answer; never throws. */
@@ -37,6 +39,7 @@ export async function broadcast(rpc: Rpc, raw: string): Promise<BroadcastOutcome
   if (KNOWN.test(message)) return { kind: "accepted" };
   if (TOO_LOW.test(message)) return { kind: "nonceTooLow" };
   if (TOO_HIGH.test(message)) return { kind: "nonceTooHigh" };
+  if (REPLACEMENT.test(message)) return { kind: "replacementUnderpriced" };
   if (UNDERPRICED.test(message)) return { kind: "underpriced" };
   const error = toChainApiError(rpc.errorOf("eth_sendRawTransaction", [raw], answer));
   return { kind: "refused", error: error.code === "INTERNAL_ERROR" ? refusedBy(message) : error };

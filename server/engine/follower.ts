@@ -252,6 +252,7 @@ export class Follower {
         case "nonceTooHigh":
           return this.unstick(op, head, filling);
         case "underpriced":
+        case "replacementUnderpriced":
           return this.replace(op, head);
         case "refused":
           return this.abandon(op, outcome.error.message);

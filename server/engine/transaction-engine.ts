@@ -168,12 +168,27 @@ export class TransactionEngine {
         case "lost":
           return false;
         case "nonceTooLow":
-        case "underpriced":
+        case "replacementUnderpriced":
           // The nonce is used, or another transaction holds it in the mempool: ours can never be
           // mined at it, so a new nonce is safe. Skip past what the chain has.
           if (attempt >= MAX_BROADCAST_ATTEMPTS) return false;
           await this.ctx.nonces.raiseTo(op.from, await this.pendingCount(op.from));
-          await this.resignAtNewNonce(op, signer, outcome.kind === "underpriced");
+          await this.resignAtNewNonce(op, signer);
+          break;
+        case "underpriced":
+          // Below the next block's base fee (a node that refuses rather than queues): a fresh quote
+          // at the same nonce, unless MAX_FEE_PER_GAS keeps us under it.
+          if (attempt < 3) {
+            await this.resignAtSameNonce(op, signer);
+            break;
+          }
+          await this.giveUpUnsent(
+            op,
+            new ApiError(
+              "CHAIN_UNAVAILABLE",
+              "The chain's fees are above what this service may pay (MAX_FEE_PER_GAS); retry later",
+            ),
+          );
           break;
         case "nonceTooHigh":
           // A node that refuses gaps (an automining one) saw this nonce before a lower one still on
@@ -183,22 +198,33 @@ export class TransactionEngine {
           if ((await this.ctx.store.unfinishedNoncesBelow(this.chainId, op.from, op.nonce!)).length === 0) {
             // Nothing of ours lies below: the chain is behind our counter (a reset dev chain).
             await this.ctx.nonces.resetTo(op.from, await this.pendingCount(op.from));
-            await this.resignAtNewNonce(op, signer, false);
+            await this.resignAtNewNonce(op, signer);
           } else {
             await sleep(25 * attempt);
           }
           break;
         case "unreachable":
         case "refused":
-          await this.ctx.store.delete(op.id);
-          await this.ctx.nonces.recycle(op.from, op.nonce!);
-          this.ctx.logger.info(
-            { operationId: op.id, nonce: op.nonce, code: outcome.error.code },
-            "broadcast refused; nonce recycled",
-          );
-          throw outcome.error;
+          await this.giveUpUnsent(op, outcome.error);
       }
     }
+  }
+
+  /** Forgets an operation whose transaction never entered a mempool, gives its nonce back and throws `error`. */
+  private async giveUpUnsent(op: Operation, error: ApiError): Promise<never> {
+    await this.ctx.store.delete(op.id);
+    await this.ctx.nonces.recycle(op.from, op.nonce!);
+    this.ctx.logger.info(
+      { operationId: op.id, nonce: op.nonce, code: error.code },
+      "broadcast refused; nonce recycled",
+    );
+    throw error;
+  }
+
+  private async resignAtSameNonce(op: Operation, signer: PooledSigner): Promise<void> {
+    const fees = await this.ctx.chain.fees.quote(true);
+    op.transactions = [await signCall(signer, this.ctx.options.chainId, op.nonce!, op.call!, fees)];
+    await this.ctx.store.update(op.id, { transactions: op.transactions });
   }
 
   private async broadcastTracked(op: Operation) {
@@ -223,9 +249,9 @@ export class TransactionEngine {
     return true;
   }
 
-  private async resignAtNewNonce(op: Operation, signer: PooledSigner, freshFees: boolean): Promise<void> {
+  private async resignAtNewNonce(op: Operation, signer: PooledSigner): Promise<void> {
     const nonce = await this.takeNonce(op.from);
-    const fees = await this.ctx.chain.fees.quote(freshFees);
+    const fees = await this.ctx.chain.fees.quote();
     op.nonce = nonce;
     op.contractAddress = targetAddress(op.from, op.call!, nonce);
     // The refused transaction never entered a mempool: it is not one of the operation's hashes.
