@@ -10,6 +10,7 @@ import {
 } from "ethers";
 import { ApiError, type ErrorCode } from "../http/errors";
 import { collectionInterface } from "./collection";
+import type { CollectionView, ViewArgs, ViewResult } from "./collection-abi";
 import { toChainApiError } from "./chain-errors";
 import { FeeOracle } from "./fee-oracle";
 import { Rpc } from "./rpc";
@@ -101,7 +102,7 @@ export class ChainClient {
    * One view call of the collection ABI, straight over JSON-RPC: the read path skips the Contract
    * wrapper's argument resolution and transaction population, which cost more than the call.
    */
-  async view<T>(address: string, method: string, args: readonly unknown[] = []): Promise<T> {
+  async view<K extends CollectionView>(address: string, method: K, args: ViewArgs<K>): Promise<ViewResult<K>> {
     let view = this.views.get(method);
     if (!view) {
       const fragment = collectionInterface().getFunction(method)!;
@@ -112,7 +113,7 @@ export class ChainClient {
     const data = concat([view.selector, ABI.encode(view.inputs, args)]);
     const result = await this.ethCall(address, data);
     if (result === "0x") throw makeError("could not decode result data", "BAD_DATA", { value: result });
-    return ABI.decode(view.outputs, result)[0] as T;
+    return ABI.decode(view.outputs, result)[0] as ViewResult<K>;
   }
 
   /**

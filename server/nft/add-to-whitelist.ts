@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { collectionCalls } from "../chain/collection-abi";
 import { settingResponseSchema } from "../engine";
 import { address, common } from "./fields";
 import { OWNER_SETTING_ERRORS, planSetting, settingResult } from "./owner-setting";
@@ -18,9 +19,8 @@ export const addToWhitelistRoute = defineWrite({
   plan: (input, { chain, signer }) =>
     planSetting(chain, signer, {
       contractAddress: input.contractAddress,
-      read: ["whitelisted", [input.address]],
-      isCurrent: (listed) => listed === true,
-      call: ["addUserAddressToWhitelist", [input.address]],
+      isCurrent: () => chain.view(input.contractAddress, "whitelisted", [input.address]),
+      data: collectionCalls().encodeFunctionData("addUserAddressToWhitelist", [input.address]),
       fields: { address: input.address, whitelisted: true },
     }),
   result: settingResult,

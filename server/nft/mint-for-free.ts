@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { collectionInterface } from "../chain/collection";
+import { collectionCalls } from "../chain/collection-abi";
 import { writeResponseSchema } from "../engine";
 import { address, common, decimal, uint } from "./fields";
 import { mintedTokenIds } from "./receipt-events";
@@ -27,7 +27,7 @@ export const mintForFreeRoute = defineWrite({
     return {
       call: {
         to: input.contractAddress,
-        data: collectionInterface().encodeFunctionData("mintForFree", [input.mintAmount, receiver]),
+        data: collectionCalls().encodeFunctionData("mintForFree", [input.mintAmount, receiver]),
       },
       context: { receiver },
     };

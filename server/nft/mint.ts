@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { collectionInterface } from "../chain/collection";
+import { collectionCalls } from "../chain/collection-abi";
 import { writeResponseSchema } from "../engine";
 import { ApiError } from "../http/errors";
 import { common, decimal, uint } from "./fields";
@@ -24,7 +24,7 @@ export const mintRoute = defineWrite({
     "CONTRACT_REVERTED",
   ],
   async plan(input, { chain }) {
-    const cost = await chain.read(input.contractAddress, () => chain.view<bigint>(input.contractAddress, "cost"));
+    const cost = await chain.read(input.contractAddress, () => chain.view(input.contractAddress, "cost", []));
     const value = cost * input.mintAmount;
     // Past 256 bits no transaction can carry the price; far above any per-transaction cap.
     if (value >= 2n ** 256n)
@@ -32,7 +32,7 @@ export const mintRoute = defineWrite({
     return {
       call: {
         to: input.contractAddress,
-        data: collectionInterface().encodeFunctionData("mint", [input.mintAmount]),
+        data: collectionCalls().encodeFunctionData("mint", [input.mintAmount]),
         value,
       },
       context: { value: value.toString() },

@@ -1,5 +1,4 @@
 import type { ChainClient } from "../chain/chain-client";
-import { collectionInterface } from "../chain/collection";
 import type { PooledSigner } from "../chain/signer-pool";
 import { ApiError, type ErrorCode } from "../http/errors";
 import type { WritePlan } from "./route";
@@ -15,12 +14,10 @@ export const OWNER_SETTING_ERRORS: ErrorCode[] = [
 
 export interface Setting {
   contractAddress: string;
-  /** The view that reads the current value, e.g. ["paused", []]. */
-  read: [method: string, args: readonly unknown[]];
-  /** Whether the value read is already the one asked for. */
-  isCurrent(value: unknown): boolean;
-  /** The owner-only call that changes it, e.g. ["setPaused", [true]]. */
-  call: [method: string, args: readonly unknown[]];
+  /** Whether the collection already has the value asked for (a typed view call). */
+  isCurrent(): Promise<boolean>;
+  /** The owner-only call that changes it (typed calldata). */
+  data: string;
   /** The response fields of the setting, beyond `changed` and the write fields. */
   fields: Record<string, unknown>;
 }
@@ -33,17 +30,13 @@ export interface Setting {
 export async function planSetting(chain: ChainClient, signer: PooledSigner, setting: Setting): Promise<WritePlan> {
   const { contractAddress } = setting;
   const [current, owner] = await chain.read(contractAddress, () =>
-    Promise.all([chain.view(contractAddress, ...setting.read), chain.view<string>(contractAddress, "owner")]),
+    Promise.all([setting.isCurrent(), chain.view(contractAddress, "owner", [])]),
   );
   if (owner.toLowerCase() !== signer.address.toLowerCase()) {
     throw new ApiError("NOT_CONTRACT_OWNER", `OwnableUnauthorizedAccount(account=${signer.address})`);
   }
-  if (setting.isCurrent(current)) return { unchanged: setting.fields, contractAddress };
-  const [method, args] = setting.call;
-  return {
-    call: { to: contractAddress, data: collectionInterface().encodeFunctionData(method, args) },
-    context: setting.fields,
-  };
+  if (current) return { unchanged: setting.fields, contractAddress };
+  return { call: { to: contractAddress, data: setting.data }, context: setting.fields };
 }
 
 /** A setting's success fields: what it set, and that it changed. */

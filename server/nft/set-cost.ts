@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { collectionCalls } from "../chain/collection-abi";
 import { settingResponseSchema } from "../engine";
 import { common, decimal, uint } from "./fields";
 import { OWNER_SETTING_ERRORS, planSetting, settingResult } from "./owner-setting";
@@ -15,9 +16,8 @@ export const setCostRoute = defineWrite({
   plan: (input, { chain, signer }) =>
     planSetting(chain, signer, {
       contractAddress: input.contractAddress,
-      read: ["cost", []],
-      isCurrent: (cost) => cost === input.cost,
-      call: ["setCost", [input.cost]],
+      isCurrent: async () => (await chain.view(input.contractAddress, "cost", [])) === input.cost,
+      data: collectionCalls().encodeFunctionData("setCost", [input.cost]),
       fields: { cost: input.cost.toString() },
     }),
   result: settingResult,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { collectionCalls } from "../chain/collection-abi";
 import { settingResponseSchema } from "../engine";
 import { common } from "./fields";
 import { OWNER_SETTING_ERRORS, planSetting, settingResult } from "./owner-setting";
@@ -21,9 +22,8 @@ export const setPausedRoute = defineWrite({
   plan: (input, { chain, signer }) =>
     planSetting(chain, signer, {
       contractAddress: input.contractAddress,
-      read: ["paused", []],
-      isCurrent: (paused) => paused === input.state,
-      call: ["setPaused", [input.state]],
+      isCurrent: async () => (await chain.view(input.contractAddress, "paused", [])) === input.state,
+      data: collectionCalls().encodeFunctionData("setPaused", [input.state]),
       fields: { paused: input.state },
     }),
   result: settingResult,

@@ -12,7 +12,7 @@ export const tokenUriRoute = defineRead({
   async handle(input, { chain }) {
     chain.signers.get(input.privateKey); // a read still needs a valid key: it names the caller (400 otherwise)
     const tokenURI: string = await chain.read(input.contractAddress, () =>
-      chain.view<string>(input.contractAddress, "tokenURI", [input.tokenId]),
+      chain.view(input.contractAddress, "tokenURI", [input.tokenId]),
     );
     return { tokenId: input.tokenId.toString(), tokenURI };
   },

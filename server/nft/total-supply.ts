@@ -20,9 +20,9 @@ export const totalSupplyRoute = defineRead({
     const at = input.contractAddress;
     const [totalSupply, maxSupply, tokenIds] = await chain.read(at, () =>
       Promise.all([
-        chain.view<bigint>(at, "totalSupply"),
-        chain.view<bigint>(at, "maxSupply"),
-        chain.view<bigint[]>(at, "walletOfOwner", [signer.address]),
+        chain.view(at, "totalSupply", []),
+        chain.view(at, "maxSupply", []),
+        chain.view(at, "walletOfOwner", [signer.address]),
       ]),
     );
     return {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { collectionInterface } from "../chain/collection";
+import { collectionCalls } from "../chain/collection-abi";
 import { writeResponseSchema } from "../engine";
 import { common, decimal } from "./fields";
 import { withdrawnAmount } from "./receipt-events";
@@ -24,13 +24,10 @@ export const withdrawRoute = defineWrite({
   ],
   async plan(input, { chain }) {
     const [balance, owner] = await chain.read(input.contractAddress, () =>
-      Promise.all([
-        chain.provider.getBalance(input.contractAddress),
-        chain.view<string>(input.contractAddress, "owner"),
-      ]),
+      Promise.all([chain.provider.getBalance(input.contractAddress), chain.view(input.contractAddress, "owner", [])]),
     );
     return {
-      call: { to: input.contractAddress, data: collectionInterface().encodeFunctionData("withdraw") },
+      call: { to: input.contractAddress, data: collectionCalls().encodeFunctionData("withdraw") },
       context: { to: owner, balance: balance.toString() },
     };
   },
