@@ -4,6 +4,7 @@ import {
   makeError,
   Interface,
   isError,
+  toQuantity,
   zeroPadValue,
   type ParamType,
   type JsonRpcApiProvider,
@@ -25,7 +26,6 @@ export interface ChainOptions {
 /** Headroom over the estimate: a gas estimate can be just below what execution needs at its peak. */
 const GAS_MARGIN_PERCENT = 20n;
 const ABI = AbiCoder.defaultAbiCoder();
-const CODE_RECHECK_MS = 1_000;
 const ERC721_INTERFACE_ID = "0x80ac58cd";
 const ERC165_INTERFACE_ID = "0x01ffc9a7";
 const INVALID_INTERFACE_ID = "0xffffffff";
@@ -41,12 +41,9 @@ export class ChainClient {
   readonly signers: SignerPool;
   readonly fees: FeeOracle;
   readonly rpc: Rpc;
-  /**
-   * Addresses known to hold an ERC-721 collection, with when their code was last seen. A call to
-   * an address without code "succeeds", so the code is looked at again once it is older than
-   * CODE_RECHECK_MS (a dev chain can be reset under a running service); the ERC-165 probe is not.
-   */
-  private readonly verified = new Map<string, number>();
+  /** Addresses known to hold an ERC-721 collection (a dev chain can be reset: see ensureCollection). */
+  private readonly verified = new Set<string>();
+  private readonly checking = new Map<string, Promise<void>>();
   private readonly views = new Map<
     string,
     { selector: string; inputs: readonly ParamType[]; outputs: readonly ParamType[] }
@@ -61,20 +58,33 @@ export class ChainClient {
     this.rpc = new Rpc(provider);
   }
 
-  /** 404 CONTRACT_NOT_FOUND without code, 422 UNSUPPORTED_CONTRACT for code that is no ERC-721. */
-  async ensureCollection(address: string): Promise<void> {
-    const checkedAt = this.verified.get(address);
-    if (checkedAt !== undefined && Date.now() - checkedAt < CODE_RECHECK_MS) return;
-    const code = await this.provider.getCode(address).catch((err) => {
+  /**
+   * 404 CONTRACT_NOT_FOUND without code, 422 UNSUPPORTED_CONTRACT for code that is no ERC-721.
+   * An address is checked once (concurrent first requests share the check); after that only on
+   * suspicion (`recheck`): a read answered with nothing, or a write that would cost no more than a
+   * plain transfer, which is what a call to an address without code costs.
+   */
+  ensureCollection(address: string, recheck = false): Promise<void> {
+    if (!recheck && this.verified.has(address)) return Promise.resolve();
+    let check = this.checking.get(address);
+    if (!check) {
+      check = this.checkCode(address).finally(() => this.checking.delete(address));
+      this.checking.set(address, check);
+    }
+    return check;
+  }
+
+  private async checkCode(address: string): Promise<void> {
+    const code = await this.rpc.call<string>("eth_getCode", [address, "latest"]).catch((err) => {
       throw toChainApiError(err);
     });
     if (code === "0x") {
       this.verified.delete(address);
       throw new ApiError("CONTRACT_NOT_FOUND", `No contract at ${address}`);
     }
-    if (checkedAt === undefined && !(await this.answersErc165(address, ERC721_INTERFACE_ID)))
+    if (!this.verified.has(address) && !(await this.answersErc165(address, ERC721_INTERFACE_ID)))
       throw unsupported(address);
-    this.verified.set(address, Date.now());
+    this.verified.add(address);
   }
 
   /**
@@ -141,12 +151,17 @@ export class ChainClient {
   async simulate(call: { from: string; to?: string; data: string; value?: bigint }): Promise<bigint> {
     const { from, to, data, value = 0n } = call;
     if (to) await this.ensureCollection(to);
+    let estimate: bigint;
     try {
-      const estimate = await this.provider.estimateGas({ from, to, data, value });
-      return estimate + (estimate * GAS_MARGIN_PERCENT) / 100n;
+      // Against "latest": a node estimating against "pending" re-runs its whole mempool first.
+      const request = { from, ...(to ? { to } : {}), data, value: toQuantity(value) };
+      estimate = BigInt(await this.rpc.call<string>("eth_estimateGas", [request, "latest"]));
     } catch (err) {
       throw to ? await this.explain(to, err, "CONTRACT_REVERTED") : toChainApiError(err);
     }
+    // About what a call to no code costs (estimates can be a unit or so above): is there code left there?
+    if (to && estimate <= intrinsicGas(data) + 1_000n) await this.ensureCollection(to, true);
+    return estimate + (estimate * GAS_MARGIN_PERCENT) / 100n;
   }
 
   async ping(): Promise<number> {
@@ -161,15 +176,21 @@ export class ChainClient {
   private async explain(address: string, err: unknown, emptyRevert: ErrorCode): Promise<ApiError> {
     const apiError = toChainApiError(err, emptyRevert);
     if (apiError.code === "UNSUPPORTED_CONTRACT" || isError(err, "BAD_DATA")) {
-      this.verified.delete(address);
       try {
-        await this.ensureCollection(address);
+        await this.ensureCollection(address, true);
       } catch (recheck) {
         return toChainApiError(recheck);
       }
     }
     return apiError;
   }
+}
+
+/** What a transaction costs before any code runs (EIP-2028 calldata pricing): all a call to no code costs. */
+function intrinsicGas(data: string): bigint {
+  let gas = 21_000n;
+  for (let i = 2; i < data.length; i += 2) gas += data.slice(i, i + 2) === "00" ? 4n : 16n;
+  return gas;
 }
 
 function unsupported(address: string): ApiError {

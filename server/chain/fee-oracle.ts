@@ -1,7 +1,14 @@
 import type { FeeData, Provider } from "ethers";
 
-/** How long one fee quote serves; ethers' maxFeePerGas (2 × base fee + tip) absorbs several blocks of rise. */
+/** How long one fee quote from the node serves concurrent writes. */
 const FEE_QUOTE_TTL_MS = 1_000;
+/**
+ * How long a base fee learnt from one of our own receipts stands in for a quote. The quote is
+ * 2 × base fee + tip, which absorbs five full blocks of rise (12.5% each at most).
+ */
+const OBSERVED_BASE_FEE_TTL_MS = 5_000;
+/** How long the node's suggested tip (eth_maxPriorityFeePerGas) is reused. */
+const TIP_TTL_MS = 60_000;
 
 /** The fee fields of a transaction: EIP-1559 where the chain has a base fee, a gas price otherwise. */
 export type Fees = { type: 2; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } | { type: 0; gasPrice: bigint };
@@ -11,20 +18,28 @@ const BUMP_NUMERATOR = 9n;
 const BUMP_DENOMINATOR = 8n;
 
 /**
- * Fee quotes for new transactions. Concurrent writes share one quote (three JSON-RPC calls in
- * ethers' getFeeData) instead of each asking the node again. MAX_FEE_PER_GAS caps every quote.
+ * Fee quotes for new transactions, capped by MAX_FEE_PER_GAS. Concurrent writes share one quote
+ * from the node (ethers' getFeeData), and every receipt of ours tells the base fee of a recent
+ * block for free (effective gas price − our tip): while writes keep confirming, quoting costs no
+ * JSON-RPC call at all.
  */
 export class FeeOracle {
   private quoted?: { at: number; fees: Promise<FeeData> };
+  private observed?: { at: number; baseFee: bigint };
+  private tip?: { at: number; value: bigint };
 
   constructor(
     private readonly provider: Provider,
     private readonly maxFeePerGas?: bigint,
   ) {}
 
-  /** The current quote, capped; `fresh` skips the shared one (a fee bump must see the spike). */
+  /** The current quote, capped; `fresh` asks the node (a fee bump must see a spike). */
   async quote(fresh = false): Promise<Fees> {
     const now = Date.now();
+    if (!fresh && this.observed && this.tip && now - this.observed.at < OBSERVED_BASE_FEE_TTL_MS) {
+      if (now - this.tip.at < TIP_TTL_MS)
+        return this.eip1559(this.observed.baseFee * 2n + this.tip.value, this.tip.value);
+    }
     if (fresh || !this.quoted || now - this.quoted.at > FEE_QUOTE_TTL_MS) {
       const fees = this.provider.getFeeData();
       this.quoted = { at: now, fees };
@@ -32,10 +47,17 @@ export class FeeOracle {
     }
     const fees = await this.quoted.fees;
     if (fees.maxFeePerGas != null && fees.maxPriorityFeePerGas != null) {
-      const maxFeePerGas = this.cap(fees.maxFeePerGas);
-      return { type: 2, maxFeePerGas, maxPriorityFeePerGas: min(fees.maxPriorityFeePerGas, maxFeePerGas) };
+      this.tip = { at: now, value: fees.maxPriorityFeePerGas };
+      return this.eip1559(fees.maxFeePerGas, fees.maxPriorityFeePerGas);
     }
     return { type: 0, gasPrice: this.cap(fees.gasPrice ?? 0n) };
+  }
+
+  /** Learns a recent base fee from a receipt of a type-2 transaction that paid its whole tip. */
+  observe(effectiveGasPrice: bigint | null, paid: Fees): void {
+    if (effectiveGasPrice === null || paid.type !== 2 || effectiveGasPrice >= paid.maxFeePerGas) return;
+    const baseFee = effectiveGasPrice - paid.maxPriorityFeePerGas;
+    if (baseFee >= 0n) this.observed = { at: Date.now(), baseFee };
   }
 
   /**
@@ -57,6 +79,11 @@ export class FeeOracle {
     const floor = raise(old.gasPrice);
     const gasPrice = this.cap(max(floor, quote.type === 0 ? quote.gasPrice : quote.maxFeePerGas));
     return gasPrice < floor ? null : { type: 0, gasPrice };
+  }
+
+  private eip1559(maxFee: bigint, tip: bigint): Fees {
+    const maxFeePerGas = this.cap(maxFee);
+    return { type: 2, maxFeePerGas, maxPriorityFeePerGas: min(tip, maxFeePerGas) };
   }
 
   private cap(value: bigint): bigint {

@@ -7,6 +7,8 @@ export interface Receipt {
   blockNumber: number;
   blockHash: string;
   gasUsed: bigint;
+  /** What each unit of gas cost: base fee + the tip actually paid. */
+  effectiveGasPrice: bigint | null;
   contractAddress: string | null;
   logs: Array<{ address: string; topics: string[]; data: string }>;
 }
@@ -17,6 +19,7 @@ interface ReceiptJson {
   blockNumber: string;
   blockHash: string;
   gasUsed: string;
+  effectiveGasPrice?: string;
   contractAddress?: string | null;
   logs?: Array<{ address: string; topics: string[]; data: string }>;
 }
@@ -32,6 +35,7 @@ export function parseReceipt(json: unknown): Receipt | null {
     blockNumber: Number(BigInt(r.blockNumber)),
     blockHash: r.blockHash,
     gasUsed: BigInt(r.gasUsed),
+    effectiveGasPrice: r.effectiveGasPrice ? BigInt(r.effectiveGasPrice) : null,
     contractAddress: r.contractAddress ? getAddress(r.contractAddress) : null,
     logs: (r.logs ?? []).map((log) => ({ address: log.address, topics: log.topics, data: log.data })),
   };

@@ -1,3 +1,4 @@
+import { toQuantity } from "ethers";
 import { parseReceipt, type Receipt } from "../chain/receipt";
 import { ApiError, errorBody } from "../http/errors";
 import { broadcast } from "./broadcast";
@@ -14,6 +15,8 @@ const TRANSFER_GAS = 21_000n;
 const CONCURRENCY = 8;
 /** Missing nonces filled at most per stuck operation and block. */
 const MAX_FILLS = 16;
+/** Blocks read one by one for hashes of ours; past that many since the last pass, receipts are asked for directly. */
+const MAX_BLOCKS_PER_PASS = 12;
 
 /**
  * Follows every unfinished operation this process holds, in the background, once per new block
@@ -33,6 +36,8 @@ export class Follower {
   /** Recycled nonces and the head at which they were first seen waiting. */
   private readonly recycledSince = new Map<string, number>();
   private readonly warned = new Set<string>();
+  /** The head of the last pass: blocks after it are read for our hashes. */
+  private lastHead?: number;
   private running = false;
   private pollTimer?: NodeJS.Timeout;
   private scanTimer?: NodeJS.Timeout;
@@ -96,6 +101,8 @@ export class Follower {
   /** Confirms (or fails, for a revert) `op` from its receipt, stores its answer and wakes its waiters. */
   async settle(op: Operation, receipt: Receipt): Promise<Operation> {
     const kind = this.ctx.kinds.get(op.operation);
+    const paid = op.transactions.find((tx) => tx.hash === receipt.hash);
+    if (paid) this.ctx.chain.fees.observe(receipt.effectiveGasPrice, feesOf(paid));
     if (receipt.status === 1) {
       const result = kind ? kind.result(receipt, op) : {};
       op.status = "confirmed";
@@ -181,7 +188,7 @@ export class Follower {
 
   /** One pass over `ops` at chain head `head`. */
   private async followAt(head: number, ops: Operation[]): Promise<void> {
-    const receipts = await this.receiptsOf(ops);
+    const receipts = await this.findReceipts(head, ops);
     const unmined: Operation[] = [];
     for (const op of ops) {
       this.checkedAt.set(op.id, head);
@@ -199,16 +206,65 @@ export class Follower {
       unmined.push(op);
     }
     if (unmined.length === 0) return;
-    const known = await this.ctx.chain.rpc.batch(
-      unmined.map((op) => ["eth_getTransactionByHash", [currentTransaction(op)!.hash]]),
+    const unknown = await this.unknownToNode(
+      unmined.filter((op) => op.pendingSince !== null && head > op.pendingSince),
     );
     const filling = new Set<string>();
-    await inPool(unmined, CONCURRENCY, (op, i) => {
-      const answer = known[i];
-      const isKnown = "result" in answer ? answer.result !== null : true; // an error answer proves nothing
-      return this.followUnmined(op, head, isKnown, filling);
-    });
+    await inPool(unmined, CONCURRENCY, (op) => this.followUnmined(op, head, !unknown.has(op.id), filling));
     await this.fillRecycled(head, filling);
+  }
+
+  /**
+   * Receipts of the operations that may have one: those looked at for the first time (taken over,
+   * or a lost broadcast) and those mined but not yet deep enough (a reorg may take them) get their
+   * own lookup; the others only when one of their hashes is in a block mined since the last pass.
+   */
+  private async findReceipts(head: number, ops: Operation[]): Promise<Map<string, Receipt>> {
+    const since = this.lastHead;
+    this.lastHead = head;
+    if (since === undefined || head <= since || head - since > MAX_BLOCKS_PER_PASS) return this.receiptsOf(ops);
+    const blocks = await this.ctx.chain.rpc.batch(
+      Array.from({ length: head - since }, (_, i) => ["eth_getBlockByNumber", [toQuantity(since + 1 + i), false]]),
+    );
+    const mined = new Set<string>();
+    for (const block of blocks) {
+      const hashes = "result" in block ? (block.result as { transactions?: string[] } | null)?.transactions : undefined;
+      if (!hashes) return this.receiptsOf(ops); // a block we could not read: look every operation up
+      for (const hash of hashes) mined.add(hash.toLowerCase());
+    }
+    return this.receiptsOf(
+      ops.filter(
+        (op) =>
+          !this.checkedAt.has(op.id) ||
+          op.blockNumber !== null ||
+          op.transactions.some((tx) => mined.has(tx.hash.toLowerCase())),
+      ),
+    );
+  }
+
+  /**
+   * The operations whose transaction the node no longer knows. A nonce below the sender's pending
+   * count is in the node's hands; only the others are asked for by hash.
+   */
+  private async unknownToNode(ops: Operation[]): Promise<Set<string>> {
+    if (ops.length === 0) return new Set();
+    const senders = [...new Set(ops.map((op) => op.from))];
+    const counts = await this.ctx.chain.rpc.batch(
+      senders.map((from) => ["eth_getTransactionCount", [from, "pending"]]),
+    );
+    const pending = new Map<string, number>();
+    counts.forEach((answer, i) => {
+      if ("result" in answer) pending.set(senders[i], Number(BigInt(answer.result as string)));
+    });
+    const doubtful = ops.filter((op) => op.nonce! >= (pending.get(op.from) ?? 0));
+    const answers = await this.ctx.chain.rpc.batch(
+      doubtful.map((op) => ["eth_getTransactionByHash", [currentTransaction(op)!.hash]]),
+    );
+    const unknown = new Set<string>();
+    answers.forEach((answer, i) => {
+      if ("result" in answer && answer.result === null) unknown.add(doubtful[i].id); // an error proves nothing
+    });
+    return unknown;
   }
 
   /** The receipt of each operation's mined transaction (any of its hashes), by operation id. */

@@ -44,6 +44,8 @@ export class TransactionEngine {
   readonly follower: Follower;
   /** Broadcasts under way in this process, by address and nonce: a "nonce too high" waits on them. */
   private readonly inFlight = new Map<string, Map<number, Promise<unknown>>>();
+  private immediateMisses = 0;
+  private skippedChecks = 0;
 
   constructor(private readonly ctx: EngineContext) {
     this.follower = new Follower(ctx, this);
@@ -137,11 +139,12 @@ export class TransactionEngine {
       this.follower.track(op);
       return { status: 202, body: pendingBody(op), replayed: false };
     }
-    if (this.ctx.options.confirmations === 1) {
+    if (this.ctx.options.confirmations === 1 && this.expectReceiptAtOnce()) {
       // An automining chain has the receipt already: ask once before waiting on blocks.
       const receipt = await this.ctx.chain.rpc
         .call("eth_getTransactionReceipt", [currentTransaction(op)!.hash])
         .then(parseReceipt, () => null);
+      this.immediateMisses = receipt ? 0 : this.immediateMisses + 1;
       if (receipt) {
         const settled = await this.follower.settle(op, receipt);
         if (settled.response) return { ...settled.response, replayed: false };
@@ -151,6 +154,15 @@ export class TransactionEngine {
     const final = await this.follower.waitFor(op.id, this.ctx.options.txTimeoutMs);
     if (final?.response) return { ...final.response, replayed: false };
     return { status: 202, body: pendingBody(final ?? op), replayed: false };
+  }
+
+  /**
+   * Whether to ask for the receipt right after the broadcast: worth a call on an automining chain,
+   * wasted on one with block times. After two misses in a row, only every 16th write asks again.
+   */
+  private expectReceiptAtOnce(): boolean {
+    if (this.immediateMisses < 2) return true;
+    return ++this.skippedChecks % 16 === 0;
   }
 
   /**

@@ -60,6 +60,17 @@ describe("the JSON-RPC endpoint going away", function () {
   const mint = (key: string, mintAmount: unknown = 1) =>
     api.post("/nft/mint", { privateKey: key, contractAddress: collection, mintAmount });
 
+  /** The follower confirms a 202 write in the background: GET /nft/operations/{id} says so. */
+  async function untilConfirmed(operationId: string): Promise<void> {
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const op = await api.get(`/nft/operations/${operationId}`);
+      if (op.body.status === "confirmed") return;
+      if (Date.now() > deadline) throw new Error(`operation still ${op.text}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   async function timed(call: () => Promise<ApiResponse>): Promise<{ res: ApiResponse; ms: number }> {
     const started = Date.now();
     const res = await call();
@@ -95,6 +106,7 @@ describe("the JSON-RPC endpoint going away", function () {
       await provider.send("evm_mine", []);
       const receipt = await provider.getTransactionReceipt(res.body.transactionHash);
       expect(receipt?.status).to.equal(1);
+      await untilConfirmed(res.body.operationId);
     } finally {
       await provider.send("evm_setAutomine", [true]);
     }
@@ -111,6 +123,7 @@ describe("the JSON-RPC endpoint going away", function () {
       await provider.send("evm_mine", []);
       const receipt = await provider.getTransactionReceipt(res.body.transactionHash);
       expect(receipt?.contractAddress).to.equal(res.body.contractAddress);
+      await untilConfirmed(res.body.operationId);
     } finally {
       await provider.send("evm_setAutomine", [true]);
     }
