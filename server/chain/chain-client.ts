@@ -44,6 +44,7 @@ export class ChainClient {
   /** Addresses known to hold an ERC-721 collection (a dev chain can be reset: see ensureCollection). */
   private readonly verified = new Set<string>();
   private readonly checking = new Map<string, Promise<void>>();
+  private readonly inFlight = new Map<string, Promise<unknown>>();
   private readonly views = new Map<
     string,
     { selector: string; inputs: readonly ParamType[]; outputs: readonly ParamType[] }
@@ -131,7 +132,20 @@ export class ChainClient {
    * drain timer meant for batching, which is off here.
    */
   private ethCall(to: string, data: string): Promise<string> {
-    return this.rpc.call<string>("eth_call", [{ to, data }, "latest"]);
+    return this.once(`call:${to}:${data}`, () => this.rpc.call<string>("eth_call", [{ to, data }, "latest"]));
+  }
+
+  /**
+   * Identical calls already on their way share one answer: 200 concurrent mints ask the price and
+   * the gas of the same call once. Nothing is kept once the answer is in.
+   */
+  private once<T>(key: string, call: () => Promise<T>): Promise<T> {
+    let pending = this.inFlight.get(key) as Promise<T> | undefined;
+    if (!pending) {
+      pending = call().finally(() => this.inFlight.delete(key));
+      this.inFlight.set(key, pending);
+    }
+    return pending;
   }
 
   /** Runs reads against a verified collection and maps their failures to API errors. */
@@ -155,7 +169,8 @@ export class ChainClient {
     try {
       // Against "latest": a node estimating against "pending" re-runs its whole mempool first.
       const request = { from, ...(to ? { to } : {}), data, value: toQuantity(value) };
-      estimate = BigInt(await this.rpc.call<string>("eth_estimateGas", [request, "latest"]));
+      const key = `estimate:${from}:${to ?? ""}:${request.value}:${data}`;
+      estimate = BigInt(await this.once(key, () => this.rpc.call<string>("eth_estimateGas", [request, "latest"])));
     } catch (err) {
       throw to ? await this.explain(to, err, "CONTRACT_REVERTED") : toChainApiError(err);
     }
