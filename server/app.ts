@@ -1,5 +1,6 @@
 import type Koa from "koa";
 import type { ChainClient } from "./chain/chain-client";
+import type { SqlDriver } from "./db";
 import { createHttpApp } from "./http/app";
 import type { Logger } from "./http/logger";
 import { OpenAPIRegistry, buildOpenApiDocument } from "./http/openapi";
@@ -10,6 +11,8 @@ import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
 export interface AppDeps {
   chain: ChainClient;
   userStore: UserStore;
+  /** The service's database: the user routes keep their abuse counters there. */
+  database?: SqlDriver;
   logger: Logger;
   /** The key /nft/withdraw requires. */
   apiKey?: string;
@@ -38,7 +41,7 @@ export function createApp(deps: AppDeps): Apps {
     openApiDocument: () => (document ??= buildOpenApiDocument(registry)),
   });
   const nftRouter = createNftRouter({ chain: deps.chain, apiKey: deps.apiKey });
-  const userRouter = createUserRouter({ store: deps.userStore });
+  const userRouter = createUserRouter({ store: deps.userStore, database: deps.database });
 
   if (deps.separateDemo) {
     return {

@@ -29,6 +29,7 @@ export async function startService(config: Config & { rpcUrl: string }, logger: 
   const apps = createApp({
     chain,
     userStore,
+    database: db,
     logger,
     apiKey: config.apiKey,
     separateDemo: config.demoPort !== undefined,
