@@ -25,8 +25,9 @@ export function defaultHashSchedulerLimits(cpus = availableParallelism()): HashS
 
 interface Waiter {
   start(): void;
+  /** Drops the task unrun (its signal aborted while it waited). */
+  drop(reason: unknown): void;
   signal?: AbortSignal;
-  onAbort?: () => void;
 }
 
 /**
@@ -53,15 +54,15 @@ export class HashScheduler {
 
   /**
    * Runs `task` when a slot is free for `lane`. A task still waiting when `signal` aborts never
-   * runs: it rejects with the signal's reason (one already running finishes).
+   * runs: it rejects with the signal's reason when its turn comes (one already running finishes).
    */
   run<T>(lane: HashLane, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<T>((resolve, reject) => {
-      const waiter: Waiter = {
+      this.waiting[lane].push({
         signal,
+        drop: reject,
         start: () => {
-          if (waiter.onAbort) signal?.removeEventListener("abort", waiter.onAbort);
           this.running++;
           if (lane === "batch") this.runningBatch++;
           Promise.resolve()
@@ -73,17 +74,7 @@ export class HashScheduler {
               this.dispatch();
             });
         },
-      };
-      if (signal) {
-        waiter.onAbort = () => {
-          const queue = this.waiting[lane];
-          const index = queue.indexOf(waiter);
-          if (index >= 0) queue.splice(index, 1);
-          reject(signal.reason);
-        };
-        signal.addEventListener("abort", waiter.onAbort, { once: true });
-      }
-      this.waiting[lane].push(waiter);
+      });
       this.dispatch();
     });
   }
@@ -95,7 +86,10 @@ export class HashScheduler {
           this.waiting[candidate].length > 0 && (candidate !== "batch" || this.runningBatch < this.limits.batchSlots),
       );
       if (!lane) return;
-      this.waiting[lane].shift()!.start();
+      const waiter = this.waiting[lane].shift()!;
+      // Aborted waiters are dropped when their turn comes (no listener per task: a batch queues 1,000).
+      if (waiter.signal?.aborted) waiter.drop(waiter.signal.reason);
+      else waiter.start();
     }
   }
 }
