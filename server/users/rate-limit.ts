@@ -75,7 +75,9 @@ export class UserRateLimiter {
   /**
    * Counts one login call from `ip`, and counts it as a failure in advance (for `ip`, and for
    * `username` from `ip` when given): concurrent guesses then cannot all pass a check made
-   * before any of them failed. loginSucceeded takes the advance back.
+   * before any of them failed. loginSucceeded takes the advance back. (The price: more
+   * simultaneous logins of one username from one address than its failure limit get 429 for
+   * the excess, right password or not.)
    */
   async admitLogin(ip: string, username: string | undefined): Promise<LoginAdmission> {
     const [calls, ...failures] = await Promise.all([
