@@ -41,7 +41,7 @@ const storable = (value: string) => !NOT_STORABLE.test(value);
 const STORABLE_MESSAGE = "must not contain NUL characters or unpaired UTF-16 surrogates";
 
 const Text = z.string().max(256).refine(storable, STORABLE_MESSAGE);
-export const Password = z.string().min(1).max(1024).refine(storable, STORABLE_MESSAGE);
+const Password = z.string().min(1).max(1024).refine(storable, STORABLE_MESSAGE);
 
 /**
  * A User in a request. Every field may be null, read as absent: generated Petstore clients send
