@@ -11,7 +11,7 @@ import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
 export interface AppDeps {
   chain: ChainClient;
   userStore: UserStore;
-  /** The service's database: the user routes keep their abuse counters there. */
+  /** The service's database: on a PostgreSQL server, the user routes keep their abuse counters there. */
   database?: SqlDriver;
   logger: Logger;
   /** The key /nft/withdraw requires. */

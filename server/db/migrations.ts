@@ -35,7 +35,8 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     version: 20,
     name: "rate limit counters",
     sql: `
-      -- Abuse counters (login failures, user creations) shared by every instance on this database.
+      -- Abuse counters (login failures, user creations) shared by every instance on a PostgreSQL
+      -- server (on PGlite, one process's, they stay in memory; the table exists there too).
       -- The layout of rate-limiter-flexible's RateLimiterPostgres, which inserts by position: keep
       -- these three columns, in this order. key = "<counter>:<client address>[|<username>]".
       CREATE TABLE rate_limit_counters (

@@ -22,8 +22,8 @@ export const DEFAULT_SESSION_TTL_MS = 60 * 60 * 1000;
 export interface UserRouterDeps {
   store: UserStore;
   /**
-   * The service's database, where the abuse counters live (shared by every instance on it);
-   * unset = this process's memory.
+   * The service's database: on a PostgreSQL server the abuse counters live there (shared by every
+   * instance on it); on PGlite, or unset, in this process's memory.
    */
   database?: SqlDriver;
   /** Overrides of the login and creation limits (API.md's by default). */

@@ -10,8 +10,8 @@ import { startUserServer, type Reply, type UserServer } from "./user-server";
 
 /** The backends every HTTP suite runs on; only PGlite has a data dir to reopen. */
 export const BACKENDS = [
-  { name: "PGlite", restartable: true },
-  { name: "PostgreSQL server", restartable: false },
+  { name: "PGlite", restartable: true, countersInDatabase: false },
+  { name: "PostgreSQL server", restartable: false, countersInDatabase: true },
 ] as const;
 export type Backend = (typeof BACKENDS)[number];
 
@@ -28,11 +28,12 @@ export interface UserFixture {
   logs: string[];
   servers: UserServer[];
   /**
-   * The user routes on a new listener, TRUST_PROXY on unless told. The counters are shared by every server on
-   * the database (as by instances), so limits are generous unless `deps` lowers them: test limits from a fresh address.
+   * The user routes on a new listener, TRUST_PROXY on unless told. On PostgreSQL the abuse counters are shared by
+   * every server on the database (as by instances), so limits are generous unless `deps` lowers them: test limits
+   * from a fresh address.
    */
   serve(deps?: Partial<UserRouterDeps>, options?: { trustProxy?: boolean; logs?: string[] }): Promise<UserServer>;
-  /** Another connection to the same database, as a second service instance would open (closed by close()). */
+  /** Another connection to the same PostgreSQL database, as a second service instance opens it (closed by close()). */
   openAnotherDatabase(): Promise<SqlDriver>;
   /** Closes the store and database and opens them again on the same data (servers must be closed first). */
   reopen(): Promise<void>;
@@ -75,8 +76,7 @@ export async function openFixture(backend: Backend): Promise<UserFixture> {
       return server;
     },
     async openAnotherDatabase() {
-      // PGlite is one process's database: its "other instance" is the same driver.
-      if (!databaseUrl) return fixture.database;
+      if (!databaseUrl) throw new Error("a PGlite database belongs to one process: no second instance");
       const another = await openDatabase({ databaseUrl, dataDir });
       extraDatabases.push(another);
       return another;
