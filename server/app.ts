@@ -1,6 +1,7 @@
 import type Koa from "koa";
 import type { ChainClient } from "./chain/chain-client";
 import type { TransactionEngine } from "./engine";
+import type { SqlDriver } from "./db";
 import { createHttpApp } from "./http/app";
 import type { Logger } from "./http/logger";
 import { OpenAPIRegistry, buildOpenApiDocument } from "./http/openapi";
@@ -13,6 +14,8 @@ export interface AppDeps {
   /** The write path of every /nft write. */
   engine: TransactionEngine;
   userStore: UserStore;
+  /** The service's database: on a PostgreSQL server, the user routes keep their abuse counters there. */
+  database?: SqlDriver;
   logger: Logger;
   /** The key /nft/withdraw requires. */
   apiKey?: string;
@@ -41,7 +44,7 @@ export function createApp(deps: AppDeps): Apps {
     openApiDocument: () => (document ??= buildOpenApiDocument(registry)),
   });
   const nftRouter = createNftRouter({ chain: deps.chain, engine: deps.engine, apiKey: deps.apiKey });
-  const userRouter = createUserRouter({ store: deps.userStore });
+  const userRouter = createUserRouter({ store: deps.userStore, database: deps.database });
 
   if (deps.separateDemo) {
     return {

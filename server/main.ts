@@ -41,6 +41,7 @@ export async function startService(config: Config & { rpcUrl: string }, logger: 
     chain,
     engine,
     userStore,
+    database: db,
     logger,
     apiKey: config.apiKey,
     separateDemo: config.demoPort !== undefined,

@@ -14,6 +14,6 @@ export interface SqlDriver extends SqlExecutor {
 }
 
 /** SQLSTATE 23505: a unique constraint refused a row. */
-export function isUniqueViolation(err: unknown): err is Error & { code: string; detail?: string } {
+export function isUniqueViolation(err: unknown): err is Error & { code: string } {
   return typeof err === "object" && err !== null && (err as { code?: unknown }).code === "23505";
 }

@@ -87,6 +87,22 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: "rate limit counters",
+    sql: `
+      -- Abuse counters (login failures, user creations) shared by every instance on a PostgreSQL
+      -- server (on PGlite, one process's, they stay in memory; the table exists there too).
+      -- The layout of rate-limiter-flexible's RateLimiterPostgres, which inserts by position: keep
+      -- these three columns, in this order. key = "<counter>:<client address>[|<username>]".
+      CREATE TABLE rate_limit_counters (
+        key    text PRIMARY KEY,
+        points integer NOT NULL DEFAULT 0,
+        expire bigint -- end of the counter's window, ms since the epoch
+      );
+      CREATE INDEX rate_limit_counters_expire_idx ON rate_limit_counters (expire);
+    `,
+  },
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

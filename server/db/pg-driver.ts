@@ -1,21 +1,22 @@
 import { Pool, type PoolClient } from "pg";
 import type { SqlDriver, SqlExecutor } from "./driver";
+import { sanitized } from "./errors";
 
 /** A PostgreSQL server through a `pg` connection pool. */
 export async function openPgDriver(databaseUrl: string): Promise<SqlDriver> {
   const pool = new Pool({ connectionString: databaseUrl, max: 10 });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {});
-  await pool.query("SELECT 1"); // fail at open, not at the first request, when the server is unreachable
+  await sanitized(() => pool.query("SELECT 1")); // fail at open, not at the first request, when unreachable
   return {
     backend: "postgres",
     ...executor(pool),
     async transaction(fn) {
-      const client = await pool.connect();
+      const client = await sanitized(() => pool.connect());
       try {
-        await client.query("BEGIN");
+        await sanitized(() => client.query("BEGIN"));
         const result = await fn(executor(client));
-        await client.query("COMMIT");
+        await sanitized(() => client.query("COMMIT"));
         return result;
       } catch (err) {
         await client.query("ROLLBACK").catch(() => {});
@@ -31,11 +32,11 @@ export async function openPgDriver(databaseUrl: string): Promise<SqlDriver> {
 function executor(db: Pool | PoolClient): SqlExecutor {
   return {
     async query<R>(sql: string, params?: unknown[]) {
-      const result = await db.query(sql, params);
+      const result = await sanitized(() => db.query(sql, params));
       return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
     },
     async exec(sql: string) {
-      await db.query(sql); // no parameters: simple protocol, several statements allowed
+      await sanitized(() => db.query(sql)); // no parameters: simple protocol, several statements allowed
     },
   };
 }

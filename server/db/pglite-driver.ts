@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import type { SqlDriver, SqlExecutor } from "./driver";
+import { sanitized } from "./errors";
 
 /** Embedded PostgreSQL (WASM) with its data directory on disk; one connection, queries serialised. */
 export async function openPgliteDriver(dataDir: string): Promise<SqlDriver> {
@@ -9,7 +10,8 @@ export async function openPgliteDriver(dataDir: string): Promise<SqlDriver> {
   return {
     backend: "pglite",
     ...executor(db),
-    transaction: (fn) => db.transaction((tx) => fn(executor(tx))),
+    // Errors thrown by `fn` pass through unchanged; BEGIN/COMMIT failures come out sanitized.
+    transaction: (fn) => sanitized(() => db.transaction((tx) => fn(executor(tx)))),
     close: () => db.close(),
   };
 }
@@ -17,11 +19,11 @@ export async function openPgliteDriver(dataDir: string): Promise<SqlDriver> {
 function executor(db: PGlite | Transaction): SqlExecutor {
   return {
     async query<R>(sql: string, params?: unknown[]) {
-      const result = await db.query<R>(sql, params);
+      const result = await sanitized(() => db.query<R>(sql, params));
       return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
     },
     async exec(sql: string) {
-      await db.exec(sql);
+      await sanitized(() => db.exec(sql));
     },
   };
 }

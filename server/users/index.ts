@@ -10,5 +10,13 @@ export {
   type UserStore,
   type Session,
 } from "./store";
-export { LoginRateLimiter, DEFAULT_LOGIN_RATE_LIMITS, type LoginRateLimits } from "./rate-limit";
-export { DEFAULT_SCRYPT_PARAMS, hashPassword, verifyPassword, type ScryptParams } from "./password";
+export { UserRateLimiter, DEFAULT_USER_RATE_LIMITS, type UserRateLimits } from "./rate-limit";
+export {
+  DEFAULT_ARGON2_PARAMS,
+  PasswordHasher,
+  hashPassword,
+  needsRehash,
+  verifyPassword,
+  type Argon2Params,
+} from "./password";
+export { HashScheduler, defaultHashSchedulerLimits, type HashLane, type HashSchedulerLimits } from "./hash-scheduler";

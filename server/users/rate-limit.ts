@@ -1,105 +1,132 @@
-export interface LoginRateLimits {
-  /** Login calls per client IP per hour; what X-Rate-Limit counts down. */
+import {
+  RateLimiterMemory,
+  RateLimiterPostgres,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from "rate-limiter-flexible";
+import type { SqlDriver } from "../db";
+
+export interface UserRateLimits {
+  /** Login calls per client address per hour; what X-Rate-Limit counts down. */
   callsPerHour: number;
-  /** Failed logins from one client IP within `failureWindowMs` before it gets 429. */
+  /** Failed logins from one client address, whatever the username, within `failureWindowMs`. */
   maxFailuresPerIp: number;
-  /** Failed logins on one username (from anywhere) within `failureWindowMs` before it gets 429. */
-  maxFailuresPerUsername: number;
+  /** Failed logins on one username from one client address within `failureWindowMs`. */
+  maxFailuresPerUsernameAndIp: number;
   failureWindowMs: number;
+  /** User creation requests (POST /v2/user, createWithList, createWithArray) per client address per window. */
+  creationsPerWindow: number;
+  creationWindowMs: number;
 }
 
-export const DEFAULT_LOGIN_RATE_LIMITS: LoginRateLimits = {
+export const DEFAULT_USER_RATE_LIMITS: UserRateLimits = {
   callsPerHour: 1000,
   maxFailuresPerIp: 20,
-  maxFailuresPerUsername: 5,
+  maxFailuresPerUsernameAndIp: 5,
   failureWindowMs: 15 * 60 * 1000,
+  creationsPerWindow: 60,
+  creationWindowMs: 60 * 1000,
 };
 
 const HOUR_MS = 60 * 60 * 1000;
-/** Bound on tracked keys, so a flood of distinct usernames cannot grow memory without end. */
-const MAX_KEYS = 100_000;
+/** The table of migration 3. */
+const COUNTER_TABLE = "rate_limit_counters";
 
-interface Window {
-  startedAt: number;
-  count: number;
-}
-
-export type LoginAdmission =
-  { allowed: true; callsLeft: number } | { allowed: false; retryAfterSeconds: number; callsLeft: number };
+export type Admission = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+export type LoginAdmission = Admission & { callsLeft: number };
 
 /**
- * Fixed-window counters in this process's memory. Good for one instance (the demo); several
- * instances behind a balancer would each count separately — move the counters to the database
- * or Redis then. Fixed windows may let through up to twice a limit around a window boundary,
- * which is fine for slowing password guessing, the purpose here.
+ * The abuse limits of /v2/user, as fixed-window counters from rate-limiter-flexible. Login
+ * failures count per (username, client address) and per client address, never per username
+ * alone: a wrong password from one place must not lock the owner out everywhere.
+ *
+ * On a PostgreSQL server the counters live in the database (table rate_limit_counters), shared
+ * by every instance on it and kept across restarts. On PGlite, or with no database, they live in
+ * this process's memory: a PGlite database belongs to one process, so there is nothing to share,
+ * and each counter update there is a logged write run on the event loop's thread (~9 ms a login
+ * for the five updates, measured under load), time taken from the requests and the hashing.
  */
-export class LoginRateLimiter {
-  private readonly calls = new Map<string, Window>();
-  private readonly failures = new Map<string, Window>();
+export class UserRateLimiter {
+  private readonly loginCalls: RateLimiterAbstract;
+  private readonly ipFailures: RateLimiterAbstract;
+  private readonly userFailures: RateLimiterAbstract;
+  private readonly creations: RateLimiterAbstract;
 
   constructor(
-    readonly limits: LoginRateLimits = DEFAULT_LOGIN_RATE_LIMITS,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  /** Counts one login call from `ip` and says whether it may proceed. */
-  admit(ip: string, username: string | undefined): LoginAdmission {
-    const now = this.now();
-    const calls = this.bump(this.calls, `ip:${ip}`, HOUR_MS, now);
-    const callsLeft = Math.max(0, this.limits.callsPerHour - calls.count);
-    const waits: number[] = [];
-    if (calls.count > this.limits.callsPerHour) waits.push(calls.startedAt + HOUR_MS - now);
-    const ipFailures = this.current(this.failures, `ip:${ip}`, this.limits.failureWindowMs, now);
-    if (ipFailures && ipFailures.count >= this.limits.maxFailuresPerIp) {
-      waits.push(ipFailures.startedAt + this.limits.failureWindowMs - now);
-    }
-    const userFailures =
-      username === undefined
-        ? undefined
-        : this.current(this.failures, `user:${username}`, this.limits.failureWindowMs, now);
-    if (userFailures && userFailures.count >= this.limits.maxFailuresPerUsername) {
-      waits.push(userFailures.startedAt + this.limits.failureWindowMs - now);
-    }
-    if (waits.length === 0) return { allowed: true, callsLeft };
-    return { allowed: false, callsLeft, retryAfterSeconds: Math.max(1, Math.ceil(Math.max(...waits) / 1000)) };
+    readonly limits: UserRateLimits = DEFAULT_USER_RATE_LIMITS,
+    database?: SqlDriver,
+  ) {
+    const shared = database?.backend === "postgres" ? database : undefined;
+    const counter = (keyPrefix: string, points: number, windowMs: number): RateLimiterAbstract => {
+      const options = { keyPrefix, points, duration: windowMs / 1000 };
+      if (!shared) return new RateLimiterMemory(options);
+      return new RateLimiterPostgres({
+        ...options,
+        // pg's query({ text, values }) over the service's driver, so its errors come out
+        // sanitized like every other query's. The table is migration 3's.
+        storeClient: { query: (q: { text: string; values?: unknown[] }) => shared.query(q.text, q.values) },
+        storeType: "pool",
+        tableName: COUNTER_TABLE,
+        tableCreated: true,
+      });
+    };
+    this.loginCalls = counter("login_calls", limits.callsPerHour, HOUR_MS);
+    this.ipFailures = counter("login_failures_ip", limits.maxFailuresPerIp, limits.failureWindowMs);
+    this.userFailures = counter("login_failures_user", limits.maxFailuresPerUsernameAndIp, limits.failureWindowMs);
+    this.creations = counter("user_creations", limits.creationsPerWindow, limits.creationWindowMs);
   }
 
   /**
-   * Counts a failed login against the IP and the username. Unknown usernames count the same as
-   * known ones, or the lockout itself would tell which usernames exist.
+   * Counts one login call from `ip`, and counts it as a failure in advance (for `ip`, and for
+   * `username` from `ip` when given): concurrent guesses then cannot all pass a check made
+   * before any of them failed. loginSucceeded takes the advance back. (The price: more
+   * simultaneous logins of one username from one address than its failure limit get 429 for
+   * the excess, right password or not.)
    */
-  recordFailure(ip: string, username: string | undefined): void {
-    const now = this.now();
-    this.bump(this.failures, `ip:${ip}`, this.limits.failureWindowMs, now);
-    if (username !== undefined) this.bump(this.failures, `user:${username}`, this.limits.failureWindowMs, now);
+  async admitLogin(ip: string, username: string | undefined): Promise<LoginAdmission> {
+    const [calls, ...failures] = await Promise.all([
+      count(this.loginCalls, ip),
+      count(this.ipFailures, ip),
+      ...(username === undefined ? [] : [count(this.userFailures, userKey(ip, username))]),
+    ]);
+    return { ...verdict([calls, ...failures]), callsLeft: calls.res.remainingPoints };
   }
 
-  /** A correct password clears the username's failures (not the IP's). */
-  recordSuccess(username: string): void {
-    this.failures.delete(`user:${username}`);
+  /** The password was right: the advance on `ip` is taken back, and the pair's failures cleared. */
+  async loginSucceeded(ip: string, username: string): Promise<void> {
+    await Promise.all([this.ipFailures.reward(ip, 1), this.userFailures.delete(userKey(ip, username))]);
   }
 
-  private current(map: Map<string, Window>, key: string, windowMs: number, now: number): Window | undefined {
-    const window = map.get(key);
-    return window && now - window.startedAt < windowMs ? window : undefined;
+  /** Counts one user creation request from `ip`. */
+  async admitCreation(ip: string): Promise<Admission> {
+    return verdict([await count(this.creations, ip)]);
   }
+}
 
-  private bump(map: Map<string, Window>, key: string, windowMs: number, now: number): Window {
-    let window = this.current(map, key, windowMs, now);
-    if (!window) {
-      window = { startedAt: now, count: 0 };
-      map.delete(key); // re-insert so Map order stays oldest-first
-      map.set(key, window);
-      if (map.size > MAX_KEYS) this.evict(map, windowMs, now);
-    }
-    window.count += 1;
-    return window;
-  }
+/** Usernames are [A-Za-z0-9._-] and addresses have no "|": the pair key is unambiguous. */
+function userKey(ip: string, username: string): string {
+  return `${ip}|${username}`;
+}
 
-  private evict(map: Map<string, Window>, windowMs: number, now: number): void {
-    for (const [key, window] of map) {
-      if (map.size <= MAX_KEYS / 2) break;
-      if (now - window.startedAt >= windowMs || map.size > MAX_KEYS) map.delete(key);
-    }
+interface Count {
+  res: RateLimiterRes;
+  /** This point went over the counter's limit. */
+  limited: boolean;
+}
+
+/** Consumes one point and answers the counter's state (over the limit, the library rejects with it). */
+async function count(limiter: RateLimiterAbstract, key: string): Promise<Count> {
+  try {
+    return { res: await limiter.consume(key, 1), limited: false };
+  } catch (res) {
+    if (res instanceof RateLimiterRes) return { res, limited: true };
+    throw res; // the store failed: a 500, not a silently open door
   }
+}
+
+function verdict(counts: Count[]): Admission {
+  const limited = counts.filter((c) => c.limited);
+  if (limited.length === 0) return { allowed: true };
+  const waitMs = Math.max(...limited.map((c) => c.res.msBeforeNext));
+  return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
 }

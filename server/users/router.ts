@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
 import Router from "@koa/router";
+import type { SqlDriver } from "../db";
 import type { OpenAPIRegistry } from "../http/openapi";
-import { DEFAULT_SCRYPT_PARAMS, hashPassword, type ScryptParams } from "./password";
-import { DEFAULT_LOGIN_RATE_LIMITS, LoginRateLimiter, type LoginRateLimits } from "./rate-limit";
+import { HashScheduler, defaultHashSchedulerLimits, type HashSchedulerLimits } from "./hash-scheduler";
+import { DEFAULT_ARGON2_PARAMS, PasswordHasher, hashPassword, type Argon2Params } from "./password";
+import { DEFAULT_USER_RATE_LIMITS, UserRateLimiter, type UserRateLimits } from "./rate-limit";
 import { mountCreateUser, registerCreateUserOpenApi } from "./routes/create-user";
 import { mountCreateWithList, registerCreateWithListOpenApi } from "./routes/create-with-list";
 import { mountDeleteUser, registerDeleteUserOpenApi } from "./routes/delete-user";
@@ -10,6 +12,7 @@ import type { UserRouteDeps } from "./routes/deps";
 import { mountGetUser, registerGetUserOpenApi } from "./routes/get-user";
 import { mountLogin, registerLoginOpenApi } from "./routes/login";
 import { mountLogout, registerLogoutOpenApi } from "./routes/logout";
+import { registerSessionSecuritySchemes } from "./routes/session-security";
 import { mountUpdateUser, registerUpdateUserOpenApi } from "./routes/update-user";
 import type { UserStore } from "./store";
 
@@ -18,25 +21,32 @@ export const DEFAULT_SESSION_TTL_MS = 60 * 60 * 1000;
 
 export interface UserRouterDeps {
   store: UserStore;
-  /** Overrides of the login limits (per process); ignored when `rateLimiter` is given. */
-  rateLimits?: Partial<LoginRateLimits>;
-  rateLimiter?: LoginRateLimiter;
-  scryptParams?: ScryptParams;
+  /**
+   * The service's database: on a PostgreSQL server the abuse counters live there (shared by every
+   * instance on it); on PGlite, or unset, in this process's memory.
+   */
+  database?: SqlDriver;
+  /** Overrides of the login and creation limits (API.md's by default). */
+  rateLimits?: Partial<UserRateLimits>;
+  passwordParams?: Argon2Params;
+  /** Overrides of the hashing slots (see HashScheduler). */
+  hashing?: Partial<HashSchedulerLimits>;
   sessionTtlMs?: number;
-  /** Milliseconds since the epoch; injectable for tests. */
+  /** Milliseconds since the epoch, for sessions; injectable for tests. */
   now?: () => number;
 }
 
 /** The Petstore user group under /v2/user. */
 export function createUserRouter(deps: UserRouterDeps): Router {
   const now = deps.now ?? Date.now;
-  const scryptParams = deps.scryptParams ?? DEFAULT_SCRYPT_PARAMS;
+  const params = deps.passwordParams ?? DEFAULT_ARGON2_PARAMS;
+  const hasher = new PasswordHasher(params, new HashScheduler({ ...defaultHashSchedulerLimits(), ...deps.hashing }));
   // Made now, not at the first login, so that first unknown-user login is not slower than the rest.
-  const dummyHash = hashPassword(randomBytes(16).toString("hex"), scryptParams);
+  const dummyHash = hashPassword(randomBytes(16).toString("hex"), params);
   const routeDeps: UserRouteDeps = {
     store: deps.store,
-    limiter: deps.rateLimiter ?? new LoginRateLimiter({ ...DEFAULT_LOGIN_RATE_LIMITS, ...deps.rateLimits }, now),
-    scryptParams,
+    limiter: new UserRateLimiter({ ...DEFAULT_USER_RATE_LIMITS, ...deps.rateLimits }, deps.database),
+    hasher,
     sessionTtlMs: deps.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS,
     now,
     dummyHash: () => dummyHash,
@@ -54,6 +64,7 @@ export function createUserRouter(deps: UserRouterDeps): Router {
 }
 
 export function registerUserOpenApi(registry: OpenAPIRegistry): void {
+  registerSessionSecuritySchemes(registry);
   registerLoginOpenApi(registry);
   registerLogoutOpenApi(registry);
   registerCreateWithListOpenApi(registry);

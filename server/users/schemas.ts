@@ -30,7 +30,18 @@ const Int32 = z
   .min(-(2 ** 31))
   .max(2 ** 31 - 1);
 
-const Text = z.string().max(256);
+/**
+ * What PostgreSQL text cannot hold exactly: NUL (refused: a 500 before this check) and lone
+ * UTF-16 surrogates (no UTF-8 form: silently replaced by U+FFFD). A password with either would
+ * hash differently than it reads.
+ */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what this looks for
+const NOT_STORABLE = /[\u0000\p{Cs}]/u;
+const storable = (value: string) => !NOT_STORABLE.test(value);
+const STORABLE_MESSAGE = "must not contain NUL characters or unpaired UTF-16 surrogates";
+
+const Text = z.string().max(256).refine(storable, STORABLE_MESSAGE);
+const Password = z.string().min(1).max(1024).refine(storable, STORABLE_MESSAGE);
 
 /**
  * A User in a request. Every field may be null, read as absent: generated Petstore clients send
@@ -43,7 +54,7 @@ export const UserInput = z
     firstName: Text.nullish(),
     lastName: Text.nullish(),
     email: Text.nullish(),
-    password: z.string().min(1).max(1024).nullish(),
+    password: Password.nullish(),
     phone: Text.nullish(),
     userStatus: Int32.nullish().openapi({ description: "User Status (int32)" }),
   })

@@ -1,4 +1,4 @@
-import { isUniqueViolation, type SqlDriver } from "../db";
+import { isUniqueViolation, type SqlDriver, type SqlExecutor } from "../db";
 import {
   UsernameTakenError,
   type NewUser,
@@ -52,37 +52,41 @@ export class SqlUserStore implements UserStore {
       seen.add(user.username);
     }
     if (users.length === 0) return [];
-    return uniqueToTaken(() =>
-      this.db.transaction(async (tx) => {
-        const names = users.map((user) => user.username);
-        const existing = await tx.query<{ username: string }>(
-          "SELECT username FROM users WHERE username = ANY($1::text[]) LIMIT 1",
-          [names],
-        );
-        if (existing.rows.length > 0) throw new UsernameTakenError(existing.rows[0].username);
-        // One statement for the whole batch: arrays in, unnest to rows. A concurrent insert of the
-        // same name still fails here on the primary key (23505), which becomes UsernameTakenError.
-        const { rows } = await tx.query<UserRow>(
-          `INSERT INTO users (username, id, first_name, last_name, email, phone, user_status, password_hash)
-           SELECT u.username, COALESCE(u.id, nextval('user_id_seq')), u.first_name, u.last_name, u.email, u.phone,
-                  u.user_status, u.password_hash
-           FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::integer[], $8::text[])
-             AS u (username, id, first_name, last_name, email, phone, user_status, password_hash)
-           RETURNING ${USER_COLUMNS}`,
-          [
-            names,
-            users.map((user) => (user.id === undefined ? null : user.id.toString())),
-            users.map((user) => user.firstName ?? null),
-            users.map((user) => user.lastName ?? null),
-            users.map((user) => user.email ?? null),
-            users.map((user) => user.phone ?? null),
-            users.map((user) => user.userStatus ?? null),
-            users.map((user) => user.passwordHash ?? null),
-          ],
-        );
-        return rows.map(toUser);
-      }),
+    const names = users.map((user) => user.username);
+    return uniqueToTaken(
+      () =>
+        this.db.transaction(async (tx) => {
+          const taken = await firstTaken(tx, names);
+          if (taken !== null) throw new UsernameTakenError(taken);
+          // One statement for the whole batch: arrays in, unnest to rows. A concurrent insert of the
+          // same name still fails here on the primary key (23505), which becomes UsernameTakenError.
+          const { rows } = await tx.query<UserRow>(
+            `INSERT INTO users (username, id, first_name, last_name, email, phone, user_status, password_hash)
+             SELECT u.username, COALESCE(u.id, nextval('user_id_seq')), u.first_name, u.last_name, u.email, u.phone,
+                    u.user_status, u.password_hash
+             FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::integer[], $8::text[])
+               AS u (username, id, first_name, last_name, email, phone, user_status, password_hash)
+             RETURNING ${USER_COLUMNS}`,
+            [
+              names,
+              users.map((user) => (user.id === undefined ? null : user.id.toString())),
+              users.map((user) => user.firstName ?? null),
+              users.map((user) => user.lastName ?? null),
+              users.map((user) => user.email ?? null),
+              users.map((user) => user.phone ?? null),
+              users.map((user) => user.userStatus ?? null),
+              users.map((user) => user.passwordHash ?? null),
+            ],
+          );
+          return rows.map(toUser);
+        }),
+      // The clash was with a concurrent insert: name the user it took, asked for again.
+      async () => (await firstTaken(this.db, names)) ?? undefined,
     );
+  }
+
+  async firstTakenUsername(usernames: string[]): Promise<string | null> {
+    return usernames.length === 0 ? null : firstTaken(this.db, usernames);
   }
 
   async findUser(username: string): Promise<StoredUser | null> {
@@ -105,7 +109,7 @@ export class SqlUserStore implements UserStore {
           `UPDATE users SET ${assignments.join(", ")}, updated_at = now() WHERE username = $1 RETURNING ${USER_COLUMNS}`,
           params,
         ),
-      changes.username,
+      async () => changes.username,
     );
     return rows.length > 0 ? toUser(rows[0]) : null;
   }
@@ -137,6 +141,14 @@ export class SqlUserStore implements UserStore {
     return rowCount > 0;
   }
 
+  async deleteOtherSessions(username: string, keepTokenHash: string): Promise<number> {
+    const { rowCount } = await this.db.query("DELETE FROM sessions WHERE username = $1 AND token_hash <> $2", [
+      username,
+      keepTokenHash,
+    ]);
+    return rowCount;
+  }
+
   async deleteExpiredSessions(now: Date): Promise<number> {
     const { rowCount } = await this.db.query("DELETE FROM sessions WHERE expires_at <= $1", [now.toISOString()]);
     return rowCount;
@@ -160,13 +172,24 @@ function toUser(row: UserRow): StoredUser {
   };
 }
 
-/** Runs `fn`, turning a unique violation (23505) into UsernameTakenError naming the user if known. */
-async function uniqueToTaken<T>(fn: () => Promise<T>, username?: string): Promise<T> {
+/** The first of `usernames` that exists, or null. */
+async function firstTaken(db: SqlExecutor, usernames: string[]): Promise<string | null> {
+  const { rows } = await db.query<{ username: string }>(
+    "SELECT username FROM users WHERE username = ANY($1::text[]) LIMIT 1",
+    [usernames],
+  );
+  return rows.length > 0 ? rows[0].username : null;
+}
+
+/**
+ * Runs `fn`, turning a unique violation (23505) into UsernameTakenError naming the user when
+ * `clashed` can tell. Not from the error's detail: drivers drop it, as it may quote whole rows.
+ */
+async function uniqueToTaken<T>(fn: () => Promise<T>, clashed: () => Promise<string | undefined>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
-    const named = /Key \(username\)=\((.*)\) already exists/.exec(err.detail ?? "")?.[1];
-    throw new UsernameTakenError(named ?? username);
+    throw new UsernameTakenError(await clashed().catch(() => undefined));
   }
 }

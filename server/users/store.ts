@@ -13,7 +13,7 @@ export interface StoredUser {
   email: string | null;
   phone: string | null;
   userStatus: number | null;
-  /** Encoded scrypt hash (see password.ts), or null for a user that cannot log in. */
+  /** Encoded password hash (argon2id, or a legacy scrypt one; see password.ts), or null: cannot log in. */
   passwordHash: string | null;
 }
 
@@ -42,6 +42,8 @@ export interface UserStore {
   /** Stores every user in one transaction, or none: throws UsernameTakenError on any clash. */
   createUsers(users: NewUser[]): Promise<StoredUser[]>;
   findUser(username: string): Promise<StoredUser | null>;
+  /** The first of `usernames` that exists already, or null: a cheap check before hashing passwords. */
+  firstTakenUsername(usernames: string[]): Promise<string | null>;
   /** Null when no such user; throws UsernameTakenError when a rename clashes. */
   updateUser(username: string, changes: UserChanges): Promise<StoredUser | null>;
   deleteUser(username: string): Promise<boolean>;
@@ -50,6 +52,8 @@ export interface UserStore {
   /** The unexpired session with this token hash, if any. */
   findSession(tokenHash: string, now: Date): Promise<Session | null>;
   deleteSession(tokenHash: string): Promise<boolean>;
+  /** Ends every session of `username` but the one with `keepTokenHash`; answers how many ended. */
+  deleteOtherSessions(username: string, keepTokenHash: string): Promise<number>;
   deleteExpiredSessions(now: Date): Promise<number>;
   close(): Promise<void>;
 }

@@ -30,4 +30,18 @@ describe("OpenAPI document of /v2/user", function () {
     expect(user.properties).to.not.have.property("password");
     expect(user.properties.id.type).to.equal("string");
   });
+
+  it("declares that PUT and DELETE /v2/user/{username} need a session, by Bearer or Petstore's api_key header", function () {
+    const schemes = doc.components?.securitySchemes;
+    expect(schemes?.userSession).to.deep.include({ type: "http", scheme: "bearer" });
+    expect(schemes?.api_key).to.deep.include({ type: "apiKey", in: "header", name: "api_key" });
+    const item = doc.paths?.["/v2/user/{username}"] as Record<string, { security?: unknown; responses: object }>;
+    for (const method of ["put", "delete"]) {
+      expect(item[method].security, method).to.deep.equal([{ userSession: [] }, { api_key: [] }]);
+      expect(item[method].responses, method).to.include.keys("401", "403");
+    }
+    expect(item.get.security).to.equal(undefined);
+    const logout = (doc.paths?.["/v2/user/logout"] as Record<string, { security?: unknown }>).get;
+    expect(logout.security).to.deep.equal([{}, { userSession: [] }, { api_key: [] }]);
+  });
 });

@@ -2,6 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
+import pino from "pino";
+import { SqlError } from "../../server/db";
 import { openUserStore, UsernameTakenError, type UserStore } from "../../server/users";
 import { startPostgresServer, type PostgresServer } from "./postgres-server";
 
@@ -173,5 +175,51 @@ for (const backend of backends) {
       expect(await store.deleteSession(`live-${name}`)).to.equal(true);
       expect(await store.findSession(`live-${name}`, now)).to.equal(null);
     });
+
+    it("answers the first of several usernames that exists, or null", async function () {
+      const [taken, free] = [fresh("first-taken"), fresh("free")];
+      await store.createUsers([{ username: taken }]);
+      expect(await store.firstTakenUsername([free, taken])).to.equal(taken);
+      expect(await store.firstTakenUsername([free])).to.equal(null);
+      expect(await store.firstTakenUsername([])).to.equal(null);
+    });
+
+    it("ends every session of a user but the one kept, and no other user's", async function () {
+      const [name, other] = [fresh("sessions"), fresh("bystander")];
+      const later = new Date(Date.now() + 60_000);
+      await store.createUsers([{ username: name }, { username: other }]);
+      for (const token of [`keep-${name}`, `a-${name}`, `b-${name}`]) await store.createSession(token, name, later);
+      await store.createSession(`own-${other}`, other, later);
+      expect(await store.deleteOtherSessions(name, `keep-${name}`)).to.equal(2);
+      expect(await store.findSession(`keep-${name}`, new Date())).to.not.equal(null);
+      expect(await store.findSession(`a-${name}`, new Date())).to.equal(null);
+      expect(await store.findSession(`own-${other}`, new Date())).to.not.equal(null);
+    });
+
+    for (const [what, user, code] of [
+      ["a NUL character", { email: "nul\u0000@mail.example" }, "22021"],
+      ["a value beyond its column type", { userStatus: 2 ** 40 }, "22003"],
+    ] as const) {
+      it(`refuses ${what} with a SqlError that carries none of the statement's values, even through a logger`, async function () {
+        const username = fresh("refused");
+        const passwordHash = `$argon2id$v=19$m=19456,t=2,p=1$${randomSuffix()}`;
+        const error = await store.createUsers([{ username, passwordHash, ...user }]).catch((e) => e);
+        expect(error).to.be.instanceOf(SqlError);
+        expect(error.code).to.equal(code);
+        const logged: string[] = [];
+        pino({}, { write: (line: string) => void logged.push(line) }).error({ err: error }, "unhandled error");
+        for (const text of [JSON.stringify(error), error.message, logged.join("")]) {
+          expect(text).to.not.include(passwordHash);
+          expect(text).to.not.include(username);
+          expect(text).to.not.match(/mail\.example|"params"|"parameters"|"query"|"detail"/);
+        }
+        expect(logged.join("")).to.include(`"code":"${code}"`);
+        expect(await store.findUser(username)).to.equal(null);
+      });
+    }
   });
+}
+
+function randomSuffix(): string {
+  return Math.random().toString(36).slice(2);
 }

@@ -23,18 +23,23 @@ export interface UserServer {
   call(
     method: string,
     path: string,
-    options?: { body?: unknown; rawBody?: string; headers?: Record<string, string> },
+    options?: { body?: unknown; rawBody?: string; headers?: Record<string, string>; signal?: AbortSignal },
   ): Promise<Reply>;
   close(): Promise<void>;
 }
 
+/**
+ * `trustProxy` is TRUST_PROXY: the client address is then the last X-Forwarded-For entry, which
+ * lets a test speak from as many addresses as it likes.
+ */
 export async function startUserServer(
   store: UserStore,
   deps: Partial<UserRouterDeps> = {},
   logs: string[] = [],
+  { trustProxy = false }: { trustProxy?: boolean } = {},
 ): Promise<UserServer> {
   const logger = createLogger("info", { write: (line: string) => void logs.push(line) });
-  const app = createHttpApp({ logger, routers: [createUserRouter({ ...deps, store })] });
+  const app = createHttpApp({ logger, trustProxy, routers: [createUserRouter({ ...deps, store })] });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
   });
@@ -53,6 +58,7 @@ export async function startUserServer(
         method,
         headers: { ...(hasBody ? { "Content-Type": "application/json" } : {}), ...options.headers },
         body: options.rawBody ?? (options.body !== undefined ? JSON.stringify(options.body) : undefined),
+        signal: options.signal,
       });
       const text = await response.text();
       transcript.push(`${response.status} ${JSON.stringify([...response.headers])} ${text}`);

@@ -1,17 +1,18 @@
 import type Router from "@koa/router";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
-import { hashPassword } from "../password";
 import { ApiResponse, NewUserInput, apiResponse } from "../schemas";
-import { toUserFields, usernameMustBeFree, type UserRouteDeps } from "./deps";
+import { creationAllowed, toUserFields, usernameMustBeFree, usernamesMustBeFree, type UserRouteDeps } from "./deps";
 
 export const CreateUserBody = NewUserInput;
 
 /** POST / (i.e. /v2/user): creates one user; the message is its id, as Petstore answers. */
 export function mountCreateUser(router: Router, deps: UserRouteDeps): void {
   router.post("/", async (ctx) => {
+    await creationAllowed(ctx, deps);
     const input = parseInput(CreateUserBody, ctx.request.body);
-    const passwordHash = input.password != null ? await hashPassword(input.password, deps.scryptParams) : undefined;
+    await usernamesMustBeFree(deps.store, [input.username]);
+    const passwordHash = input.password != null ? await deps.hasher.hash(input.password, "account") : undefined;
     const [user] = await usernameMustBeFree(() =>
       deps.store.createUsers([{ ...toUserFields(input, passwordHash), username: input.username }]),
     );
@@ -26,6 +27,7 @@ export function registerCreateUserOpenApi(registry: OpenAPIRegistry): void {
     operationId: "createUser",
     tags: ["user"],
     summary: "Create user",
+    description: "Rate limited per client address (60 creation requests a minute by default).",
     request: { body: { required: true, content: { "application/json": { schema: CreateUserBody } } } },
     responses: {
       200: {
@@ -34,6 +36,7 @@ export function registerCreateUserOpenApi(registry: OpenAPIRegistry): void {
       },
       400: errorResponse("VALIDATION_ERROR: not a user object, a bad field, or no username"),
       409: errorResponse("USERNAME_TAKEN"),
+      429: errorResponse("RATE_LIMITED: too many creation requests from this address; see Retry-After"),
     },
   });
 }

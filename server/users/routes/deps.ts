@@ -1,17 +1,18 @@
 import { createHash } from "node:crypto";
+import type Koa from "koa";
+import type { z } from "zod";
 import { ApiError } from "../../http/errors";
-import type { ScryptParams } from "../password";
-import type { LoginRateLimiter } from "../rate-limit";
+import type { PasswordHasher } from "../password";
+import type { UserRateLimiter } from "../rate-limit";
 import type { UserInputValue, UserOutput } from "../schemas";
 import { Username } from "../schemas";
 import { UsernameTakenError, type StoredUser, type UserChanges, type UserStore } from "../store";
-import type { z } from "zod";
 
 /** What every user route handler needs, built once by createUserRouter. */
 export interface UserRouteDeps {
   store: UserStore;
-  limiter: LoginRateLimiter;
-  scryptParams: ScryptParams;
+  limiter: UserRateLimiter;
+  hasher: PasswordHasher;
   sessionTtlMs: number;
   now: () => number;
   /** A hash of a random password, verified against when the user is unknown (equal timing). */
@@ -61,7 +62,48 @@ export async function usernameMustBeFree<T>(write: () => Promise<T>): Promise<T>
   }
 }
 
+/** 409 USERNAME_TAKEN when one of `usernames` exists: checked before any password is hashed. */
+export async function usernamesMustBeFree(store: UserStore, usernames: string[]): Promise<void> {
+  const taken = await store.firstTakenUsername(usernames);
+  if (taken !== null) throw new ApiError("USERNAME_TAKEN", new UsernameTakenError(taken).message);
+}
+
+/** 429 RATE_LIMITED with Retry-After when the client address has created too much this window. */
+export async function creationAllowed(ctx: Koa.Context, deps: UserRouteDeps): Promise<void> {
+  const admission = await deps.limiter.admitCreation(ctx.ip);
+  if (!admission.allowed) {
+    throw new ApiError("RATE_LIMITED", "Too many user creation requests; retry later", undefined, {
+      "Retry-After": String(admission.retryAfterSeconds),
+    });
+  }
+}
+
 /** Sessions are stored by the SHA-256 of their token; the token itself is only ever in the response. */
 export function sessionTokenHash(token: string): string {
   return createHash("sha256").update(token).digest("hex");
+}
+
+/** The session token a request carries: `Authorization: Bearer <token>`, else Petstore's `api_key: <token>`. */
+export function sessionToken(ctx: Koa.Context): string | undefined {
+  const bearer = /^Bearer +([A-Za-z0-9._~+/-]+=*) *$/i.exec(ctx.get("Authorization"))?.[1];
+  const apiKey = ctx.get("api_key").trim();
+  return bearer ?? (apiKey !== "" ? apiKey : undefined);
+}
+
+/**
+ * The request must carry a live session of `username`: 401 UNAUTHORIZED without one (none,
+ * unknown, expired or logged out), 403 FORBIDDEN with another user's.
+ */
+export async function requireSessionOf(ctx: Koa.Context, deps: UserRouteDeps, username: string): Promise<void> {
+  const token = sessionToken(ctx);
+  const session = token ? await deps.store.findSession(sessionTokenHash(token), new Date(deps.now())) : null;
+  if (!session) {
+    throw new ApiError(
+      "UNAUTHORIZED",
+      "A live session of this user is required: log in, then send Authorization: Bearer <token> or api_key: <token>",
+      undefined,
+      { "WWW-Authenticate": 'Bearer realm="v2/user"' },
+    );
+  }
+  if (session.username !== username) throw new ApiError("FORBIDDEN", "This session belongs to another user");
 }

@@ -3,13 +3,12 @@ import type Router from "@koa/router";
 import { z } from "zod";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { hashPassword, needsRehash, verifyPassword } from "../password";
 import { USERNAME_PATTERN } from "../schemas";
 import { sessionTokenHash, type UserRouteDeps } from "./deps";
 
 export const LoginQuery = z.object({
   username: z.string().min(1).openapi({ description: "The user name for login", example: "user1" }),
-  password: z.string().min(1).openapi({ description: "The password for login in clear text" }),
+  password: z.string().min(1).max(1024).openapi({ description: "The password for login in clear text" }),
 });
 
 const SESSION_PREFIX = "logged in user session:";
@@ -25,7 +24,8 @@ export function mountLogin(router: Router, deps: UserRouteDeps): void {
     // Only well-formed names get a per-username counter: others cannot exist, and this bounds the keys.
     const limitedName = claimed !== undefined && USERNAME_PATTERN.test(claimed) ? claimed : undefined;
 
-    const admission = deps.limiter.admit(ctx.ip, limitedName);
+    // Counts this call as a failure in advance; a right password takes that back below.
+    const admission = await deps.limiter.admitLogin(ctx.ip, limitedName);
     const callsLeft = { "X-Rate-Limit": String(admission.callsLeft) };
     if (!admission.allowed) {
       throw new ApiError("RATE_LIMITED", "Too many login attempts; retry later", undefined, {
@@ -33,21 +33,19 @@ export function mountLogin(router: Router, deps: UserRouteDeps): void {
         "Retry-After": String(admission.retryAfterSeconds),
       });
     }
-    const invalid = () => {
-      deps.limiter.recordFailure(ctx.ip, limitedName);
-      return new ApiError("INVALID_CREDENTIALS", "Invalid username or password", undefined, callsLeft);
-    };
+    const invalid = () => new ApiError("INVALID_CREDENTIALS", "Invalid username or password", undefined, callsLeft);
     if (!parsed.success) throw invalid();
     const { username, password } = parsed.data;
 
-    // Unknown users are checked against a dummy hash: same answer, same scrypt work, same time.
+    // Unknown users are checked against a dummy hash: same answer, same hashing work, same time.
     const user = limitedName !== undefined ? await deps.store.findUser(username) : null;
-    const matches = await verifyPassword(password, user?.passwordHash ?? (await deps.dummyHash()));
+    const matches = await deps.hasher.verify(password, user?.passwordHash ?? (await deps.dummyHash()));
     if (!user || user.passwordHash === null || !matches) throw invalid();
-    deps.limiter.recordSuccess(username);
+    await deps.limiter.loginSucceeded(ctx.ip, username);
 
-    if (needsRehash(user.passwordHash, deps.scryptParams)) {
-      await deps.store.updateUser(username, { passwordHash: await hashPassword(password, deps.scryptParams) });
+    // Hashes made with other params, or with scrypt before argon2id, are upgraded now that the password is known.
+    if (deps.hasher.needsRehash(user.passwordHash)) {
+      await deps.store.updateUser(username, { passwordHash: await deps.hasher.rehash(password) });
     }
     const now = deps.now();
     if (now - lastSweep > EXPIRED_SESSION_SWEEP_MS) {
@@ -73,7 +71,9 @@ export function registerLoginOpenApi(registry: OpenAPIRegistry): void {
     operationId: "loginUser",
     tags: ["user"],
     summary: "Logs user into the system",
-    description: "Rate limited per client IP and per username; unknown user and wrong password answer alike.",
+    description:
+      "Failed logins are limited per (username, client address) and per client address; unknown user and wrong " +
+      "password answer alike. The token goes in `Authorization: Bearer <token>` or `api_key: <token>`.",
     request: { query: LoginQuery },
     responses: {
       200: {
