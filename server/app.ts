@@ -1,9 +1,11 @@
 import type Koa from "koa";
 import type { ChainClient } from "./chain/chain-client";
+import type { SqlExecutor } from "./db";
 import { createHttpApp } from "./http/app";
 import type { Logger } from "./http/logger";
 import { OpenAPIRegistry, buildOpenApiDocument } from "./http/openapi";
 import { createServiceRouter, registerServiceOpenApi } from "./http/service-routes";
+import { ServiceMetrics } from "./metrics/metrics";
 import { createNftRouter, registerNftOpenApi } from "./nft";
 import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
 
@@ -17,6 +19,10 @@ export interface AppDeps {
   separateDemo?: boolean;
   /** Read the client address from X-Forwarded-For (TRUST_PROXY). */
   trustProxy?: boolean;
+  /** The service's SQL store: GET /health/ready asks it `SELECT 1`. */
+  database?: SqlExecutor;
+  /** Served on GET /metrics and fed by every request; a registry of its own when unset. */
+  metrics?: ServiceMetrics;
 }
 
 export interface Apps {
@@ -24,6 +30,8 @@ export interface Apps {
   api: Koa;
   /** /v2/user alone, when `separateDemo` is set. */
   demo?: Koa;
+  /** What GET /metrics serves (`deps.metrics`, or the registry made for these apps). */
+  metrics: ServiceMetrics;
 }
 
 /** Builds the service from its dependencies; tests and `npm start` wire the same code. */
@@ -33,8 +41,12 @@ export function createApp(deps: AppDeps): Apps {
   registerNftOpenApi(registry);
   registerUserOpenApi(registry);
   let document: object | undefined;
+  const metrics = deps.metrics ?? new ServiceMetrics();
+  const { database } = deps;
   const serviceRouter = createServiceRouter({
-    health: async () => ({ chainId: deps.chain.options.chainId.toString(), blockNumber: await deps.chain.ping() }),
+    chain: async () => ({ chainId: deps.chain.options.chainId.toString(), blockNumber: await deps.chain.ping() }),
+    store: database ? () => database.query("SELECT 1") : undefined,
+    metrics: async () => ({ contentType: metrics.contentType, text: await metrics.render() }),
     openApiDocument: () => (document ??= buildOpenApiDocument(registry)),
   });
   const nftRouter = createNftRouter({ chain: deps.chain, apiKey: deps.apiKey });
@@ -42,19 +54,28 @@ export function createApp(deps: AppDeps): Apps {
 
   if (deps.separateDemo) {
     return {
-      api: createHttpApp({ logger: deps.logger, trustProxy: deps.trustProxy, routers: [serviceRouter, nftRouter] }),
+      api: createHttpApp({
+        logger: deps.logger,
+        trustProxy: deps.trustProxy,
+        metrics,
+        routers: [serviceRouter, nftRouter],
+      }),
       demo: createHttpApp({
         logger: deps.logger.child({ listener: "demo" }),
         trustProxy: deps.trustProxy,
+        metrics,
         routers: [userRouter],
       }),
+      metrics,
     };
   }
   return {
     api: createHttpApp({
       logger: deps.logger,
       trustProxy: deps.trustProxy,
+      metrics,
       routers: [serviceRouter, nftRouter, userRouter],
     }),
+    metrics,
   };
 }
