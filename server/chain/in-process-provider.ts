@@ -1,4 +1,4 @@
-import { FetchRequest, Network, type JsonRpcPayload, type JsonRpcResult } from "ethers";
+import { Network, type JsonRpcPayload, type JsonRpcResult } from "ethers";
 import type { RpcObserver } from "../metrics/metrics";
 import { ObservedJsonRpcProvider } from "./provider";
 
@@ -12,8 +12,7 @@ const INTERNAL_ERROR = -32603;
 
 /**
  * The service's provider when the chain runs in this process: each JSON-RPC call is a function
- * call on the EIP-1193 provider, with no HTTP loopback. It extends JsonRpcProvider (not only
- * JsonRpcApiProvider) so that it goes wherever the HTTP provider goes; only the transport differs.
+ * call on the EIP-1193 provider, with no HTTP loopback; everything else is the HTTP provider's.
  * Errors are answered in the shape Hardhat's JSON-RPC server gives them, so that ethers decodes
  * reverts the same way in both modes.
  */
@@ -23,8 +22,7 @@ export class InProcessJsonRpcProvider extends ObservedJsonRpcProvider {
     network: Network,
     observer?: RpcObserver,
   ) {
-    // Never fetched: the transport below replaces HTTP.
-    super(new FetchRequest("eip1193:in-process"), network, observer);
+    super(network, observer);
   }
 
   protected override transport(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {

@@ -6,8 +6,8 @@ import {
   type JsonRpcPayload,
   type JsonRpcResult,
 } from "ethers";
-import { maskUrl } from "../config/credentials";
 import type { RpcObserver } from "../metrics/metrics";
+import { HttpJsonRpcTransport } from "./http-transport";
 
 /**
  * Caching is off (a cached nonce read right after a send comes back stale) and so is batching (it
@@ -22,67 +22,95 @@ export const PROVIDER_OPTIONS: JsonRpcApiProviderOptions = {
   pollingInterval: 1000,
 };
 
+/** The URL handed to JsonRpcProvider, which never fetches it: `transport` carries every call. */
+const NO_FETCH = "about:blank";
+
 /**
- * A JsonRpcProvider that reports every JSON-RPC call (method, round trip, failure) to an
- * observer. Subclasses change the transport alone (`transport`), so every provider the service
- * uses is observed the same way.
+ * A JsonRpcProvider whose transport is its subclass's, and which reports every JSON-RPC call
+ * (method, round trip, failure) to an observer, so that every provider the service uses is
+ * observed the same way. It stays a JsonRpcProvider (not only a JsonRpcApiProvider) so that it
+ * goes wherever the service expects one.
  */
-export class ObservedJsonRpcProvider extends JsonRpcProvider {
+export abstract class ObservedJsonRpcProvider extends JsonRpcProvider {
   constructor(
-    url: FetchRequest,
     network: Network,
     private readonly observer?: RpcObserver,
   ) {
-    super(url, network, PROVIDER_OPTIONS);
+    super(new FetchRequest(NO_FETCH), network, PROVIDER_OPTIONS);
   }
 
   override async _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
     if (!this.observer) return this.transport(payload);
-    const payloads = Array.isArray(payload) ? payload : [payload];
     const started = performance.now();
     let responses: JsonRpcResult[];
     try {
       responses = await this.transport(payload);
     } catch (err) {
       const seconds = (performance.now() - started) / 1000;
-      for (const { method } of payloads) this.observer.rpcCall(method, seconds, true);
+      for (const { method } of Array.isArray(payload) ? payload : [payload])
+        this.observer.rpcCall(method, seconds, true);
       throw err;
     }
     const seconds = (performance.now() - started) / 1000;
-    const failedIds = new Set(responses.filter((r) => "error" in r).map((r) => r.id));
-    for (const { id, method } of payloads) this.observer.rpcCall(method, seconds, failedIds.has(id));
+    if (!Array.isArray(payload)) {
+      this.observer.rpcCall(
+        payload.method,
+        seconds,
+        responses.some((r) => "error" in r),
+      );
+    } else {
+      const failed = new Set(responses.filter((r) => "error" in r).map((r) => r.id));
+      for (const { id, method } of payload) this.observer.rpcCall(method, seconds, failed.has(id));
+    }
     return responses;
   }
 
-  /** Sends `payload` and returns the JSON-RPC responses (results and errors): HTTP here. */
-  protected transport(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
-    return super._send(payload);
+  /** Sends `payload` and returns the JSON-RPC responses, results and errors alike. */
+  protected abstract transport(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]>;
+}
+
+/** The service's provider for a JSON-RPC endpoint over HTTP(S) (RPC_URL). */
+export class HttpJsonRpcProvider extends ObservedJsonRpcProvider {
+  constructor(
+    private readonly http: HttpJsonRpcTransport,
+    network: Network,
+    observer?: RpcObserver,
+  ) {
+    super(network, observer);
+  }
+
+  protected override async transport(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
+    const answer = await this.http.send(payload);
+    return (Array.isArray(answer) ? answer : [answer]) as JsonRpcResult[];
+  }
+
+  override destroy(): void {
+    super.destroy();
+    this.http.close();
   }
 }
 
 /**
- * A JSON-RPC provider for `rpcUrl` whose every round trip is bounded by `timeoutMs`, with the
- * options of PROVIDER_OPTIONS and its calls reported to `observer`.
+ * A provider for `rpcUrl` whose every round trip is bounded by `timeoutMs`, with the options of
+ * PROVIDER_OPTIONS and its calls reported to `observer`. The chain id is asked once, directly:
+ * a provider would retry a dead endpoint forever while it starts.
  */
 export async function connectProvider(
   rpcUrl: string,
   timeoutMs: number,
   observer?: RpcObserver,
 ): Promise<{ provider: JsonRpcProvider; chainId: bigint }> {
-  const request = new FetchRequest(rpcUrl);
-  request.timeout = timeoutMs;
-  const chainId = await readChainId(request);
-  const provider = new ObservedJsonRpcProvider(request, Network.from(chainId), observer);
-  return { provider, chainId };
-}
-
-/** One eth_chainId over plain HTTP: a provider would retry a dead endpoint forever while it starts. */
-async function readChainId(request: FetchRequest): Promise<bigint> {
-  const probe = request.clone();
-  probe.body = { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] };
-  const response = await probe.send();
-  response.assertOk();
-  const { result } = response.bodyJson as { result?: string };
-  if (typeof result !== "string") throw new Error(`${maskUrl(request.url)} answered eth_chainId without a result`);
-  return BigInt(result);
+  const http = new HttpJsonRpcTransport(rpcUrl, timeoutMs);
+  try {
+    const answer = (await http.send({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] })) as {
+      result?: unknown;
+    };
+    if (typeof answer?.result !== "string")
+      throw new Error("The JSON-RPC endpoint answered eth_chainId without a result");
+    const chainId = BigInt(answer.result);
+    return { provider: new HttpJsonRpcProvider(http, Network.from(chainId), observer), chainId };
+  } catch (err) {
+    http.close();
+    throw err;
+  }
 }
