@@ -7,55 +7,51 @@ import type { Logger } from "../http/logger";
  * bound has passed. Attach it before the server serves its first request.
  */
 export class DrainableServer {
-  private inFlight = 0;
+  /** Responses not yet finished (or abandoned by their client). */
+  private readonly inFlight = new Set<ServerResponse>();
   private closing = false;
-  private drained?: () => void;
 
   constructor(readonly server: Server) {
     // First of the "request" listeners, so that the count includes every request the app sees.
     server.prependListener("request", (_req: IncomingMessage, res: ServerResponse) => this.track(res));
   }
 
-  /** Requests received and not yet answered (or abandoned by their client). */
-  get requestsInFlight(): number {
-    return this.inFlight;
-  }
-
   private track(res: ServerResponse): void {
-    this.inFlight++;
-    // A request that arrives on a kept-alive connection while closing is served, then its connection closed.
-    if (this.closing && !res.headersSent) res.setHeader("Connection", "close");
+    this.inFlight.add(res);
+    if (this.closing) closeAfter(res);
     res.once("close", () => {
-      this.inFlight--;
-      if (!this.closing) return;
-      this.server.closeIdleConnections();
-      if (this.inFlight === 0) this.drained?.();
+      this.inFlight.delete(res);
+      if (this.closing) this.server.closeIdleConnections();
     });
   }
 
   /**
    * Stops accepting connections, closes idle ones, and waits for the requests in flight to be
-   * answered; after `timeoutMs` the remaining connections are cut. Resolves once the server is
-   * closed, telling how many requests were cut.
+   * answered (each connection then closes); after `timeoutMs` whatever is left is cut. Resolves
+   * once the server is closed, telling how many requests were cut.
    */
   async close(timeoutMs: number): Promise<{ cut: number }> {
     this.closing = true;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const res of this.inFlight) closeAfter(res);
     this.server.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<"expired">((resolve) => (timer = setTimeout(() => resolve("expired"), timeoutMs)));
+    const outcome = await Promise.race([closed.then(() => "closed" as const), expired]);
+    clearTimeout(timer);
     let cut = 0;
-    if (this.inFlight > 0) {
-      const drained = new Promise<void>((resolve) => (this.drained = resolve));
-      let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<"expired">((resolve) => (timer = setTimeout(() => resolve("expired"), timeoutMs)));
-      if ((await Promise.race([drained, expired])) === "expired") {
-        cut = this.inFlight;
-        this.server.closeAllConnections();
-      }
-      clearTimeout(timer);
+    if (outcome === "expired") {
+      cut = this.inFlight.size;
+      this.server.closeAllConnections();
+      await closed;
     }
-    await closed;
     return { cut };
   }
+}
+
+/** Ends the response's connection once it is answered, instead of keeping it alive. */
+function closeAfter(res: ServerResponse): void {
+  if (!res.headersSent) res.setHeader("Connection", "close");
 }
 
 export type ShutdownHook = () => Promise<void> | void;
