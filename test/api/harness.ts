@@ -20,10 +20,13 @@ import {
 export const ROOT = path.resolve(__dirname, "..", "..");
 const HARDHAT = path.join(ROOT, "node_modules", ".bin", "hardhat");
 
-/** `npm start`'s command line from package.json, run without npm in between: `node` and its arguments. */
+/**
+ * `npm start`'s command line from package.json, run without npm in between: `node` and its
+ * arguments (the script `exec`s node, so that under npm too the service is npm's only child).
+ */
 export function npmStartCommand(): string[] {
   const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
-  const [command, ...args] = pkg.scripts.start.split(/\s+/);
+  const [command, ...args] = pkg.scripts.start.replace(/^exec\s+/, "").split(/\s+/);
   if (command !== "node") throw new Error(`npm start is no longer a plain node command: ${pkg.scripts.start}`);
   return [process.execPath, ...args];
 }

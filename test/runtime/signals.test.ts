@@ -3,12 +3,14 @@
  * alone (not to its group). A mint held in flight by a node that does not mine shows what
  * happens to the requests being served.
  */
+import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import { Wallet, type JsonRpcProvider } from "ethers";
 import {
   ApiClient,
   ChainNode,
   DEV_KEYS,
+  ROOT,
   ServiceProcess,
   deployDirectly,
   directProvider,
@@ -99,6 +101,37 @@ describe("SIGTERM to the service's process alone", function () {
       expect(service.output()).to.match(/"msg":"stopped"/);
       expect(service.output()).to.not.match(/requests still in flight were cut/);
       await provider.send("evm_setAutomine", [true]);
+    });
+  });
+
+  describe("when the main process is `npm start` itself (as a container's command would run it)", function () {
+    let service: ServiceProcess;
+
+    before(async function () {
+      this.timeout(90_000);
+      service = await ServiceProcess.start({
+        rpcUrl: node.rpcUrl,
+        entry: { command: "npm", args: ["start"], cwd: ROOT },
+      });
+    });
+
+    after(async function () {
+      this.timeout(30_000);
+      await service?.stop();
+    });
+
+    it("npm's one child is the service (no shell in between); SIGTERM to npm's pid stops both, exit 0, nothing left", async function () {
+      this.timeout(30_000);
+      const children = childrenOf(service.pid);
+      expect(children).to.have.length(1);
+      expect(readFileSync(`/proc/${children[0]}/cmdline`, "utf8").split("\0")[0]).to.match(/(^|\/)node$/);
+      expect(childrenOf(children[0]), "the service's own children").to.deep.equal([]);
+
+      service.signal("SIGTERM");
+      expect(await service.exited()).to.deep.equal({ code: 0, signal: null });
+      await eventually("every process of the group gone", 5_000, () => processGroup(service.pid).length === 0);
+      expect(await connectionRefused(Number(new URL(service.url).port))).to.equal(true);
+      expect(service.output()).to.match(/"msg":"stopped"/);
     });
   });
 
