@@ -50,8 +50,8 @@ export function serviceLogger(config: Config): Logger {
 }
 
 /**
- * Starts the service on `chainSource` (or RPC_URL), prints the banner and serves until a signal.
- * A failure to start is printed as one line, credentials masked, and exits 1.
+ * Starts the chain `startChain` brings (or uses RPC_URL), then the service; prints the banner and
+ * serves until a signal. A failure to start is printed as one line, credentials masked, and exits 1.
  */
 export async function runService(
   config: Config,
