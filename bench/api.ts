@@ -1,11 +1,16 @@
 /**
- * API throughput against direct JSON-RPC on the same `hardhat node`, in one run:
- *  (a) POST /nft/tokenURI vs the same eth_call sent straight to the node, both by autocannon
- *      with the same number of connections;
+ * API throughput against direct JSON-RPC, in one run, in both runtime shapes:
+ *  (a) separate node: POST /nft/tokenURI of a service on RPC_URL vs the same eth_call sent straight
+ *      to that `hardhat node`, both by autocannon with the same number of connections;
+ *  (a') embedded: POST /nft/tokenURI of `npm start` with no RPC_URL vs the same eth_call sent to
+ *      the JSON-RPC port (CHAIN_PORT) that this very service process serves for its in-process
+ *      chain. Both sides then run in the one service process and pay one HTTP exchange on the same
+ *      event loop (the API's, or the chain port's) around the same EVM call: the ratio is what the
+ *      API adds over reaching the embedded chain directly;
  *  (b) POST /nft/mint from 16 concurrent clients on one key vs raw ethers sendTransaction of the
  *      same call from 16 concurrent workers on one key, both driven by the same loop here
- *      (autocannon ends a fixed-count run on a whole second, which skews a short write run). The baseline does what a careful ethers
- *      user must: populate (estimate, fees) concurrently, hand out nonces and broadcast in order
+ *      (autocannon ends a fixed-count run on a whole second, which skews a short write run), on the
+ *      separate node. The baseline does what a careful ethers user must: populate (estimate, fees) concurrently, hand out nonces and broadcast in order
  *      (the node refuses a nonce ahead of the next one), then wait for the receipt concurrently.
  * Each side runs BENCH_ROUNDS times, alternating with the other, and the median round is shown.
  * Run: npm run bench:api   (BENCH_SECONDS, BENCH_MINTS, BENCH_ROUNDS change the load)
@@ -20,8 +25,11 @@ const MINTS = Number(process.env.BENCH_MINTS ?? 200);
 const CONCURRENCY = 16;
 /** Each side is measured this many times, alternating, and the median round reported. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-// #0 deploys, #1 mints through the API, #2 mints with raw ethers.
-const [DEPLOYER_KEY, API_MINTER_KEY, RAW_MINTER_KEY] = DEV_KEYS;
+// #0 deploys on the separate node, #1 mints through the API, #2 mints with raw ethers, #3 deploys on the embedded chain.
+const [DEPLOYER_KEY, API_MINTER_KEY, RAW_MINTER_KEY, EMBEDDED_DEPLOYER_KEY] = DEV_KEYS;
+/** Targets: API reads at >= 0.8x direct eth_call (both shapes), API mints at >= 0.7x raw ethers. */
+const READ_TARGET = 0.8;
+const WRITE_TARGET = 0.7;
 
 interface Figures {
   rps: number;
@@ -43,58 +51,16 @@ async function cannon(opts: autocannon.Options): Promise<Figures> {
 }
 
 async function main(): Promise<void> {
-  const node = await ChainNode.start();
-  const provider = new JsonRpcProvider(node.rpcUrl, Network.from(31337), {
-    staticNetwork: true,
-    cacheTimeout: -1,
-    batchMaxCount: 1,
-  });
-  const deployer = new NonceManager(new Wallet(DEPLOYER_KEY, provider));
-  const deployed = await (await deployer.sendTransaction(await deployTransaction(DEFAULT_COLLECTION))).wait();
-  const contractAddress = deployed!.contractAddress!;
-  const iface = collectionInterface();
-  const mintTo = iface.encodeFunctionData("mintForFree", [1, await deployer.getAddress()]);
-  await (await deployer.sendTransaction({ to: contractAddress, data: mintTo })).wait();
-
-  console.error(`node at ${node.rpcUrl}, collection at ${contractAddress}; starting the service`);
-  // Logs at info, written where a deployment's log file would take them, not into this process.
-  const service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, stdout: "ignore" });
-
-  // (a) reads
-  const callBody = JSON.stringify({
-    jsonrpc: "2.0",
-    id: 1,
-    method: "eth_call",
-    params: [{ to: contractAddress, data: iface.encodeFunctionData("tokenURI", [1]) }, "latest"],
-  });
-  const apiBody = JSON.stringify({ privateKey: API_MINTER_KEY, contractAddress, tokenId: "1" });
-  const tokenUriUrl = `${service.url}/nft/tokenURI`;
-  console.error(`measuring reads: ${ROUNDS} rounds of ${SECONDS}s each way`);
-  await cannon({ url: tokenUriUrl, body: apiBody, duration: 3, connections: CONCURRENCY }); // JIT warm-up
-  const directReads: Figures[] = [];
-  const apiReads: Figures[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    directReads.push(await cannon({ url: node.rpcUrl, body: callBody, duration: SECONDS, connections: CONCURRENCY }));
-    apiReads.push(await cannon({ url: tokenUriUrl, body: apiBody, duration: SECONDS, connections: CONCURRENCY }));
-  }
-
-  // (b) writes: the same paid mint(1), MINTS times each way, CONCURRENCY at a time
-  console.error(`measuring mints: ${ROUNDS} rounds of ${MINTS} each way`);
-  const mintBody = JSON.stringify({ privateKey: API_MINTER_KEY, contractAddress, mintAmount: "1" });
-  const mintTx = { to: contractAddress, data: iface.encodeFunctionData("mint", [1]), value: DEFAULT_COLLECTION.cost };
-  const rawMints: Figures[] = [];
-  const apiMintRounds: Figures[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    rawMints.push(await rawEthersMints(provider, mintTx));
-    apiMintRounds.push(await apiMints(`${service.url}/nft/mint`, mintBody));
-  }
-  const [directRead, apiRead, rawMint, apiMint] = [directReads, apiReads, rawMints, apiMintRounds].map(medianRound);
+  const separate = await separateNode();
+  const embedded = await embeddedChain();
 
   const rows: Record<string, Figures> = {
-    "tokenURI direct eth_call": directRead,
-    "tokenURI via API": apiRead,
-    "mint raw ethers": rawMint,
-    "mint via API": apiMint,
+    "separate node: tokenURI direct eth_call": separate.directRead,
+    "separate node: tokenURI via API": separate.apiRead,
+    "embedded: tokenURI direct eth_call (CHAIN_PORT)": embedded.directRead,
+    "embedded: tokenURI via API": embedded.apiRead,
+    "separate node: mint raw ethers": separate.rawMint,
+    "separate node: mint via API": separate.apiMint,
   };
   console.table(
     Object.fromEntries(
@@ -104,17 +70,112 @@ async function main(): Promise<void> {
       ]),
     ),
   );
-  const readRatio = apiRead.rps / directRead.rps;
-  const writeRatio = apiMint.rps / rawMint.rps;
-  const readOk = readRatio >= 0.8 && apiRead.errors === 0;
-  const writeOk = writeRatio >= 0.7 && apiMint.errors === 0;
-  console.log(`${readOk ? "PASS" : "FAIL"}: tokenURI API/direct = ${readRatio.toFixed(2)}x (target >= 0.8x)`);
-  console.log(
-    `${writeOk ? "PASS" : "FAIL"}: mint API/raw ethers = ${writeRatio.toFixed(2)}x, ${apiMint.errors} API errors (target >= 0.7x, 0 errors)`,
-  );
+  const checks = [
+    readCheck("tokenURI API/direct eth_call, separate node", separate.apiRead, separate.directRead),
+    readCheck("tokenURI API/direct eth_call, embedded chain", embedded.apiRead, embedded.directRead),
+    (() => {
+      const ratio = separate.apiMint.rps / separate.rawMint.rps;
+      const ok = ratio >= WRITE_TARGET && separate.apiMint.errors === 0;
+      console.log(
+        `${ok ? "PASS" : "FAIL"}: mint API/raw ethers = ${ratio.toFixed(2)}x, ${separate.apiMint.errors} API errors (target >= ${WRITE_TARGET}x, 0 errors)`,
+      );
+      return ok;
+    })(),
+  ];
+  process.exitCode = checks.every(Boolean) ? 0 : 1;
+}
+
+function readCheck(name: string, api: Figures, direct: Figures): boolean {
+  const ratio = api.rps / direct.rps;
+  const ok = ratio >= READ_TARGET && api.errors === 0;
+  console.log(`${ok ? "PASS" : "FAIL"}: ${name} = ${ratio.toFixed(2)}x (target >= ${READ_TARGET}x)`);
+  return ok;
+}
+
+/** A service on RPC_URL and a separate `hardhat node`: reads both ways, then mints both ways. */
+async function separateNode(): Promise<Record<"directRead" | "apiRead" | "rawMint" | "apiMint", Figures>> {
+  const node = await ChainNode.start();
+  const provider = new JsonRpcProvider(node.rpcUrl, Network.from(31337), {
+    staticNetwork: true,
+    cacheTimeout: -1,
+    batchMaxCount: 1,
+  });
+  const contractAddress = await deployWithToken(provider, DEPLOYER_KEY);
+
+  console.error(`node at ${node.rpcUrl}, collection at ${contractAddress}; starting the service`);
+  // Logs at info, written where a deployment's log file would take them, not into this process.
+  const service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, stdout: "ignore" });
+  const reads = await measureReads(`${service.url}/nft/tokenURI`, node.rpcUrl, contractAddress);
+
+  // (b) writes: the same paid mint(1), MINTS times each way, CONCURRENCY at a time
+  console.error(`measuring mints: ${ROUNDS} rounds of ${MINTS} each way`);
+  const iface = collectionInterface();
+  const mintBody = JSON.stringify({ privateKey: API_MINTER_KEY, contractAddress, mintAmount: "1" });
+  const mintTx = { to: contractAddress, data: iface.encodeFunctionData("mint", [1]), value: DEFAULT_COLLECTION.cost };
+  const rawMints: Figures[] = [];
+  const apiMintRounds: Figures[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    rawMints.push(await rawEthersMints(provider, mintTx));
+    apiMintRounds.push(await apiMints(`${service.url}/nft/mint`, mintBody));
+  }
+  provider.destroy();
   await service.stop();
   await node.stop();
-  process.exitCode = readOk && writeOk ? 0 : 1;
+  return { ...reads, rawMint: medianRound(rawMints), apiMint: medianRound(apiMintRounds) };
+}
+
+/** `npm start` with no RPC_URL: the API and the chain's JSON-RPC port are served by the one process. */
+async function embeddedChain(): Promise<Record<"directRead" | "apiRead", Figures>> {
+  console.error("starting the service on its embedded chain");
+  const service = await ServiceProcess.start({ stdout: "ignore" });
+  const chainUrl = `http://127.0.0.1:${service.chainPort}`;
+  const provider = new JsonRpcProvider(chainUrl, Network.from(31337), {
+    staticNetwork: true,
+    cacheTimeout: -1,
+    batchMaxCount: 1,
+  });
+  // Another account than the service's own deployer (#0), whose deployment may still be under way.
+  const contractAddress = await deployWithToken(provider, EMBEDDED_DEPLOYER_KEY);
+  const reads = await measureReads(`${service.url}/nft/tokenURI`, chainUrl, contractAddress);
+  provider.destroy();
+  await service.stop();
+  return reads;
+}
+
+/** Deploys the reference collection from `key` and mints token 1, so that tokenURI(1) answers. */
+async function deployWithToken(provider: JsonRpcProvider, key: string): Promise<string> {
+  const deployer = new NonceManager(new Wallet(key, provider));
+  const deployed = await (await deployer.sendTransaction(await deployTransaction(DEFAULT_COLLECTION))).wait();
+  const contractAddress = deployed!.contractAddress!;
+  const mintTo = collectionInterface().encodeFunctionData("mintForFree", [1, await deployer.getAddress()]);
+  await (await deployer.sendTransaction({ to: contractAddress, data: mintTo })).wait();
+  return contractAddress;
+}
+
+/** POST /nft/tokenURI against the same eth_call straight to `rpcUrl`, ROUNDS times each, alternating. */
+async function measureReads(
+  tokenUriUrl: string,
+  rpcUrl: string,
+  contractAddress: string,
+): Promise<Record<"directRead" | "apiRead", Figures>> {
+  const callBody = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "eth_call",
+    params: [{ to: contractAddress, data: collectionInterface().encodeFunctionData("tokenURI", [1]) }, "latest"],
+  });
+  const apiBody = JSON.stringify({ privateKey: API_MINTER_KEY, contractAddress, tokenId: "1" });
+  console.error(`measuring reads: ${ROUNDS} rounds of ${SECONDS}s each way`);
+  // JIT warm-up of both sides
+  await cannon({ url: rpcUrl, body: callBody, duration: 2, connections: CONCURRENCY });
+  await cannon({ url: tokenUriUrl, body: apiBody, duration: 3, connections: CONCURRENCY });
+  const directReads: Figures[] = [];
+  const apiReads: Figures[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    directReads.push(await cannon({ url: rpcUrl, body: callBody, duration: SECONDS, connections: CONCURRENCY }));
+    apiReads.push(await cannon({ url: tokenUriUrl, body: apiBody, duration: SECONDS, connections: CONCURRENCY }));
+  }
+  return { directRead: medianRound(directReads), apiRead: medianRound(apiReads) };
 }
 
 function medianRound(rounds: Figures[]): Figures {

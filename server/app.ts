@@ -1,11 +1,12 @@
 import type Koa from "koa";
 import type { ChainClient } from "./chain/chain-client";
-import type { TransactionEngine } from "./engine";
 import type { SqlDriver } from "./db";
+import type { TransactionEngine } from "./engine";
 import { createHttpApp } from "./http/app";
 import type { Logger } from "./http/logger";
 import { OpenAPIRegistry, buildOpenApiDocument } from "./http/openapi";
 import { createServiceRouter, registerServiceOpenApi } from "./http/service-routes";
+import { ServiceMetrics } from "./metrics/metrics";
 import { createNftRouter, registerNftOpenApi } from "./nft";
 import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
 
@@ -14,8 +15,6 @@ export interface AppDeps {
   /** The write path of every /nft write. */
   engine: TransactionEngine;
   userStore: UserStore;
-  /** The service's database: on a PostgreSQL server, the user routes keep their abuse counters there. */
-  database?: SqlDriver;
   logger: Logger;
   /** The key /nft/withdraw requires. */
   apiKey?: string;
@@ -23,6 +22,13 @@ export interface AppDeps {
   separateDemo?: boolean;
   /** Read the client address from X-Forwarded-For (TRUST_PROXY). */
   trustProxy?: boolean;
+  /**
+   * The service's SQL store: GET /health/ready asks it `SELECT 1`; on a PostgreSQL server the user
+   * routes keep their abuse counters there.
+   */
+  database?: SqlDriver;
+  /** Served on GET /metrics and fed by every request; a registry of its own when unset. */
+  metrics?: ServiceMetrics;
 }
 
 export interface Apps {
@@ -30,6 +36,8 @@ export interface Apps {
   api: Koa;
   /** /v2/user alone, when `separateDemo` is set. */
   demo?: Koa;
+  /** What GET /metrics serves (`deps.metrics`, or the registry made for these apps). */
+  metrics: ServiceMetrics;
 }
 
 /** Builds the service from its dependencies; tests and `npm start` wire the same code. */
@@ -39,8 +47,12 @@ export function createApp(deps: AppDeps): Apps {
   registerNftOpenApi(registry);
   registerUserOpenApi(registry);
   let document: object | undefined;
+  const metrics = deps.metrics ?? new ServiceMetrics();
+  const { database } = deps;
   const serviceRouter = createServiceRouter({
-    health: async () => ({ chainId: deps.chain.options.chainId.toString(), blockNumber: await deps.chain.ping() }),
+    chain: async () => ({ chainId: deps.chain.options.chainId.toString(), blockNumber: await deps.chain.ping() }),
+    store: database ? () => database.query("SELECT 1") : undefined,
+    metrics: async () => ({ contentType: metrics.contentType, text: await metrics.render() }),
     openApiDocument: () => (document ??= buildOpenApiDocument(registry)),
   });
   const nftRouter = createNftRouter({ chain: deps.chain, engine: deps.engine, apiKey: deps.apiKey });
@@ -48,19 +60,28 @@ export function createApp(deps: AppDeps): Apps {
 
   if (deps.separateDemo) {
     return {
-      api: createHttpApp({ logger: deps.logger, trustProxy: deps.trustProxy, routers: [serviceRouter, nftRouter] }),
+      api: createHttpApp({
+        logger: deps.logger,
+        trustProxy: deps.trustProxy,
+        metrics,
+        routers: [serviceRouter, nftRouter],
+      }),
       demo: createHttpApp({
         logger: deps.logger.child({ listener: "demo" }),
         trustProxy: deps.trustProxy,
+        metrics,
         routers: [userRouter],
       }),
+      metrics,
     };
   }
   return {
     api: createHttpApp({
       logger: deps.logger,
       trustProxy: deps.trustProxy,
+      metrics,
       routers: [serviceRouter, nftRouter, userRouter],
     }),
+    metrics,
   };
 }

@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { createServer, type RequestListener, type Server } from "node:http";
 import path from "node:path";
+import type { JsonRpcProvider } from "ethers";
 import { createApp } from "./app";
 import { ChainClient } from "./chain/chain-client";
 import { connectProvider } from "./chain/provider";
@@ -8,19 +9,56 @@ import type { Config } from "./config/config";
 import type { Logger } from "./http/logger";
 import { openDatabase } from "./db";
 import { openEngine } from "./engine";
+import { ServiceMetrics, type RpcObserver } from "./metrics/metrics";
 import { OPERATION_KINDS } from "./nft";
+import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
+
+export interface ConnectedChain {
+  provider: JsonRpcProvider;
+  chainId: bigint;
+}
+
+export interface StartOptions {
+  /**
+   * How to reach the chain, reporting each JSON-RPC call to `observer`; unset = HTTP(S) to
+   * `config.rpcUrl`. The embedded chain passes its in-process provider here.
+   */
+  connect?: (observer: RpcObserver) => Promise<ConnectedChain>;
+}
 
 export interface RunningService {
   apiUrl: string;
   demoUrl?: string;
   chain: ChainClient;
+  metrics: ServiceMetrics;
+  /**
+   * Registers work to stop on shutdown (a background follower of transactions, say): hooks run
+   * after the HTTP servers have drained and before the database closes, the last added first.
+   */
+  onShutdown(name: string, hook: ShutdownHook): void;
+  /**
+   * Stops gracefully: no new connections, requests in flight answered (connections cut only
+   * after `config.shutdownTimeoutMs`), shutdown hooks, then the store and the provider closed.
+   */
   close(): Promise<void>;
 }
 
 /** Connects to the chain and the user store, builds the app and listens: what `npm start` runs. */
-export async function startService(config: Config & { rpcUrl: string }, logger: Logger): Promise<RunningService> {
-  const { provider, chainId } = await connectProvider(config.rpcUrl, config.rpcTimeoutMs);
+export async function startService(
+  config: Config,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<RunningService> {
+  const metrics = new ServiceMetrics();
+  const { rpcUrl } = config;
+  const connect =
+    options.connect ??
+    ((observer: RpcObserver) => {
+      if (!rpcUrl) throw new Error("RPC_URL is not set");
+      return connectProvider(rpcUrl, config.rpcTimeoutMs, observer);
+    });
+  const { provider, chainId } = await connect(metrics);
   const chain = new ChainClient(provider, { chainId, maxFeePerGas: config.maxFeePerGas });
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: path.join(config.dataDir, "pglite") });
   const userStore = new SqlUserStore(db);
@@ -29,6 +67,7 @@ export async function startService(config: Config & { rpcUrl: string }, logger: 
     db,
     kinds: OPERATION_KINDS,
     logger,
+    metrics,
     options: {
       chainId,
       confirmations: config.confirmations,
@@ -41,27 +80,45 @@ export async function startService(config: Config & { rpcUrl: string }, logger: 
     chain,
     engine,
     userStore,
-    database: db,
     logger,
     apiKey: config.apiKey,
     separateDemo: config.demoPort !== undefined,
     trustProxy: config.trustProxy,
+    database: db,
+    metrics,
   });
 
-  const api = await listen(apps.api.callback(), config.port, config.host);
-  const demo =
-    apps.demo && config.demoPort !== undefined
-      ? await listen(apps.demo.callback(), config.demoPort, config.host)
-      : undefined;
+  const servers: DrainableServer[] = [];
+  try {
+    servers.push(await listen(apps.api.callback(), config.port, config.host));
+    if (apps.demo && config.demoPort !== undefined)
+      servers.push(await listen(apps.demo.callback(), config.demoPort, config.host));
+  } catch (err) {
+    await Promise.all(servers.map((s) => s.close(0)));
+    await engine.stop();
+    await userStore.close();
+    await db.close();
+    provider.destroy();
+    throw err;
+  }
+  const [api, demo] = servers;
+  const hooks = new ShutdownHooks(logger);
 
   return {
-    apiUrl: urlOf(api, config.host),
-    demoUrl: demo ? urlOf(demo, config.host) : undefined,
+    apiUrl: urlOf(api.server, config.host),
+    demoUrl: demo ? urlOf(demo.server, config.host) : undefined,
     chain,
+    metrics,
+    onShutdown: (name, hook) => hooks.add(name, hook),
     async close() {
-      await Promise.all([api, demo].filter((s): s is Server => !!s).map(closeServer));
+      const drained = await Promise.all(servers.map((s) => s.close(config.shutdownTimeoutMs)));
+      const cut = drained.reduce((sum, { cut }) => sum + cut, 0);
+      if (cut > 0) {
+        logger.warn({ cut, shutdownTimeoutMs: config.shutdownTimeoutMs }, "requests still in flight were cut");
+      }
       // What is unfinished stays in the store: the next start (or another process) follows it on.
       await engine.stop();
+      await hooks.run();
       await userStore.close();
       await db.close();
       provider.destroy();
@@ -69,21 +126,15 @@ export async function startService(config: Config & { rpcUrl: string }, logger: 
   };
 }
 
-async function listen(handler: RequestListener, port: number, host: string): Promise<Server> {
+async function listen(handler: RequestListener, port: number, host: string): Promise<DrainableServer> {
   const server = createServer(handler);
   server.keepAliveTimeout = 65_000;
+  const drainable = new DrainableServer(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => resolve());
   });
-  return server;
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
+  return drainable;
 }
 
 function urlOf(server: Server, host: string): string {

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { ContractFactory, Interface, type InterfaceAbi } from "ethers";
 
@@ -7,17 +7,35 @@ interface Artifact {
   bytecode: string;
 }
 
-const ARTIFACT_PATH = path.resolve(__dirname, "../../artifacts/contracts/NFTCollection.sol/NFTCollection.json");
+/** Name of the artifact `npm run build` writes beside the compiled module (scripts/build-artifact.ts). */
+export const BUILT_IN_ARTIFACT_FILE = "collection-artifact.json";
+/** In dist/: the collection built into the production output, which has no `artifacts/`. */
+const BUILT_IN_ARTIFACT_PATH = path.join(__dirname, BUILT_IN_ARTIFACT_FILE);
+/** From source: Hardhat's compilation output. */
+export const HARDHAT_ARTIFACT_PATH = path.resolve(
+  __dirname,
+  "../../artifacts/contracts/NFTCollection.sol/NFTCollection.json",
+);
 
 let artifact: Artifact | undefined;
 
-/** The compiled reference collection (ABI and bytecode) from Hardhat's artifacts. */
+function artifactPath(): string {
+  return existsSync(BUILT_IN_ARTIFACT_PATH) ? BUILT_IN_ARTIFACT_PATH : HARDHAT_ARTIFACT_PATH;
+}
+
+/** Whether the collection's ABI and bytecode are there to load (built in, or compiled by Hardhat). */
+export function collectionArtifactAvailable(): boolean {
+  return existsSync(artifactPath());
+}
+
+/** The compiled reference collection (ABI and bytecode): built in (production) or Hardhat's artifact. */
 export function collectionArtifact(): Artifact {
   if (!artifact) {
+    const file = artifactPath();
     try {
-      artifact = JSON.parse(readFileSync(ARTIFACT_PATH, "utf8")) as Artifact;
+      artifact = JSON.parse(readFileSync(file, "utf8")) as Artifact;
     } catch {
-      throw new Error(`Contract artifact missing at ${ARTIFACT_PATH}: run \`npx hardhat compile\``);
+      throw new Error(`Contract artifact missing at ${file}: run \`npm run compile\``);
     }
   }
   return artifact;

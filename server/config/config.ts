@@ -20,6 +20,10 @@ export interface Config {
   /** Bound on one JSON-RPC round trip; past it the chain counts as unavailable. */
   rpcTimeoutMs: number;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  /** "pretty" when stdout is a terminal under "auto" (pino-pretty), else JSON lines. */
+  logFormat: "auto" | "json" | "pretty";
+  /** On SIGTERM/SIGINT, how long requests in flight may take to finish before connections are cut. */
+  shutdownTimeoutMs: number;
   /** New blocks an unmined transaction waits before it is replaced with higher fees. */
   txResendBlocks: number;
   /** Ceiling on maxFeePerGas (wei) for new and replacement transactions; unset = no cap. */
@@ -50,6 +54,8 @@ const EnvSchema = z
     RPC_TIMEOUT_MS: optional(z.coerce.number().int().positive()).default(10_000),
     LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])).default("info"),
     BLOCK_POLL_MS: optional(z.coerce.number().int().min(50).max(60_000)).default(500),
+    LOG_FORMAT: optional(z.enum(["auto", "json", "pretty"])).default("auto"),
+    SHUTDOWN_TIMEOUT_MS: optional(z.coerce.number().int().min(0).max(600_000)).default(10_000),
     TX_RESEND_BLOCKS: optional(z.coerce.number().int().min(1).max(1000)).default(3),
     MAX_FEE_PER_GAS: optional(
       z
@@ -94,6 +100,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     confirmations: e.CONFIRMATIONS,
     rpcTimeoutMs: e.RPC_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     txResendBlocks: e.TX_RESEND_BLOCKS,
     maxFeePerGas: e.MAX_FEE_PER_GAS,
     trustProxy: e.TRUST_PROXY,

@@ -31,8 +31,16 @@ export interface EngineOptions {
 
 export const DEFAULT_ENGINE_TIMING = { blockPollMs: 500, scanMs: 2_000, leaseMs: 30_000 };
 
+/** What the engine reports to GET /metrics. */
+export interface EngineMetrics {
+  operationStatus(status: string): void;
+  nonceAllocated(count?: number): void;
+  setSignerPoolSize(size: number): void;
+}
+
 /** What the request path and the follower share. */
 export interface EngineContext {
+  metrics?: EngineMetrics;
   chain: ChainClient;
   store: OperationStore;
   nonces: NonceAllocator;

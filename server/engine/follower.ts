@@ -134,6 +134,7 @@ export class Follower {
   }
 
   private finish(op: Operation): void {
+    this.ctx.metrics?.operationStatus(op.status);
     this.tracked.delete(op.id);
     this.checkedAt.delete(op.id);
     for (const resolve of this.waiters.get(op.id) ?? []) resolve(op);
@@ -456,6 +457,7 @@ export class Follower {
     if (outcome.kind === "accepted" || outcome.kind === "lost") {
       op.status = "sent";
       await this.ctx.store.update(op.id, { status: "sent" });
+      this.ctx.metrics?.operationStatus("sent");
       this.tracked.set(op.id, op);
     } else {
       await this.ctx.store.delete(op.id);

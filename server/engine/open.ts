@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import type { ChainClient } from "../chain/chain-client";
 import type { SqlDriver } from "../db";
 import type { Logger } from "../http/logger";
-import { DEFAULT_ENGINE_TIMING, type EngineOptions, type OperationKind } from "./context";
+import { DEFAULT_ENGINE_TIMING, type EngineMetrics, type EngineOptions, type OperationKind } from "./context";
 import { MemoryNonceAllocator, SqlNonceAllocator } from "./nonce-allocator";
 import { OperationStore } from "./operation-store";
 import { TransactionEngine } from "./transaction-engine";
@@ -25,6 +25,7 @@ export async function openEngine(deps: {
   kinds: Map<string, OperationKind>;
   logger: Logger;
   options: OpenEngineOptions;
+  metrics?: EngineMetrics;
 }): Promise<TransactionEngine> {
   const store = new OperationStore(deps.db);
   const chainId = deps.options.chainId.toString();
@@ -37,6 +38,7 @@ export async function openEngine(deps: {
     options: { ...DEFAULT_ENGINE_TIMING, ...deps.options },
     logger: deps.logger.child({ component: "engine" }),
     owner: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`,
+    metrics: deps.metrics,
   });
   engine.start();
   return engine;

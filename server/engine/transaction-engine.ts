@@ -103,6 +103,7 @@ export class TransactionEngine {
   /** Simulates, records, signs, broadcasts and waits for `request`; see the class comment. */
   async submit(request: WriteRequest): Promise<WriteAnswer> {
     const { signer } = request;
+    this.ctx.metrics?.setSignerPoolSize(this.ctx.chain.signers.size);
     const [gasLimit, fees] = await Promise.all([
       this.ctx.chain.simulate({ from: signer.address, to: request.to, data: request.data, value: request.value }),
       this.ctx.chain.fees.quote(),
@@ -133,6 +134,7 @@ export class TransactionEngine {
     }
     op.status = "sent";
     await this.ctx.store.update(op.id, { status: "sent" });
+    this.ctx.metrics?.operationStatus("sent");
 
     if (!accepted) {
       // The answer was lost: the transaction may be in the mempool. Say so now, with its hash.
@@ -277,6 +279,7 @@ export class TransactionEngine {
 
   /** The next nonce of `from`: seeded from the chain's pending count and our unfinished operations. */
   takeNonce(from: string): Promise<number> {
+    this.ctx.metrics?.nonceAllocated();
     return this.ctx.nonces.take(from, async () => {
       const [pending, highest] = await Promise.all([
         this.pendingCount(from),
@@ -319,7 +322,12 @@ export class TransactionEngine {
     };
   }
 
-  insert(op: Operation): Promise<void> {
+  async insert(op: Operation): Promise<void> {
+    await this.insertLeased(op);
+    this.ctx.metrics?.operationStatus(op.status);
+  }
+
+  private insertLeased(op: Operation): Promise<void> {
     // Held by this process while its request waits, and a little longer: then anyone may follow it.
     return this.ctx.store.insert(op, {
       owner: this.ctx.owner,

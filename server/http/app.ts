@@ -4,8 +4,10 @@ import type Router from "@koa/router";
 import cors from "@koa/cors";
 import { bodyParser } from "@koa/bodyparser";
 import etag from "etag";
+import { UNMATCHED_ROUTE, type ServiceMetrics } from "../metrics/metrics";
 import { ApiError, errorBody } from "./errors";
 import type { Logger } from "./logger";
+import { requestContext } from "./request-context";
 
 export const BODY_LIMIT = "100kb";
 
@@ -14,23 +16,31 @@ export interface HttpAppOptions {
   routers: Router[];
   /** Trust X-Forwarded-For for ctx.ip (the service runs behind a reverse proxy). */
   trustProxy?: boolean;
+  /** Counts every request by route template and status (GET /metrics). */
+  metrics?: ServiceMetrics;
 }
 
 /**
  * A Koa app with the plumbing every route group shares: request ids, access logs, the error
  * envelope, CORS, a JSON body parser, weak ETags, and 404/405 for what no router serves.
  */
-export function createHttpApp({ logger, routers, trustProxy = false }: HttpAppOptions): Koa {
+export function createHttpApp({ logger, routers, trustProxy = false, metrics }: HttpAppOptions): Koa {
   const app = new Koa();
   app.proxy = trustProxy;
   // Only the address our own proxy appended counts: earlier X-Forwarded-For entries are the client's word.
   app.maxIpsCount = 1;
   app.silent = true; // errors are logged by the middleware below, once, with the request id
 
-  app.use(async (ctx, next) => {
+  // The request id also follows the request's async work, for the process-level error handlers.
+  app.use((ctx, next) => {
     const requestId = randomUUID();
-    const started = process.hrtime.bigint();
     ctx.state.requestId = requestId;
+    return requestContext.run({ requestId }, next);
+  });
+
+  app.use(async (ctx, next) => {
+    const requestId = ctx.state.requestId as string;
+    const started = process.hrtime.bigint();
     ctx.set("X-Request-Id", requestId);
     try {
       await next();
@@ -43,6 +53,10 @@ export function createHttpApp({ logger, routers, trustProxy = false }: HttpAppOp
       ctx.body = errorBody(apiError);
       for (const [name, value] of Object.entries(apiError.headers ?? {})) ctx.set(name, value);
     }
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    // The route template (/docs/:asset), never the raw path: each distinct path would be a new series.
+    const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+    metrics?.httpRequest(ctx.method, typeof route === "string" ? route : UNMATCHED_ROUTE, ctx.status, ms / 1000);
     // ctx.path, never ctx.url: query strings can carry credentials (Petstore login).
     logger.info(
       {
@@ -50,7 +64,7 @@ export function createHttpApp({ logger, routers, trustProxy = false }: HttpAppOp
         method: ctx.method,
         path: ctx.path,
         status: ctx.status,
-        ms: Number(process.hrtime.bigint() - started) / 1e6,
+        ms,
         ...(ctx.status >= 400 && isErrorBody(ctx.body) ? { code: ctx.body.error.code } : {}),
       },
       "request",

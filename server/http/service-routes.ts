@@ -1,8 +1,9 @@
 import { createReadStream } from "node:fs";
 import path from "node:path";
-import Router from "@koa/router";
+import Router, { type RouterContext } from "@koa/router";
 import { getAbsoluteFSPath } from "swagger-ui-dist";
 import { z } from "zod";
+import { ApiError, type ErrorDetail } from "./errors";
 import { errorResponse, type OpenAPIRegistry } from "./openapi";
 
 const DOCS_ASSETS = new Map([
@@ -22,17 +23,38 @@ const DOCS_PAGE = `<!doctype html>
 <script>window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#swagger-ui", presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: "StandaloneLayout" });</script>
 </body></html>`;
 
-export interface ServiceRouteDeps {
+/** How long GET /health/ready waits for the store's `SELECT 1`. */
+const STORE_CHECK_TIMEOUT_MS = 5_000;
+
+export interface ReadinessChecks {
   /** Chain id and current block; throws an ApiError (503) when the chain does not answer. */
-  health(): Promise<{ chainId: string; blockNumber: number }>;
-  openApiDocument(): object;
+  chain(): Promise<{ chainId: string; blockNumber: number }>;
+  /** Resolves when the store answers a trivial query; unset = no store to check. */
+  store?(): Promise<unknown>;
 }
 
-/** GET /health, /openapi.json and /docs. */
+export interface ServiceRouteDeps extends ReadinessChecks {
+  openApiDocument(): object;
+  /** Prometheus text of the service's metrics. */
+  metrics(): Promise<{ contentType: string; text: string }>;
+}
+
+/** GET /health, /health/live, /health/ready, /metrics, /openapi.json and /docs. */
 export function createServiceRouter(deps: ServiceRouteDeps): Router {
   const router = new Router();
-  router.get("/health", async (ctx) => {
-    ctx.body = { status: "ok", ...(await deps.health()) };
+  const ready = async (ctx: RouterContext) => {
+    ctx.body = { status: "ok", ...(await readiness(deps)) };
+  };
+  router.get("/health", ready);
+  router.get("/health/ready", ready);
+  // Whatever the chain and the store do: a liveness probe must not restart the service for them.
+  router.get("/health/live", (ctx) => {
+    ctx.body = { status: "ok" };
+  });
+  router.get("/metrics", async (ctx) => {
+    const { contentType, text } = await deps.metrics();
+    ctx.type = contentType;
+    ctx.body = text;
   });
   router.get("/openapi.json", (ctx) => {
     ctx.body = deps.openApiDocument();
@@ -50,24 +72,88 @@ export function createServiceRouter(deps: ServiceRouteDeps): Router {
   return router;
 }
 
+/**
+ * The chain and the store, asked together: the chain's id and block when both answer, else 503
+ * CHAIN_UNAVAILABLE (the chain does not answer) or STORE_UNAVAILABLE, with a detail per failure.
+ */
+export async function readiness(checks: ReadinessChecks): Promise<{ chainId: string; blockNumber: number }> {
+  const [chain, store] = await Promise.allSettled([checks.chain(), checks.store ? storeCheck(checks.store) : null]);
+  const details: ErrorDetail[] = [];
+  if (chain.status === "rejected") details.push({ path: "chain", message: "does not answer" });
+  if (store.status === "rejected") details.push({ path: "store", message: "does not answer" });
+  if (chain.status === "rejected") {
+    const reason = chain.reason instanceof ApiError ? chain.reason : undefined;
+    if (reason && reason.code !== "CHAIN_UNAVAILABLE") throw reason;
+    throw new ApiError("CHAIN_UNAVAILABLE", reason?.message ?? "The JSON-RPC endpoint does not answer", details);
+  }
+  if (store.status === "rejected") throw new ApiError("STORE_UNAVAILABLE", "The database does not answer", details);
+  return chain.value;
+}
+
+/** The store's check, bounded: a database server that accepts no connection must not hold the probe. */
+async function storeCheck(check: () => Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("store check timed out")), STORE_CHECK_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([check(), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
+  const Health = z
+    .object({ status: z.literal("ok"), chainId: z.string(), blockNumber: z.number().int() })
+    .openapi("Health");
+  const readinessResponses = {
+    200: {
+      description: "The chain and the store both answer",
+      content: { "application/json": { schema: Health } },
+    },
+    503: errorResponse("CHAIN_UNAVAILABLE, STORE_UNAVAILABLE"),
+  };
   registry.registerPath({
     method: "get",
     path: "/health",
     tags: ["service"],
-    summary: "Liveness and chain reachability",
+    summary: "Readiness: the chain and the store answer (the same as /health/ready)",
+    responses: readinessResponses,
+  });
+  registry.registerPath({
+    method: "get",
+    path: "/health/ready",
+    tags: ["service"],
+    summary: "Readiness: the chain and the store answer",
+    description: "For a readiness probe or a load balancer: take the instance out of rotation while it answers 503.",
+    responses: readinessResponses,
+  });
+  registry.registerPath({
+    method: "get",
+    path: "/health/live",
+    tags: ["service"],
+    summary: "Liveness: the process serves",
+    description: "200 whatever the chain and the store do: for a liveness probe, which restarts the process.",
     responses: {
       200: {
-        description: "The service and its chain answer",
-        content: {
-          "application/json": {
-            schema: z
-              .object({ status: z.literal("ok"), chainId: z.string(), blockNumber: z.number().int() })
-              .openapi("Health"),
-          },
-        },
+        description: "The process serves HTTP",
+        content: { "application/json": { schema: z.object({ status: z.literal("ok") }).openapi("Live") } },
       },
-      503: errorResponse("CHAIN_UNAVAILABLE"),
+    },
+  });
+  registry.registerPath({
+    method: "get",
+    path: "/metrics",
+    tags: ["service"],
+    summary: "Prometheus metrics",
+    description:
+      "HTTP requests by route and status, JSON-RPC calls by method, operations by status, nonce allocations, signer pool size, process metrics.",
+    responses: {
+      200: {
+        description: "Prometheus text exposition format 0.0.4",
+        content: { "text/plain": { schema: z.string() } },
+      },
     },
   });
   registry.registerPath({

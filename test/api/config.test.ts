@@ -1,9 +1,7 @@
 import { spawnSync } from "node:child_process";
-import path from "node:path";
 import { expect } from "chai";
 import { loadConfig } from "../../server/config/config";
-
-const ROOT = path.resolve(__dirname, "..", "..");
+import { npmStartCommand, ROOT } from "./harness";
 
 describe("configuration", function () {
   it("has the defaults of API.md when nothing is set", function () {
@@ -16,6 +14,8 @@ describe("configuration", function () {
       confirmations: 1,
       txResendBlocks: 3,
       trustProxy: false,
+      shutdownTimeoutMs: 10_000,
+      logFormat: "auto",
     });
     expect(config.rpcUrl).to.equal(undefined);
     expect(config.maxFeePerGas).to.equal(undefined);
@@ -33,6 +33,9 @@ describe("configuration", function () {
     ["TX_RESEND_BLOCKS", "0"],
     ["MAX_FEE_PER_GAS", "1.5gwei"],
     ["TRUST_PROXY", "yes"],
+    ["SHUTDOWN_TIMEOUT_MS", "-1"],
+    ["SHUTDOWN_TIMEOUT_MS", "10s"],
+    ["LOG_FORMAT", "xml"],
   ] as const) {
     it(`refuses ${name}=${value} with a message naming ${name}`, function () {
       expect(() => loadConfig({ [name]: value })).to.throw(new RegExp(`^Invalid configuration: ${name} `));
@@ -51,15 +54,12 @@ describe("configuration", function () {
 
   it("npm start with a bad value stops at once with one line naming the variable", function () {
     this.timeout(60_000);
-    const result = spawnSync(
-      path.join(ROOT, "node_modules", ".bin", "hardhat"),
-      ["run", "--no-compile", "scripts/start.ts"],
-      {
-        cwd: ROOT,
-        env: { ...process.env, PORT: "not-a-port", RPC_URL: "", API_KEY: "" },
-        encoding: "utf8",
-      },
-    );
+    const [node, ...args] = npmStartCommand();
+    const result = spawnSync(node, args, {
+      cwd: ROOT,
+      env: { ...process.env, PORT: "not-a-port", RPC_URL: "", API_KEY: "" },
+      encoding: "utf8",
+    });
     expect(result.status).to.equal(1);
     const lines = result.stderr
       .trim()

@@ -1,10 +1,11 @@
 /**
  * Starts the service the way a user does: a `hardhat node` child process, the collection deployed
- * with `scripts/deploy.ts`, and `scripts/start.ts` pointed at the node. Every child is killed by
- * its process-group id in `stop()`, and on process exit as a last resort.
+ * with `scripts/deploy.ts`, and the service started by `npm start`'s command (one Node process)
+ * pointed at the node. Every child is killed by its process-group id in `stop()`, and on process
+ * exit as a last resort.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -16,8 +17,19 @@ import {
   type CollectionParams,
 } from "../../server/chain/collection";
 
-const ROOT = path.resolve(__dirname, "..", "..");
+export const ROOT = path.resolve(__dirname, "..", "..");
 const HARDHAT = path.join(ROOT, "node_modules", ".bin", "hardhat");
+
+/**
+ * `npm start`'s command line from package.json, run without npm in between: `node` and its
+ * arguments (the script `exec`s node, so that under npm too the service is npm's only child).
+ */
+export function npmStartCommand(): string[] {
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
+  const [command, ...args] = pkg.scripts.start.replace(/^exec\s+/, "").split(/\s+/);
+  if (command !== "node") throw new Error(`npm start is no longer a plain node command: ${pkg.scripts.start}`);
+  return [process.execPath, ...args];
+}
 
 /** Hardhat's well-known dev accounts: public keys of a public mnemonic, for local chains only. */
 export const DEV_KEYS = [
@@ -93,8 +105,18 @@ interface Spawned {
 }
 
 function spawnHardhat(args: string[], env: NodeJS.ProcessEnv, stdout: "pipe" | "ignore" = "pipe"): Spawned {
+  return spawnChild(HARDHAT, args, env, stdout, ROOT);
+}
+
+function spawnChild(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  stdout: "pipe" | "ignore",
+  cwd: string,
+): Spawned {
   // Its own process group, so that stopping it also stops anything it started.
-  const child = spawn(HARDHAT, args, { cwd: ROOT, env, detached: true, stdio: ["ignore", stdout, "pipe"] });
+  const child = spawn(command, args, { cwd, env, detached: true, stdio: ["ignore", stdout, "pipe"] });
   children.add(child);
   child.once("exit", () => children.delete(child));
   let output = "";
@@ -108,7 +130,7 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(env)) {
     if (
-      /^(RPC_URL|LOCALHOST_RPC_URL|CONTRACT_ADDRESS|API_KEY|DATABASE_URL|DEMO_PORT|PORT|CHAIN_PORT|HOST|NFT_.*)$/.test(
+      /^(RPC_URL|LOCALHOST_RPC_URL|CONTRACT_ADDRESS|API_KEY|DATABASE_URL|DEMO_PORT|PORT|CHAIN_PORT|HOST|LOG_FORMAT|SHUTDOWN_TIMEOUT_MS|TRUST_PROXY|NFT_.*)$/.test(
         name,
       )
     ) {
@@ -202,24 +224,31 @@ export interface ServiceOptions {
   env?: Record<string, string>;
   /** "ignore" sends stdout (the banner and the request logs) nowhere, as a log file would take them. */
   stdout?: "pipe" | "ignore";
+  /** The command that starts the service, run in `cwd`; default: npm start's command in the project. */
+  entry?: { command: string; args: string[]; cwd: string };
 }
 
-/** `scripts/start.ts` connected to a node (or on its embedded chain), with its own port and a fresh DATA_DIR. */
+/** npm start's command (or `entry`) connected to a node (or on its embedded chain), with its own port and a fresh DATA_DIR. */
 export class ServiceProcess {
   private constructor(
     readonly url: string,
     private readonly spawned: Spawned,
     private readonly dataDir: string,
+    /** Where the embedded chain's JSON-RPC is served (embedded mode only). */
+    readonly chainPort?: number,
   ) {}
 
-  static async start({ rpcUrl, env = {}, stdout = "pipe" }: ServiceOptions): Promise<ServiceProcess> {
+  static async start({ rpcUrl, env = {}, stdout = "pipe", entry }: ServiceOptions): Promise<ServiceProcess> {
     const port = await freePort();
     const dataDir = mkdtempSync(path.join(tmpdir(), "nft-api-test-"));
+    const chainPort = rpcUrl ? undefined : await freePort();
     const chain: Record<string, string> = rpcUrl
       ? { RPC_URL: rpcUrl, API_KEY: TEST_API_KEY }
-      : { CHAIN_PORT: String(await freePort()) };
-    const spawned = spawnHardhat(
-      ["run", "--no-compile", "scripts/start.ts"],
+      : { CHAIN_PORT: String(chainPort) };
+    const [command, ...args] = entry ? [entry.command, ...entry.args] : npmStartCommand();
+    const spawned = spawnChild(
+      command,
+      args,
       childEnv({
         ...chain,
         PORT: String(port),
@@ -229,6 +258,7 @@ export class ServiceProcess {
         ...env,
       }),
       stdout,
+      entry?.cwd ?? ROOT,
     );
     const url = `http://127.0.0.1:${port}`;
     const ready = waitFor(
@@ -251,7 +281,7 @@ export class ServiceProcess {
       rmSync(dataDir, { recursive: true, force: true });
       throw err;
     }
-    return new ServiceProcess(url, spawned, dataDir);
+    return new ServiceProcess(url, spawned, dataDir, chainPort);
   }
 
   /** Everything the service printed on stdout and stderr (banner and pino JSON lines). */
@@ -266,6 +296,24 @@ export class ServiceProcess {
     const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
     killGroup(child, "SIGKILL");
     await exited;
+  }
+
+  /** The service's process id (the leader of its process group). */
+  get pid(): number {
+    return this.spawned.child.pid!;
+  }
+
+  /** Sends `signal` to the service's process alone, not to its group: what `docker stop` or systemd do. */
+  signal(signal: NodeJS.Signals): void {
+    process.kill(this.pid, signal);
+  }
+
+  /** Resolves with the exit code (or the signal that ended it) once the process has exited. */
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    const { child } = this.spawned;
+    if (child.exitCode !== null || child.signalCode !== null)
+      return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+    return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
   }
 
   async stop(): Promise<void> {

@@ -1,0 +1,44 @@
+/**
+ * `npm run build` (after `hardhat compile`): the production output in dist/, run with
+ * `node dist/server/cli.js` and production dependencies alone.
+ *  1. server/ compiled by tsc (tsconfig.build.json; server/embedded, the Hardhat dev chain, left out);
+ *  2. the collection's ABI and bytecode written beside the compiled collection module, so that
+ *     the output needs no `artifacts/`;
+ *  3. a check that nothing in the output requires a development-only package.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { BUILT_IN_ARTIFACT_FILE, HARDHAT_ARTIFACT_PATH } from "../server/chain/collection";
+
+const ROOT = path.resolve(__dirname, "..");
+const DIST = path.join(ROOT, "dist");
+/** Packages the production output must never load. */
+const DEV_ONLY = /require\("(hardhat|ts-node|typescript|solc|@nomicfoundation\/[^"]+|pino-pretty\/bin)(\/[^"]*)?"\)/;
+
+rmSync(DIST, { recursive: true, force: true });
+const tsc = spawnSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.build.json"], {
+  cwd: ROOT,
+  stdio: "inherit",
+});
+if (tsc.status !== 0) process.exit(tsc.status ?? 1);
+
+const { abi, bytecode } = JSON.parse(readFileSync(HARDHAT_ARTIFACT_PATH, "utf8")) as { abi: unknown; bytecode: string };
+const target = path.join(DIST, "server", "chain", BUILT_IN_ARTIFACT_FILE);
+mkdirSync(path.dirname(target), { recursive: true });
+writeFileSync(target, JSON.stringify({ abi, bytecode }));
+
+const offenders = listFiles(DIST)
+  .filter((file) => file.endsWith(".js"))
+  .filter((file) => DEV_ONLY.test(readFileSync(file, "utf8")));
+if (offenders.length > 0) {
+  console.error(`The production output requires development-only packages in:\n  ${offenders.join("\n  ")}`);
+  process.exit(1);
+}
+console.log(`Built ${path.relative(ROOT, DIST)}/: run it with  node dist/server/cli.js  (RPC_URL and API_KEY set)`);
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? listFiles(path.join(dir, entry.name)) : [path.join(dir, entry.name)],
+  );
+}

@@ -1,0 +1,126 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+
+/** What a provider's transport reports for each JSON-RPC call (see server/chain/provider.ts). */
+export interface RpcObserver {
+  /** One call of `method` took `seconds`; `failed` when it threw or answered a JSON-RPC error. */
+  rpcCall(method: string, seconds: number, failed: boolean): void;
+}
+
+/** The operation states of API.md, exported at 0 from the start so that dashboards see every series. */
+const OPERATION_STATUSES = ["queued", "sent", "confirmed", "failed"];
+
+/** Route label of a request no route matched: the raw path would let clients grow the label set. */
+export const UNMATCHED_ROUTE = "(unmatched)";
+
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const RPC_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export interface MetricsOptions {
+  /** Add prom-client's default process metrics (CPU, memory, event loop lag, GC); default true. */
+  processMetrics?: boolean;
+}
+
+/**
+ * The service's Prometheus metrics, in a registry of their own (never prom-client's global one),
+ * so that one process can hold several apps, each with its own figures.
+ */
+export class ServiceMetrics implements RpcObserver {
+  readonly registry = new Registry();
+  private readonly httpRequests: Counter<"method" | "route" | "status">;
+  private readonly httpDuration: Histogram<"method" | "route" | "status">;
+  private readonly rpcCalls: Counter<"method">;
+  private readonly rpcErrors: Counter<"method">;
+  private readonly rpcDuration: Histogram<"method">;
+  private readonly operations: Counter<"status">;
+  private readonly nonceAllocations: Counter;
+  private readonly signerPoolSize: Gauge;
+
+  constructor({ processMetrics = true }: MetricsOptions = {}) {
+    const registers = [this.registry];
+    this.httpRequests = new Counter({
+      name: "http_requests_total",
+      help: "HTTP requests answered, by method, route template and status",
+      labelNames: ["method", "route", "status"],
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: "http_request_duration_seconds",
+      help: "Time to answer an HTTP request, by method, route template and status",
+      labelNames: ["method", "route", "status"],
+      buckets: HTTP_BUCKETS,
+      registers,
+    });
+    this.rpcCalls = new Counter({
+      name: "rpc_calls_total",
+      help: "JSON-RPC calls sent to the chain, by method",
+      labelNames: ["method"],
+      registers,
+    });
+    this.rpcErrors = new Counter({
+      name: "rpc_call_errors_total",
+      help: "JSON-RPC calls that failed (no answer, or a JSON-RPC error such as a revert), by method",
+      labelNames: ["method"],
+      registers,
+    });
+    this.rpcDuration = new Histogram({
+      name: "rpc_call_duration_seconds",
+      help: "Round trip of one JSON-RPC call, by method",
+      labelNames: ["method"],
+      buckets: RPC_BUCKETS,
+      registers,
+    });
+    this.operations = new Counter({
+      name: "operations_total",
+      help: "Write operations entering each status (queued, sent, confirmed, failed)",
+      labelNames: ["status"],
+      registers,
+    });
+    for (const status of OPERATION_STATUSES) this.operations.inc({ status }, 0);
+    this.nonceAllocations = new Counter({
+      name: "nonce_allocations_total",
+      help: "Nonces handed out to transactions being signed",
+      registers,
+    });
+    this.signerPoolSize = new Gauge({
+      name: "signer_pool_size",
+      help: "Signing keys held in memory by the signer pool",
+      registers,
+    });
+    if (processMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The Content-Type of `render()`: Prometheus text format 0.0.4. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  httpRequest(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.httpRequests.inc(labels);
+    this.httpDuration.observe(labels, seconds);
+  }
+
+  rpcCall(method: string, seconds: number, failed: boolean): void {
+    this.rpcCalls.inc({ method });
+    this.rpcDuration.observe({ method }, seconds);
+    if (failed) this.rpcErrors.inc({ method });
+  }
+
+  /** An operation entered `status` (the transaction engine calls this on every transition). */
+  operationStatus(status: string): void {
+    this.operations.inc({ status });
+  }
+
+  /** A nonce was allocated for a transaction about to be signed. */
+  nonceAllocated(count = 1): void {
+    this.nonceAllocations.inc(count);
+  }
+
+  setSignerPoolSize(size: number): void {
+    this.signerPoolSize.set(size);
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * What both entries run once the configuration is read: the production one (server/cli.ts, RPC_URL
+ * only) and `npm start` (scripts/start.ts, which may bring the embedded chain). One process: it
+ * logs what would kill it silently, prints the banner, and stops gracefully on SIGTERM/SIGINT.
+ */
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { collectionInterface } from "../chain/collection";
+import { ConfigError, loadConfig, type Config } from "../config/config";
+import { credentialFragments, credentialScrubber, maskUrl } from "../config/credentials";
+import { createLogger, wantsPrettyLogs, type Logger } from "../http/logger";
+import { startService, type RunningService, type StartOptions } from "../main";
+import { logProcessErrors, stopOnSignals } from "./process-handlers";
+
+/** Past the drain bound, how long shutdown hooks and closing the store may take before exit(1). */
+const CLOSE_GRACE_MS = 10_000;
+
+/** A chain the entry brought along (the embedded Hardhat network), instead of RPC_URL. */
+export interface ChainSource {
+  /** Where outside tools reach it, for the banner. */
+  rpcUrl: string;
+  /** Shown beside the RPC URL. */
+  note: string;
+  connect: NonNullable<StartOptions["connect"]>;
+  /** Runs once the service listens (deploys the reference collection); its answer goes in the banner. */
+  prepare?(service: RunningService): Promise<{ contractAddress?: string; ownerKey?: string }>;
+  /** Runs after the service has closed. */
+  close(): Promise<void>;
+}
+
+/** The configuration, or exit 1 with the one-line message naming the bad variable. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+}
+
+/** The service's logger: credentials of RPC_URL and DATABASE_URL scrubbed, pretty on a terminal. */
+export function serviceLogger(config: Config): Logger {
+  return createLogger(config.logLevel, undefined, {
+    secretUrls: [config.rpcUrl, config.databaseUrl],
+    pretty: wantsPrettyLogs(config.logFormat, process.stdout.isTTY === true),
+  });
+}
+
+/**
+ * Starts the chain `startChain` brings (or uses RPC_URL), then the service; prints the banner and
+ * serves until a signal. A failure to start is printed as one line, credentials masked, and exits 1.
+ */
+export async function runService(
+  config: Config,
+  logger: Logger,
+  startChain?: () => Promise<ChainSource>,
+): Promise<void> {
+  logProcessErrors(logger);
+  try {
+    const chainSource = await startChain?.();
+    collectionInterface(); // the collection's ABI: fail now, not at the first request
+    const apiKey = config.apiKey ?? randomBytes(24).toString("base64url");
+    const service = await startService({ ...config, apiKey }, logger, { connect: chainSource?.connect });
+    const prepared = (await chainSource?.prepare?.(service)) ?? {};
+    console.log(
+      banner(config, service, {
+        rpc: chainSource ? `${chainSource.rpcUrl}   (${chainSource.note})` : maskUrl(config.rpcUrl ?? ""),
+        contractAddress: prepared.contractAddress ?? config.contractAddress,
+        ownerKey: prepared.ownerKey,
+        apiKey: config.apiKey ? undefined : apiKey,
+      }),
+    );
+    stopOnSignals(
+      logger,
+      async () => {
+        await service.close();
+        await chainSource?.close();
+      },
+      config.shutdownTimeoutMs + CLOSE_GRACE_MS,
+    );
+  } catch (err) {
+    const scrub = credentialScrubber([config.rpcUrl, config.databaseUrl].flatMap(credentialFragments));
+    console.error(scrub(`Failed to start: ${err instanceof Error ? err.message : String(err)}`));
+    process.exit(1);
+  }
+}
+
+function banner(
+  config: Config,
+  service: RunningService,
+  shown: { rpc: string; contractAddress?: string; ownerKey?: string; apiKey?: string },
+): string {
+  return [
+    "NFT contract operations service",
+    `  API            ${service.apiUrl}   (docs: ${service.apiUrl}/docs)`,
+    ...(service.demoUrl ? [`  Demo users     ${service.demoUrl}/v2/user`] : []),
+    `  RPC            ${shown.rpc}`,
+    `  Chain id       ${service.chain.options.chainId}`,
+    ...(shown.contractAddress ? [`  Contract       ${shown.contractAddress}`] : []),
+    // Only the embedded chain's owner, Hardhat's public account #0, is ever printed.
+    ...(shown.ownerKey ? [`  Owner key      ${shown.ownerKey}   (Hardhat account #0, public: dev only)`] : []),
+    shown.apiKey
+      ? `  API_KEY        ${shown.apiKey}   (random for this run)`
+      : `  API_KEY        (from the environment)`,
+    `  Store          ${config.databaseUrl ? maskUrl(config.databaseUrl) : `PGlite in ${path.join(config.dataDir, "pglite")}`}`,
+  ].join("\n");
+}
