@@ -191,12 +191,14 @@ export class Follower {
   private async followAt(head: number, ops: Operation[]): Promise<void> {
     const receipts = await this.findReceipts(head, ops);
     const unmined: Operation[] = [];
+    const settling: Promise<unknown>[] = [];
     for (const op of ops) {
       this.checkedAt.set(op.id, head);
       const receipt = receipts.get(op.id);
       if (receipt) {
-        if (head >= receipt.blockNumber + this.ctx.options.confirmations - 1) await this.settle(op, receipt);
-        else if (op.blockHash !== receipt.blockHash) await this.patch(op, receipt);
+        // Settled together: a block of 200 mints answers 200 requests at once, not one by one.
+        if (head >= receipt.blockNumber + this.ctx.options.confirmations - 1) settling.push(this.settle(op, receipt));
+        else if (op.blockHash !== receipt.blockHash) settling.push(this.patch(op, receipt));
         continue;
       }
       if (op.blockNumber !== null) {
@@ -206,6 +208,7 @@ export class Follower {
       }
       unmined.push(op);
     }
+    await Promise.all(settling);
     if (unmined.length === 0) return;
     const unknown = await this.unknownToNode(
       unmined.filter((op) => op.pendingSince !== null && head > op.pendingSince),
