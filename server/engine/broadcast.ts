@@ -9,7 +9,7 @@ import type { Rpc } from "../chain/rpc";
  */
 export type BroadcastOutcome =
   | { kind: "accepted" }
-  | { kind: "lost" }
+  | { kind: "lost"; reason: string }
   | { kind: "unreachable"; error: ApiError }
   | { kind: "nonceTooLow" }
   | { kind: "nonceTooHigh" }
@@ -23,8 +23,20 @@ const TOO_HIGH = /nonce too high|nonce.*gap|can't be queued/i;
 const REPLACEMENT = /replacement (transaction )?underpriced/i;
 const UNDERPRICED = /underpriced|fee too low|gas price too low|too low for the next block|less than block base fee/i;
 
-/** Sends a signed transaction and classifies the answer; never throws. */
+/**
+ * Sends a signed transaction and classifies the answer; never throws. A lost answer is asked again
+ * once with the same transaction (a kept-alive connection the server had just closed, say): the
+ * node then says it knows it, or takes it. Any other answer to that second try is no proof the
+ * first did not land (it may even be mined), so it stays `lost` for the follower to settle.
+ */
 export async function broadcast(rpc: Rpc, raw: string): Promise<BroadcastOutcome> {
+  const first = await send(rpc, raw);
+  if (first.kind !== "lost") return first;
+  const second = await send(rpc, raw);
+  return second.kind === "accepted" ? second : first;
+}
+
+async function send(rpc: Rpc, raw: string): Promise<BroadcastOutcome> {
   let answer;
   try {
     answer = await rpc.answer("eth_sendRawTransaction", [raw]);
@@ -32,7 +44,8 @@ export async function broadcast(rpc: Rpc, raw: string): Promise<BroadcastOutcome
     if ((err as { code?: string }).code === "ECONNREFUSED") {
       return { kind: "unreachable", error: new ApiError("CHAIN_UNAVAILABLE", "The JSON-RPC endpoint does not answer") };
     }
-    return { kind: "lost" };
+    const { code, message } = err as { code?: string; message?: string };
+    return { kind: "lost", reason: `${code ?? "error"}: ${String(message ?? "").slice(0, 120)}` };
   }
   if ("result" in answer) return { kind: "accepted" };
   const message = answer.error.message;

@@ -189,12 +189,16 @@ export class Follower {
 
   /** One pass over `ops` at chain head `head`. */
   private async followAt(head: number, ops: Operation[]): Promise<void> {
+    const unchangedHead = this.lastHead === head;
     const receipts = await this.findReceipts(head, ops);
     const unmined: Operation[] = [];
     const settling: Promise<unknown>[] = [];
     for (const op of ops) {
+      const firstLook = !this.checkedAt.has(op.id);
       this.checkedAt.set(op.id, head);
       const receipt = receipts.get(op.id);
+      // Mined before a new block was even seen: the chain mines on each transaction (automine).
+      if (receipt && firstLook && unchangedHead) this.engine.receiptWasThereAtOnce();
       if (receipt) {
         // Settled together: a block of 200 mints answers 200 requests at once, not one by one.
         if (head >= receipt.blockNumber + this.ctx.options.confirmations - 1) settling.push(this.settle(op, receipt));

@@ -162,6 +162,11 @@ export class TransactionEngine {
    * Whether to ask for the receipt right after the broadcast: worth a call on an automining chain,
    * wasted on one with block times. After two misses in a row, only every 16th write asks again.
    */
+  /** The follower found a write's receipt before any new block: ask at once again. */
+  receiptWasThereAtOnce(): void {
+    this.immediateMisses = 0;
+  }
+
   private expectReceiptAtOnce(): boolean {
     if (this.immediateMisses < 2) return true;
     return ++this.skippedChecks % 16 === 0;
@@ -180,6 +185,10 @@ export class TransactionEngine {
         case "accepted":
           return true;
         case "lost":
+          this.ctx.logger.warn(
+            { operationId: op.id, nonce: op.nonce, reason: outcome.reason },
+            "broadcast answer lost; answering 202",
+          );
           return false;
         case "nonceTooLow":
         case "replacementUnderpriced":
