@@ -72,6 +72,14 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+/** SIGKILL to the child's process group, resolved once it has exited. */
+async function killNow(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  killGroup(child, "SIGKILL");
+  await exited;
+}
+
 async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) {
     children.delete(child);
@@ -186,12 +194,8 @@ export class ChainNode {
   }
 
   /** Kills the node outright, the way a crash would. */
-  async kill(): Promise<void> {
-    const { child } = this.spawned;
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    killGroup(child, "SIGKILL");
-    await exited;
+  kill(): Promise<void> {
+    return killNow(this.spawned.child);
   }
 
   stop(): Promise<void> {
@@ -290,12 +294,8 @@ export class ServiceProcess {
   }
 
   /** Kills the service outright (SIGKILL to its process group), the way a crash would; keeps its data. */
-  async kill(): Promise<void> {
-    const { child } = this.spawned;
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    killGroup(child, "SIGKILL");
-    await exited;
+  kill(): Promise<void> {
+    return killNow(this.spawned.child);
   }
 
   /** The service's process id (the leader of its process group). */
