@@ -2,7 +2,7 @@ import type Koa from "koa";
 import type { ChainClient } from "./chain/chain-client";
 import type { SqlDriver } from "./db";
 import type { TransactionEngine } from "./engine";
-import { createHttpApp } from "./http/app";
+import { createKoaApp } from "./http/koa-app";
 import type { Logger } from "./http/logger";
 import { OpenAPIRegistry, buildOpenApiDocument } from "./http/openapi";
 import { createServiceRouter, registerServiceOpenApi } from "./http/service-routes";
@@ -10,7 +10,7 @@ import { ServiceMetrics } from "./metrics/metrics";
 import { createNftRouter, registerNftOpenApi } from "./nft";
 import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
 
-export interface AppDeps {
+export interface ServiceAppDeps {
   chain: ChainClient;
   /** The write path of every /nft write. */
   engine: TransactionEngine;
@@ -31,7 +31,7 @@ export interface AppDeps {
   metrics?: ServiceMetrics;
 }
 
-export interface Apps {
+export interface ServiceApps {
   /** /nft, /health, /openapi.json, /docs, and /v2/user unless `demo` is set. */
   api: Koa;
   /** /v2/user alone, when `separateDemo` is set. */
@@ -41,7 +41,7 @@ export interface Apps {
 }
 
 /** Builds the service from its dependencies; tests and `npm start` wire the same code. */
-export function createApp(deps: AppDeps): Apps {
+export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   const registry = new OpenAPIRegistry();
   registerServiceOpenApi(registry);
   registerNftOpenApi(registry);
@@ -60,13 +60,13 @@ export function createApp(deps: AppDeps): Apps {
 
   if (deps.separateDemo) {
     return {
-      api: createHttpApp({
+      api: createKoaApp({
         logger: deps.logger,
         trustProxy: deps.trustProxy,
         metrics,
         routers: [serviceRouter, nftRouter],
       }),
-      demo: createHttpApp({
+      demo: createKoaApp({
         logger: deps.logger.child({ listener: "demo" }),
         trustProxy: deps.trustProxy,
         metrics,
@@ -76,7 +76,7 @@ export function createApp(deps: AppDeps): Apps {
     };
   }
   return {
-    api: createHttpApp({
+    api: createKoaApp({
       logger: deps.logger,
       trustProxy: deps.trustProxy,
       metrics,

@@ -11,7 +11,7 @@ import { requestContext } from "./request-context";
 
 export const BODY_LIMIT = "100kb";
 
-export interface HttpAppOptions {
+export interface KoaAppOptions {
   logger: Logger;
   routers: Router[];
   /** Trust X-Forwarded-For for ctx.ip (the service runs behind a reverse proxy). */
@@ -24,7 +24,7 @@ export interface HttpAppOptions {
  * A Koa app with the plumbing every route group shares: request ids, access logs, the error
  * envelope, CORS, a JSON body parser, weak ETags, and 404/405 for what no router serves.
  */
-export function createHttpApp({ logger, routers, trustProxy = false, metrics }: HttpAppOptions): Koa {
+export function createKoaApp({ logger, routers, trustProxy = false, metrics }: KoaAppOptions): Koa {
   const app = new Koa();
   app.proxy = trustProxy;
   // Only the address our own proxy appended counts: earlier X-Forwarded-For entries are the client's word.
