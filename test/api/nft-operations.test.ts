@@ -616,6 +616,21 @@ describe("the /nft operations", function () {
       expectError(await withdraw({ "X-API-Key": "wrong" }), 401, "INVALID_API_KEY");
     });
 
+    it("without an API key answers 401 INVALID_API_KEY even when the body is not JSON or fails validation (the key is checked first)", async function () {
+      const notJson = await api.request("POST", "/nft/withdraw", { raw: `{"privateKey": "${owner.privateKey}", ` });
+      expectError(notJson, 401, "INVALID_API_KEY");
+      expectError(await api.post("/nft/withdraw", { contractAddress: "nope" }), 401, "INVALID_API_KEY");
+      expectError(await api.request("POST", "/nft/withdraw", { raw: "x".repeat(150 * 1024) }), 401, "INVALID_API_KEY");
+    });
+
+    it("with the right API_KEY, a body that is not JSON answers 400 VALIDATION_ERROR", async function () {
+      const res = await api.request("POST", "/nft/withdraw", {
+        raw: `{"privateKey": "${owner.privateKey}", `,
+        headers: { API_KEY: TEST_API_KEY },
+      });
+      expectError(res, 400, "VALIDATION_ERROR");
+    });
+
     it("by an account that is not the owner, with the right API_KEY, answers 403 NOT_CONTRACT_OWNER and spends no gas", async function () {
       const res = await expectNoGasSpent(provider, stranger.address, () =>
         withdraw({ API_KEY: TEST_API_KEY }, stranger.privateKey),

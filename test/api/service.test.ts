@@ -127,6 +127,10 @@ describe("the service (HTTP surface)", function () {
       expectError(await api.post("/nft/burn", { privateKey: DEV_KEYS[5] }), 404, "NOT_FOUND");
     });
 
+    it("POST /nft/burn with a body that is not JSON still answers 404 NOT_FOUND (no route, no body read)", async function () {
+      expectError(await api.request("POST", "/nft/burn", { raw: "{not json" }), 404, "NOT_FOUND");
+    });
+
     it("GET /nft/mint answers 405 METHOD_NOT_ALLOWED with Allow: POST", async function () {
       const res = await api.get("/nft/mint");
       expectError(res, 405, "METHOD_NOT_ALLOWED");
