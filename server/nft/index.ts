@@ -89,6 +89,7 @@ export function registerNftOpenApi(registry: OpenAPIRegistry): void {
     registry.registerPath({
       method: "post",
       path: route.path,
+      operationId: route.operation,
       tags: ["nft"],
       summary: route.summary,
       description: route.description,

@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { Wallet } from "ethers";
+import { openApiDocuments } from "../../server/service-app";
 import { expectError, expectNoSecretsIn } from "./expectations";
 import { DEV_KEYS, usedSecrets, type ApiClient } from "./harness";
 import { sharedService, type SharedService } from "./shared-service";
@@ -85,6 +86,11 @@ describe("the service (HTTP surface)", function () {
         expect(res.body.paths[path], path).to.have.property("post");
       }
       expect(res.body.paths).to.have.property("/health");
+    });
+
+    it("is the document the service builds for its listener (checked in test/unit/openapi-document.test.ts)", async function () {
+      const res = await api.get("/openapi.json");
+      expect(res.body).to.deep.equal(JSON.parse(JSON.stringify(openApiDocuments(false).api())));
     });
 
     it("documents the withdraw route's API key header", async function () {
