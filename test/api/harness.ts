@@ -58,6 +58,16 @@ export function freshWallet(): Wallet {
   return new Wallet(wallet.privateKey);
 }
 
+/**
+ * A fresh key with `ether` on the node behind `provider` (set with hardhat_setBalance: no
+ * transaction, so no dev account's nonce is touched), remembered for the secret scan.
+ */
+export async function fundedWallet(provider: JsonRpcProvider, ether = 100n): Promise<Wallet> {
+  const wallet = freshWallet();
+  await provider.send("hardhat_setBalance", [wallet.address, `0x${(ether * 10n ** 18n).toString(16)}`]);
+  return wallet;
+}
+
 const children = new Set<ChildProcess>();
 process.on("exit", () => {
   for (const child of children) killGroup(child, "SIGKILL");
