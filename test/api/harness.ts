@@ -59,12 +59,12 @@ export function freshWallet(): Wallet {
 }
 
 /**
- * A fresh key with `ether` on the node behind `provider` (set with hardhat_setBalance: no
- * transaction, so no dev account's nonce is touched), remembered for the secret scan.
+ * A fresh key holding `balance` wei (100 ether by default) on the node behind `provider`, set with
+ * hardhat_setBalance: no transaction, so no other key's nonce moves. Remembered for the secret scan.
  */
-export async function fundedWallet(provider: JsonRpcProvider, ether = 100n): Promise<Wallet> {
+export async function fundedWallet(provider: JsonRpcProvider, balance = 100n * 10n ** 18n): Promise<Wallet> {
   const wallet = freshWallet();
-  await provider.send("hardhat_setBalance", [wallet.address, `0x${(ether * 10n ** 18n).toString(16)}`]);
+  await provider.send("hardhat_setBalance", [wallet.address, `0x${balance.toString(16)}`]);
   return wallet;
 }
 
