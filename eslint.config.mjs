@@ -9,7 +9,6 @@ export default tseslint.config(
       "artifacts/",
       "cache/",
       "typechain-types/",
-      "coverage/",
       "dist/",
       ".data/",
       "test/api/typed-client/generated/",
