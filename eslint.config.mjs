@@ -3,7 +3,17 @@ import tseslint from "typescript-eslint";
 import globals from "globals";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "artifacts/", "cache/", "typechain-types/", "coverage/", "dist/", ".data/"] },
+  {
+    ignores: [
+      "node_modules/",
+      "artifacts/",
+      "cache/",
+      "typechain-types/",
+      "dist/",
+      ".data/",
+      "test/api/typed-client/generated/",
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,6 +1,10 @@
 import { HardhatUserConfig, subtask } from "hardhat/config";
 import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD } from "hardhat/builtin-tasks/task-names";
-import "@nomicfoundation/hardhat-toolbox";
+// The plugins this project uses, not the whole toolbox: ethers on hre (scripts, contract tests),
+// chai's contract matchers, and typed contracts (typechain-types, for server/chain/collection-abi.ts).
+import "@nomicfoundation/hardhat-chai-matchers";
+import "@nomicfoundation/hardhat-ethers";
+import "@typechain/hardhat";
 import solcPackage from "solc/package.json";
 
 // The compiler comes from the pinned npm package `solc` (solc-js), so compiling needs no download.
@@ -43,7 +47,6 @@ const config: HardhatUserConfig = {
     ...remote,
   },
   mocha: { timeout: 120_000 },
-  gasReporter: { enabled: false },
 };
 
 export default config;

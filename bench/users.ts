@@ -17,7 +17,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { createHttpApp } from "../server/http/app";
+import { createKoaApp } from "../server/http/koa-app";
 import { createLogger } from "../server/http/logger";
 import { openDatabase, type OpenDatabaseOptions } from "../server/db";
 import {
@@ -121,7 +121,7 @@ async function benchBackend(backend: string, where: OpenDatabaseOptions): Promis
     // password checks out, so the failure limits are lifted here as well as the call limits.
     rateLimits: { callsPerHour: 1e9, maxFailuresPerIp: 1e9, maxFailuresPerUsernameAndIp: 1e9, creationsPerWindow: 1e9 },
   });
-  const app = createHttpApp({ logger, routers: [router] });
+  const app = createKoaApp({ logger, routers: [router] });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
   });

@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import { createServer, type RequestListener, type Server } from "node:http";
 import path from "node:path";
 import type { JsonRpcProvider } from "ethers";
-import { createApp } from "./app";
+import { createServiceApps } from "./service-app";
 import { ChainClient } from "./chain/chain-client";
 import { connectProvider } from "./chain/provider";
 import type { Config } from "./config/config";
@@ -76,7 +76,7 @@ export async function startService(
       blockPollMs: config.blockPollMs,
     },
   });
-  const apps = createApp({
+  const apps = createServiceApps({
     chain,
     engine,
     userStore,

@@ -21,14 +21,22 @@ export function errorResponse(description: string) {
   return { description, content: { "application/json": { schema: ErrorEnvelope } } };
 }
 
-export function buildOpenApiDocument(registry: OpenAPIRegistry, serverUrl?: string) {
+export interface DocumentInfo {
+  title?: string;
+  description?: string;
+  /** The base URL clients call (`servers`); unset = relative to where the document is served. */
+  serverUrl?: string;
+}
+
+export function buildOpenApiDocument(registry: OpenAPIRegistry, info: DocumentInfo = {}) {
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: "3.1.0",
     info: {
-      title: "NFT contract operations service",
+      title: info.title ?? "NFT contract operations service",
       version: "0.1.0",
-      description: "Mint, whitelist, pause, price, query and withdraw on an ERC-721 collection over HTTP.",
+      description:
+        info.description ?? "Mint, whitelist, pause, price, query and withdraw on an ERC-721 collection over HTTP.",
     },
-    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
+    ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
   });
 }

@@ -34,12 +34,11 @@ export interface ReadinessChecks {
 }
 
 export interface ServiceRouteDeps extends ReadinessChecks {
-  openApiDocument(): object;
   /** Prometheus text of the service's metrics. */
   metrics(): Promise<{ contentType: string; text: string }>;
 }
 
-/** GET /health, /health/live, /health/ready, /metrics, /openapi.json and /docs. */
+/** GET /health, /health/live, /health/ready and /metrics. */
 export function createServiceRouter(deps: ServiceRouteDeps): Router {
   const router = new Router();
   const ready = async (ctx: RouterContext) => {
@@ -56,8 +55,17 @@ export function createServiceRouter(deps: ServiceRouteDeps): Router {
     ctx.type = contentType;
     ctx.body = text;
   });
+  return router;
+}
+
+/**
+ * GET /openapi.json and /docs (Swagger UI) of one listener: each listener documents the routes
+ * it serves, and only those.
+ */
+export function createDocsRouter(openApiDocument: () => object): Router {
+  const router = new Router();
   router.get("/openapi.json", (ctx) => {
-    ctx.body = deps.openApiDocument();
+    ctx.body = openApiDocument();
   });
   router.get("/docs", (ctx) => {
     ctx.type = "text/html; charset=utf-8";
@@ -117,6 +125,7 @@ export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: "get",
     path: "/health",
+    operationId: "health",
     tags: ["service"],
     summary: "Readiness: the chain and the store answer (the same as /health/ready)",
     responses: readinessResponses,
@@ -124,6 +133,7 @@ export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: "get",
     path: "/health/ready",
+    operationId: "healthReady",
     tags: ["service"],
     summary: "Readiness: the chain and the store answer",
     description: "For a readiness probe or a load balancer: take the instance out of rotation while it answers 503.",
@@ -132,6 +142,7 @@ export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: "get",
     path: "/health/live",
+    operationId: "healthLive",
     tags: ["service"],
     summary: "Liveness: the process serves",
     description: "200 whatever the chain and the store do: for a liveness probe, which restarts the process.",
@@ -145,6 +156,7 @@ export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: "get",
     path: "/metrics",
+    operationId: "metrics",
     tags: ["service"],
     summary: "Prometheus metrics",
     description:
@@ -156,11 +168,16 @@ export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
       },
     },
   });
+}
+
+/** GET /openapi.json, in the document of every listener. */
+export function registerDocsOpenApi(registry: OpenAPIRegistry): void {
   registry.registerPath({
     method: "get",
     path: "/openapi.json",
+    operationId: "openApiDocument",
     tags: ["service"],
-    summary: "This document",
+    summary: "This document: the routes of this listener",
     responses: {
       200: {
         description: "OpenAPI 3.1 document",

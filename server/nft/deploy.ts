@@ -4,6 +4,9 @@ import { writeResponseSchema } from "../engine";
 import { privateKey, uint } from "./fields";
 import { defineWrite } from "./route";
 
+/** A bigint default, as the document shows it: a decimal string (JSON has no bigint). */
+const documentedDefault = (value: bigint) => ({ default: value.toString() });
+
 export const deployRoute = defineWrite({
   path: "/nft/deploy",
   operation: "deploy",
@@ -13,17 +16,22 @@ export const deployRoute = defineWrite({
   body: z
     .object({
       privateKey,
-      contractAddress: z.string().optional(),
+      contractAddress: z
+        .string()
+        .optional()
+        .openapi({ description: "Ignored: the new collection's address is answered" }),
       name: z.string().min(1).max(100).default(DEFAULT_COLLECTION.name),
       symbol: z.string().min(1).max(20).default(DEFAULT_COLLECTION.symbol),
       baseURI: z.string().max(2000).default(DEFAULT_COLLECTION.baseURI),
-      cost: uint("cost").default(DEFAULT_COLLECTION.cost),
+      cost: uint("cost").default(DEFAULT_COLLECTION.cost).openapi(documentedDefault(DEFAULT_COLLECTION.cost)),
       maxSupply: uint("maxSupply")
         .refine((v) => v >= 1n, "maxSupply must be ≥ 1")
-        .default(DEFAULT_COLLECTION.maxSupply),
+        .default(DEFAULT_COLLECTION.maxSupply)
+        .openapi(documentedDefault(DEFAULT_COLLECTION.maxSupply)),
       maxMintAmountPerTx: uint("maxMintAmountPerTx")
         .refine((v) => v >= 1n, "maxMintAmountPerTx must be ≥ 1")
-        .default(DEFAULT_COLLECTION.maxMintAmountPerTx),
+        .default(DEFAULT_COLLECTION.maxMintAmountPerTx)
+        .openapi(documentedDefault(DEFAULT_COLLECTION.maxMintAmountPerTx)),
     })
     .openapi("DeployRequest"),
   response: writeResponseSchema({ owner: z.string() }).openapi("DeployResponse"),

@@ -2,11 +2,14 @@ import { getAddress, isAddress } from "ethers";
 import { z } from "zod";
 import "../http/openapi";
 
-/** An unsigned integer given as a decimal string or a JSON integer; always a bigint after parsing. */
+/**
+ * An unsigned integer given as a decimal string or a JSON integer; always a bigint after parsing.
+ * Documented as what it accepts: an integer (up to 2^53 - 1) or a string of decimal digits.
+ */
 export const uint = (name: string) =>
   z
     .union([
-      z.string().regex(/^\d{1,78}$/, `${name} must be a non-negative decimal integer`),
+      z.string().regex(/^[0-9]{1,78}$/, `${name} must be a non-negative decimal integer`),
       z
         .number()
         .int(`${name} must be an integer`)
@@ -16,10 +19,8 @@ export const uint = (name: string) =>
     .transform((v) => BigInt(v))
     .refine((v) => v < 2n ** 256n, `${name} must fit in 256 bits`)
     .openapi({
-      type: "string",
-      pattern: "^[0-9]+$",
       example: "1",
-      description: `${name}: a decimal string or a JSON integer`,
+      description: `${name}: a JSON integer, or a decimal string (needed above 2^53 - 1)`,
     });
 
 /** Checksummed form of each address seen; a checksum is a keccak hash, too dear to redo per request. */
@@ -41,14 +42,19 @@ export const address = (name: string) =>
     .string()
     .refine((v) => checksumOf(v) !== null, `${name} must be a 20-byte hex address (0x…), checksummed if mixed-case`)
     .transform((v) => checksumOf(v) as string)
-    .openapi({ example: "0x5FbDB2315678afecb367f032d93F642f64180aa3" });
+    .openapi({
+      pattern: "^0x[0-9a-fA-F]{40}$",
+      description: `${name}: 20 bytes of hex; checksummed (EIP-55) if mixed-case`,
+      example: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    });
 
 export const privateKey = z
   .string()
   .regex(/^(0x)?[0-9a-fA-F]{64}$/, "privateKey must be 32 bytes of hex, 0x optional")
   .openapi({
     description: "Signs every write and names the caller for reads. Never logged or returned.",
-    example: "0x<PRIVATE_KEY>",
+    // A throwaway key of no account anyone uses: the example must pass the pattern above.
+    example: "0x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
   });
 
 /** The fields every /nft operation takes. */

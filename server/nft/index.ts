@@ -2,6 +2,7 @@ import Router from "@koa/router";
 import type { Context } from "koa";
 import { fingerprintOf, idempotencyKeyOf, type OperationKind, type WriteAnswer } from "../engine";
 import type { OpenAPIRegistry } from "../http/openapi";
+import { readJsonBody } from "../http/json-body";
 import { parseInput } from "../http/validation";
 import { addToWhitelistRoute } from "./add-to-whitelist";
 import { assertApiKey } from "./api-key";
@@ -44,8 +45,9 @@ export function createNftRouter(deps: NftDeps): Router {
   const router = new Router();
   for (const route of NFT_ROUTES) {
     router.post(route.path, async (ctx) => {
+      // What the route declares is checked before its body is read: a call without the key gets 401, whatever it sends.
       if (route.apiKey) assertApiKey(ctx, deps.apiKey);
-      const input = parseInput(route.body, ctx.request.body);
+      const input = parseInput(route.body, await readJsonBody(ctx));
       if (route.kind === "read") {
         ctx.body = await route.handle(input, deps);
         return;
@@ -87,6 +89,7 @@ export function registerNftOpenApi(registry: OpenAPIRegistry): void {
     registry.registerPath({
       method: "post",
       path: route.path,
+      operationId: route.operation,
       tags: ["nft"],
       summary: route.summary,
       description: route.description,

@@ -17,6 +17,8 @@ export interface NftDeps {
 
 interface RouteBase<Body extends z.ZodType> {
   path: string;
+  /** The operation's name: its OpenAPI operationId, and a write's name in the store and in GET /nft/operations. */
+  operation: string;
   summary: string;
   description?: string;
   body: Body;
@@ -45,8 +47,6 @@ export type WritePlan =
  */
 export interface WriteRoute<Body extends z.ZodType = z.ZodType> extends RouteBase<Body> {
   kind: "write";
-  /** The operation's name in the store and in GET /nft/operations. */
-  operation: string;
   successStatus?: number;
   plan(input: z.output<Body>, deps: NftDeps & { signer: PooledSigner }): Promise<WritePlan>;
   /** The route's own success fields, from the receipt and the plan's context. */

@@ -9,7 +9,7 @@ import { defineWrite } from "./route";
 const state = z
   .union([z.boolean(), z.enum(["true", "false"])], { error: "state must be true or false" })
   .transform((v) => v === true || v === "true")
-  .openapi({ type: "boolean", description: 'true to pause; the strings "true"/"false" are accepted' });
+  .openapi({ description: 'true to pause; the strings "true"/"false" are accepted', example: true });
 
 export const setPausedRoute = defineWrite({
   path: "/nft/setPaused",

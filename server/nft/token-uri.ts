@@ -4,6 +4,7 @@ import { defineRead } from "./route";
 
 export const tokenUriRoute = defineRead({
   path: "/nft/tokenURI",
+  operation: "tokenURI",
   summary: "Look up the URI of a token",
   description: "A read: no transaction is sent.",
   body: z.object({ ...common, tokenId: uint("tokenId") }).openapi("TokenUriRequest"),

@@ -4,6 +4,7 @@ import { defineRead } from "./route";
 
 export const totalSupplyRoute = defineRead({
   path: "/nft/total-supply",
+  operation: "totalSupply",
   summary: "Total and maximum supply, and the caller's wallet (WalletOfOwner)",
   description: "A read: no transaction is sent. `wallet` lists the tokens the caller's address holds.",
   body: z.object(common).openapi("TotalSupplyRequest"),

@@ -9,7 +9,8 @@ export const withdrawRoute = defineWrite({
   path: "/nft/withdraw",
   operation: "withdraw",
   summary: "Send the contract's whole balance to its owner (owner only; needs API_KEY)",
-  description: "The API_KEY (or X-API-Key) header is checked first, in constant time, before any chain call.",
+  description:
+    "The API_KEY (or X-API-Key) header is checked first, in constant time: before the body is read and before any chain call.",
   body: z.object(common).openapi("WithdrawRequest"),
   response: writeResponseSchema({ amount: decimal, to: z.string() }).openapi("WithdrawResponse"),
   apiKey: true,

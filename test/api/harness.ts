@@ -58,6 +58,16 @@ export function freshWallet(): Wallet {
   return new Wallet(wallet.privateKey);
 }
 
+/**
+ * A fresh key holding `balance` wei (100 ether by default) on the node behind `provider`, set with
+ * hardhat_setBalance: no transaction, so no other key's nonce moves. Remembered for the secret scan.
+ */
+export async function fundedWallet(provider: JsonRpcProvider, balance = 100n * 10n ** 18n): Promise<Wallet> {
+  const wallet = freshWallet();
+  await provider.send("hardhat_setBalance", [wallet.address, `0x${balance.toString(16)}`]);
+  return wallet;
+}
+
 const children = new Set<ChildProcess>();
 process.on("exit", () => {
   for (const child of children) killGroup(child, "SIGKILL");

@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { Wallet } from "ethers";
+import { openApiDocuments } from "../../server/service-app";
 import { expectError, expectNoSecretsIn } from "./expectations";
 import { DEV_KEYS, usedSecrets, type ApiClient } from "./harness";
 import { sharedService, type SharedService } from "./shared-service";
@@ -87,6 +88,11 @@ describe("the service (HTTP surface)", function () {
       expect(res.body.paths).to.have.property("/health");
     });
 
+    it("is the document the service builds for its listener (checked in test/unit/openapi-document.test.ts)", async function () {
+      const res = await api.get("/openapi.json");
+      expect(res.body).to.deep.equal(JSON.parse(JSON.stringify(openApiDocuments(false).api())));
+    });
+
     it("documents the withdraw route's API key header", async function () {
       const res = await api.get("/openapi.json");
       const schemes = res.body.components?.securitySchemes ?? {};
@@ -125,6 +131,10 @@ describe("the service (HTTP surface)", function () {
 
     it("POST /nft/burn (not an operation) answers 404 NOT_FOUND", async function () {
       expectError(await api.post("/nft/burn", { privateKey: DEV_KEYS[5] }), 404, "NOT_FOUND");
+    });
+
+    it("POST /nft/burn with a body that is not JSON still answers 404 NOT_FOUND (no route, no body read)", async function () {
+      expectError(await api.request("POST", "/nft/burn", { raw: "{not json" }), 404, "NOT_FOUND");
     });
 
     it("GET /nft/mint answers 405 METHOD_NOT_ALLOWED with Allow: POST", async function () {

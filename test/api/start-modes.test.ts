@@ -97,6 +97,23 @@ describe("DEMO_PORT", function () {
     expect(onApi.body.error.code).to.equal("NOT_FOUND");
   });
 
+  it("each listener's /openapi.json lists only its own routes; the demo listener has its own /docs", async function () {
+    const paths = async (client: ApiClient) => {
+      const res = await client.get("/openapi.json");
+      expect(res.status, res.text).to.equal(200);
+      return Object.keys(res.body.paths as object);
+    };
+    const onApi = await paths(api);
+    expect(onApi).to.include.members(["/nft/mint", "/nft/operations/{operationId}", "/health", "/openapi.json"]);
+    expect(onApi.filter((path) => path.startsWith("/v2/user"))).to.deep.equal([]);
+    const onDemo = await paths(demo);
+    expect(onDemo).to.include.members(["/v2/user", "/v2/user/login", "/v2/user/{username}"]);
+    expect(onDemo.filter((path) => !path.startsWith("/v2/user"))).to.deep.equal(["/openapi.json"]);
+    const docs = await fetch(`${demo.baseUrl}/docs`);
+    expect(docs.status).to.equal(200);
+    expect(await docs.text()).to.include('url: "/openapi.json"');
+  });
+
   it("keeps /nft and /health off the demo listener", async function () {
     expect((await demo.get("/health")).status).to.equal(404);
     expect((await api.get("/health")).status).to.equal(200);

@@ -13,7 +13,7 @@ import hre from "hardhat";
 import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
 import type { JsonRpcServer } from "hardhat/types";
 import { Wallet, type JsonRpcProvider } from "ethers";
-import { createApp, type Apps } from "../../server/app";
+import { createServiceApps, type ServiceApps } from "../../server/service-app";
 import { ChainClient } from "../../server/chain/chain-client";
 import { collectionInterface, DEFAULT_COLLECTION, deployTransaction } from "../../server/chain/collection";
 import { connectInProcess } from "../../server/chain/in-process-provider";
@@ -28,7 +28,7 @@ import { expectError } from "../api/expectations";
 import { ApiClient, DEV_KEYS } from "../api/harness";
 
 interface Served {
-  apps: Apps;
+  apps: ServiceApps;
   api: ApiClient;
   close(): Promise<void>;
 }
@@ -45,7 +45,7 @@ async function serve(provider: JsonRpcProvider, db: SqlDriver, metrics?: Service
     metrics,
     options: { chainId: 31337n, confirmations: 1, txTimeoutMs: 10_000, resendBlocks: 3 },
   });
-  const apps = createApp({
+  const apps = createServiceApps({
     chain,
     engine,
     userStore: new SqlUserStore(db),

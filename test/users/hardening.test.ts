@@ -82,6 +82,11 @@ for (const backend of BACKENDS) {
         expect((await login(username, password)).status).to.equal(200);
       });
 
+      it("PUT without credentials answers 401 UNAUTHORIZED even when its body is not JSON (the session is checked first)", async function () {
+        const { username } = await newUser("malformed");
+        expectError(await api.call("PUT", `/v2/user/${username}`, { rawBody: "{firstName:" }), 401, "UNAUTHORIZED");
+      });
+
       it("PUT with another user's session answers 403 FORBIDDEN by either header, and changes nothing", async function () {
         const victim = await newUser("victim", { email: "victim@example.com" });
         const attacker = await userWithSession("attacker");

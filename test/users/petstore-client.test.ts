@@ -263,7 +263,7 @@ describe("a client generated from the service's own OpenAPI document against /v2
     const registry = new OpenAPIRegistry();
     registerUserOpenApi(registry);
     // As GET /openapi.json serves it: JSON text.
-    const spec = JSON.parse(JSON.stringify(buildOpenApiDocument(registry, server.baseUrl)));
+    const spec = JSON.parse(JSON.stringify(buildOpenApiDocument(registry, { serverUrl: server.baseUrl })));
     return (await SwaggerClient({ spec, authorizations })).apis.user;
   };
 

@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createHttpApp } from "../../server/http/app";
+import { createKoaApp } from "../../server/http/koa-app";
 import { createLogger } from "../../server/http/logger";
 import { createUserRouter, type UserRouterDeps, type UserStore } from "../../server/users";
 
@@ -39,7 +39,7 @@ export async function startUserServer(
   { trustProxy = false }: { trustProxy?: boolean } = {},
 ): Promise<UserServer> {
   const logger = createLogger("info", { write: (line: string) => void logs.push(line) });
-  const app = createHttpApp({ logger, trustProxy, routers: [createUserRouter({ ...deps, store })] });
+  const app = createKoaApp({ logger, trustProxy, routers: [createUserRouter({ ...deps, store })] });
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
   });

@@ -1,5 +1,6 @@
 import type Router from "@koa/router";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
+import { readJsonBody } from "../../http/json-body";
 import { parseInput } from "../../http/validation";
 import { ApiResponse, NewUserInput, apiResponse } from "../schemas";
 import { creationAllowed, toUserFields, usernameMustBeFree, usernamesMustBeFree, type UserRouteDeps } from "./deps";
@@ -9,8 +10,9 @@ export const CreateUserBody = NewUserInput;
 /** POST / (i.e. /v2/user): creates one user; the message is its id, as Petstore answers. */
 export function mountCreateUser(router: Router, deps: UserRouteDeps): void {
   router.post("/", async (ctx) => {
+    const body = await readJsonBody(ctx);
     await creationAllowed(ctx, deps);
-    const input = parseInput(CreateUserBody, ctx.request.body);
+    const input = parseInput(CreateUserBody, body);
     await usernamesMustBeFree(deps.store, [input.username]);
     const passwordHash = input.password != null ? await deps.hasher.hash(input.password, "account") : undefined;
     const [user] = await usernameMustBeFree(() =>

@@ -2,6 +2,7 @@ import type Router from "@koa/router";
 import { z } from "zod";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
+import { readJsonBody } from "../../http/json-body";
 import { parseInput } from "../../http/validation";
 import { ApiResponse, NewUserInput, apiResponse } from "../schemas";
 import { UsernameTakenError } from "../store";
@@ -21,8 +22,9 @@ const CLIENT_CLOSED_REQUEST = 499;
  */
 export function mountCreateWithList(router: Router, deps: UserRouteDeps): void {
   router.post(["/createWithList", "/createWithArray"], async (ctx) => {
+    const body = await readJsonBody(ctx);
     await creationAllowed(ctx, deps);
-    const inputs = parseInput(CreateUsersBody, ctx.request.body);
+    const inputs = parseInput(CreateUsersBody, body);
     const names = inputs.map((input) => input.username);
     const repeated = firstRepeated(names);
     if (repeated !== undefined) throw new ApiError("USERNAME_TAKEN", new UsernameTakenError(repeated).message);

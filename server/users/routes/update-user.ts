@@ -1,6 +1,7 @@
 import type Router from "@koa/router";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
+import { readJsonBody } from "../../http/json-body";
 import { parseInput } from "../../http/validation";
 import { ApiResponse, UserInput, UsernameParams, apiResponse } from "../schemas";
 import { SESSION_SECURITY } from "./session-security";
@@ -26,7 +27,7 @@ export function mountUpdateUser(router: Router, deps: UserRouteDeps): void {
   router.put("/:username", async (ctx) => {
     const username = usernameParam(ctx.params);
     await requireSessionOf(ctx, deps, username);
-    const input = parseInput(UpdateUserBody, ctx.request.body);
+    const input = parseInput(UpdateUserBody, await readJsonBody(ctx));
     if (input.username != null && input.username !== username) await usernamesMustBeFree(deps.store, [input.username]);
     const passwordHash = input.password != null ? await deps.hasher.hash(input.password, "account") : undefined;
     const user = await usernameMustBeFree(() => deps.store.updateUser(username, toUserFields(input, passwordHash)));

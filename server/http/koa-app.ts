@@ -2,16 +2,13 @@ import { randomUUID } from "node:crypto";
 import Koa from "koa";
 import type Router from "@koa/router";
 import cors from "@koa/cors";
-import { bodyParser } from "@koa/bodyparser";
 import etag from "etag";
 import { UNMATCHED_ROUTE, type ServiceMetrics } from "../metrics/metrics";
 import { ApiError, errorBody } from "./errors";
 import type { Logger } from "./logger";
 import { requestContext } from "./request-context";
 
-export const BODY_LIMIT = "100kb";
-
-export interface HttpAppOptions {
+export interface KoaAppOptions {
   logger: Logger;
   routers: Router[];
   /** Trust X-Forwarded-For for ctx.ip (the service runs behind a reverse proxy). */
@@ -22,9 +19,9 @@ export interface HttpAppOptions {
 
 /**
  * A Koa app with the plumbing every route group shares: request ids, access logs, the error
- * envelope, CORS, a JSON body parser, weak ETags, and 404/405 for what no router serves.
+ * envelope, CORS, weak ETags, and 404/405 for what no router serves.
  */
-export function createHttpApp({ logger, routers, trustProxy = false, metrics }: HttpAppOptions): Koa {
+export function createKoaApp({ logger, routers, trustProxy = false, metrics }: KoaAppOptions): Koa {
   const app = new Koa();
   app.proxy = trustProxy;
   // Only the address our own proxy appended counts: earlier X-Forwarded-For entries are the client's word.
@@ -76,25 +73,6 @@ export function createHttpApp({ logger, routers, trustProxy = false, metrics }: 
   );
 
   app.use(weakEtag);
-
-  app.use(
-    bodyParser({
-      enableTypes: ["json"],
-      jsonLimit: BODY_LIMIT,
-      jsonStrict: false,
-      // Petstore's user operations declare no `consumes`, so generated clients send their JSON with
-      // no Content-Type or as text/plain: read those bodies as JSON too.
-      detectJSON: (ctx) => ctx.request.type === "" || ctx.request.type === "text/plain",
-      onError: (err) => {
-        const tooLarge = (err as { type?: string }).type === "entity.too.large";
-        throw new ApiError(
-          "VALIDATION_ERROR",
-          tooLarge ? `Request body is over ${BODY_LIMIT}` : "Request body is not valid JSON",
-          [{ path: "(body)", message: tooLarge ? "too large" : "invalid JSON" }],
-        );
-      },
-    }),
-  );
 
   for (const router of routers) app.use(router.routes());
 

@@ -1,0 +1,114 @@
+import type Router from "@koa/router";
+import type Koa from "koa";
+import type { ChainClient } from "./chain/chain-client";
+import type { SqlDriver } from "./db";
+import type { TransactionEngine } from "./engine";
+import { createKoaApp } from "./http/koa-app";
+import type { Logger } from "./http/logger";
+import { OpenAPIRegistry, buildOpenApiDocument } from "./http/openapi";
+import {
+  createDocsRouter,
+  createServiceRouter,
+  registerDocsOpenApi,
+  registerServiceOpenApi,
+} from "./http/service-routes";
+import { ServiceMetrics } from "./metrics/metrics";
+import { createNftRouter, registerNftOpenApi } from "./nft";
+import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
+
+export interface ServiceAppDeps {
+  chain: ChainClient;
+  /** The write path of every /nft write. */
+  engine: TransactionEngine;
+  userStore: UserStore;
+  logger: Logger;
+  /** The key /nft/withdraw requires. */
+  apiKey?: string;
+  /** Serve /v2/user on an app of its own (DEMO_PORT) instead of beside /nft. */
+  separateDemo?: boolean;
+  /** Read the client address from X-Forwarded-For (TRUST_PROXY). */
+  trustProxy?: boolean;
+  /**
+   * The service's SQL store: GET /health/ready asks it `SELECT 1`; on a PostgreSQL server the user
+   * routes keep their abuse counters there.
+   */
+  database?: SqlDriver;
+  /** Served on GET /metrics and fed by every request; a registry of its own when unset. */
+  metrics?: ServiceMetrics;
+}
+
+export interface ServiceApps {
+  /** /nft, /health, /metrics, /openapi.json, /docs, and /v2/user unless `demo` is set. */
+  api: Koa;
+  /** /v2/user with its own /openapi.json and /docs, when `separateDemo` is set. */
+  demo?: Koa;
+  /** What GET /metrics serves (`deps.metrics`, or the registry made for these apps). */
+  metrics: ServiceMetrics;
+}
+
+export interface OpenApiDocuments {
+  /** What the API listener serves: /nft, the service routes, and /v2/user unless `demo` is set. */
+  api: () => object;
+  /** What the demo listener serves (DEMO_PORT): /v2/user alone. */
+  demo?: () => object;
+}
+
+/**
+ * The OpenAPI document of each listener, each listing only the routes that listener serves;
+ * each is built on first use, then kept.
+ */
+export function openApiDocuments(separateDemo = false): OpenApiDocuments {
+  const api = new OpenAPIRegistry();
+  registerServiceOpenApi(api);
+  registerDocsOpenApi(api);
+  registerNftOpenApi(api);
+  if (!separateDemo) {
+    registerUserOpenApi(api);
+    return { api: once(() => buildOpenApiDocument(api)) };
+  }
+  const demo = new OpenAPIRegistry();
+  registerDocsOpenApi(demo);
+  registerUserOpenApi(demo);
+  return {
+    api: once(() => buildOpenApiDocument(api)),
+    demo: once(() =>
+      buildOpenApiDocument(demo, {
+        title: "NFT contract operations service: demo users",
+        description: "The Swagger Petstore user group (/v2/user), served on its own listener (DEMO_PORT).",
+      }),
+    ),
+  };
+}
+
+function once<T>(build: () => T): () => T {
+  let built: { value: T } | undefined;
+  return () => (built ??= { value: build() }).value;
+}
+
+/** Builds the service from its dependencies; tests and `npm start` wire the same code. */
+export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
+  const documents = openApiDocuments(deps.separateDemo);
+  const metrics = deps.metrics ?? new ServiceMetrics();
+  const { database } = deps;
+  const serviceRouter = createServiceRouter({
+    chain: async () => ({ chainId: deps.chain.options.chainId.toString(), blockNumber: await deps.chain.ping() }),
+    store: database ? () => database.query("SELECT 1") : undefined,
+    metrics: async () => ({ contentType: metrics.contentType, text: await metrics.render() }),
+  });
+  const nftRouter = createNftRouter({ chain: deps.chain, engine: deps.engine, apiKey: deps.apiKey });
+  const userRouter = createUserRouter({ store: deps.userStore, database: deps.database });
+  const app = (logger: Logger, routers: Router[]) =>
+    createKoaApp({ logger, trustProxy: deps.trustProxy, metrics, routers });
+
+  if (documents.demo) {
+    return {
+      api: app(deps.logger, [serviceRouter, createDocsRouter(documents.api), nftRouter]),
+      demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
+      metrics,
+    };
+  }
+  return {
+    api: app(deps.logger, [serviceRouter, createDocsRouter(documents.api), nftRouter, userRouter]),
+    metrics,
+  };
+}

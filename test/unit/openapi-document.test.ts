@@ -1,0 +1,143 @@
+import { expect } from "chai";
+import { openApiDocuments } from "../../server/service-app";
+import { documentedValues, operationsOf, schemaValidator } from "../support/openapi-checks";
+
+type Json = Record<string, unknown>;
+
+const NFT_OPERATIONS = [
+  "POST /nft/tokenURI tokenURI",
+  "POST /nft/mint mint",
+  "POST /nft/mintForFree mintForFree",
+  "POST /nft/addUserAddressToWhitelist addUserAddressToWhitelist",
+  "POST /nft/setPaused setPaused",
+  "POST /nft/setCost setCost",
+  "POST /nft/total-supply totalSupply",
+  "POST /nft/withdraw withdraw",
+  "POST /nft/deploy deploy",
+  "GET /nft/operations/{operationId} getOperation",
+];
+const SERVICE_OPERATIONS = [
+  "GET /health health",
+  "GET /health/ready healthReady",
+  "GET /health/live healthLive",
+  "GET /metrics metrics",
+  "GET /openapi.json openApiDocument",
+];
+const USER_OPERATIONS = [
+  "POST /v2/user createUser",
+  "POST /v2/user/createWithList createUsersWithListInput",
+  "POST /v2/user/createWithArray createUsersWithArrayInput",
+  "GET /v2/user/login loginUser",
+  "GET /v2/user/logout logoutUser",
+  "GET /v2/user/{username} getUserByName",
+  "PUT /v2/user/{username} updateUser",
+  "DELETE /v2/user/{username} deleteUser",
+];
+
+const listed = (doc: object) =>
+  operationsOf(doc).map(({ method, path, operationId }) => `${method.toUpperCase()} ${path} ${operationId}`);
+
+/** The document as a client receives it: JSON (an `undefined` in the built object is no value at all). */
+const served = (build: () => object): Json => JSON.parse(JSON.stringify(build())) as Json;
+
+describe("the OpenAPI documents", function () {
+  const one = served(openApiDocuments(false).api);
+  const apart = openApiDocuments(true);
+  const api = served(apart.api);
+  const demo = served(apart.demo!);
+  const documents: Array<[string, object]> = [
+    ["the API listener's (demo on PORT)", one],
+    ["the API listener's with DEMO_PORT", api],
+    ["the demo listener's (DEMO_PORT)", demo],
+  ];
+
+  describe("operations", function () {
+    it("on one listener: every /nft, service and /v2/user operation, each under its operationId", function () {
+      expect(listed(one)).to.have.members([...NFT_OPERATIONS, ...SERVICE_OPERATIONS, ...USER_OPERATIONS]);
+    });
+
+    it("with DEMO_PORT each listener documents only its own routes: /nft and the service on PORT, /v2/user on DEMO_PORT", function () {
+      expect(listed(api)).to.have.members([...NFT_OPERATIONS, ...SERVICE_OPERATIONS]);
+      expect(listed(demo)).to.have.members([...USER_OPERATIONS, "GET /openapi.json openApiDocument"]);
+    });
+
+    for (const [name, doc] of documents) {
+      it(`${name}: every operation has an operationId, unique in the document`, function () {
+        const ids = operationsOf(doc).map((op) => op.operationId);
+        expect(ids.filter((id) => typeof id !== "string" || id === "")).to.deep.equal([]);
+        expect(ids.filter((id, i) => ids.indexOf(id) !== i)).to.deep.equal([]);
+      });
+    }
+  });
+
+  describe("examples and defaults", function () {
+    for (const [name, doc] of documents) {
+      it(`${name}: every example and default validates against its own schema`, function () {
+        const values = documentedValues(doc);
+        expect(values.length, "examples found").to.be.greaterThan(5);
+        const validate = schemaValidator(doc);
+        const failures = values.flatMap(({ where, schema, value }) =>
+          validate(schema, value).map((error) => `${where} = ${JSON.stringify(value)}: ${error}`),
+        );
+        expect(failures).to.deep.equal([]);
+      });
+    }
+
+    it("the privateKey example is 32 bytes of hex, as its pattern asks", function () {
+      const request = (one as { components: { schemas: Record<string, Json> } }).components.schemas.MintRequest as {
+        properties: Record<string, { example?: unknown; pattern?: string }>;
+      };
+      const { example, pattern } = request.properties.privateKey;
+      expect(example).to.be.a("string").that.matches(new RegExp(pattern!));
+    });
+  });
+
+  describe("request fields as clients may send them", function () {
+    const doc = one;
+    const validate = schemaValidator(doc);
+    const requestSchema = (path: string): object => {
+      const op = (doc as { paths: Record<string, { post: Json }> }).paths[path].post;
+      const body = op.requestBody as { content: Record<string, { schema: object }> };
+      return body.content["application/json"].schema;
+    };
+    const common = {
+      privateKey: `0x${"ab".repeat(32)}`,
+      contractAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    };
+
+    const numeric: Array<[string, string]> = [
+      ["/nft/mint", "mintAmount"],
+      ["/nft/mintForFree", "mintAmount"],
+      ["/nft/tokenURI", "tokenId"],
+      ["/nft/setCost", "cost"],
+      ["/nft/deploy", "cost"],
+      ["/nft/deploy", "maxSupply"],
+      ["/nft/deploy", "maxMintAmountPerTx"],
+    ];
+    for (const [path, field] of numeric) {
+      it(`${path} documents ${field} as a JSON integer or a decimal string, as the API accepts it`, function () {
+        const schema = requestSchema(path);
+        for (const value of [2, "2", "0", (2n ** 256n - 1n).toString(), Number.MAX_SAFE_INTEGER]) {
+          expect(validate(schema, { ...common, mintAmount: 1, tokenId: 1, cost: 1, [field]: value }), String(value)).to
+            .be.empty;
+        }
+        for (const value of [-1, 1.5, "1.5", "-1", "0x10", "1e3", true, null, 2 ** 53]) {
+          expect(validate(schema, { ...common, mintAmount: 1, tokenId: 1, cost: 1, [field]: value }), String(value)).to
+            .not.be.empty;
+        }
+      });
+    }
+
+    it("/nft/setPaused documents state as a JSON boolean or the string true/false", function () {
+      const schema = requestSchema("/nft/setPaused");
+      for (const state of [true, false, "true", "false"]) expect(validate(schema, { ...common, state })).to.be.empty;
+      for (const state of ["yes", 1, null]) expect(validate(schema, { ...common, state })).to.not.be.empty;
+    });
+
+    it("addresses are documented as 20 bytes of hex", function () {
+      const schema = requestSchema("/nft/addUserAddressToWhitelist");
+      expect(validate(schema, { ...common, address: common.contractAddress })).to.be.empty;
+      expect(validate(schema, { ...common, address: "0x1234" })).to.not.be.empty;
+    });
+  });
+});
