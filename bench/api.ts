@@ -195,8 +195,8 @@ async function mintLoad(task: () => Promise<void>): Promise<Figures> {
       try {
         await task();
         latencies.push(performance.now() - begin);
-      } catch {
-        errors++;
+      } catch (err) {
+        if (errors++ === 0) console.error(`first failure: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
   };
@@ -211,8 +211,8 @@ async function mintLoad(task: () => Promise<void>): Promise<Figures> {
 function apiMints(url: string, body: string): Promise<Figures> {
   return mintLoad(async () => {
     const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
-    await res.text();
-    if (res.status !== 200) throw new Error(`mint answered ${res.status}`);
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`mint answered ${res.status} ${text.slice(0, 200)}`);
   });
 }
 

@@ -13,6 +13,8 @@ import { confirmedBody } from "./write-response";
 const TRANSFER_GAS = 21_000n;
 /** Operations worked on at once within one block's pass. */
 const CONCURRENCY = 8;
+/** How long an unchanged head goes before operations are looked at again anyway. */
+const STILL_HEAD_RECHECK_MS = 2_000;
 /** Missing nonces filled at most per stuck operation and block. */
 const MAX_FILLS = 16;
 /** Blocks read one by one for hashes of ours; past that many since the last pass, receipts are asked for directly. */
@@ -33,6 +35,9 @@ export class Follower {
   private readonly waiters = new Map<string, Set<(op: Operation | null) => void>>();
   /** The head at which each tracked operation was last looked at. */
   private readonly checkedAt = new Map<string, number>();
+  private readonly checkedAtMs = new Map<string, number>();
+  /** When each operation's resend clock (pendingSince) was last set, in wall time. */
+  private readonly pendingSinceMs = new Map<string, number>();
   /** Recycled nonces and the head at which they were first seen waiting. */
   private readonly recycledSince = new Map<string, number>();
   private readonly warned = new Set<string>();
@@ -137,6 +142,8 @@ export class Follower {
     this.ctx.metrics?.operationStatus(op.status);
     this.tracked.delete(op.id);
     this.checkedAt.delete(op.id);
+    this.checkedAtMs.delete(op.id);
+    this.pendingSinceMs.delete(op.id);
     for (const resolve of this.waiters.get(op.id) ?? []) resolve(op);
   }
 
@@ -155,8 +162,13 @@ export class Follower {
     } catch {
       return; // the chain is away: try again at the next poll
     }
+    const now = Date.now();
+    // Due at a new head (a reorg can lower it), or when the head has stood still a while: a node
+    // that only mines on demand makes no blocks while a gap holds everything back.
     const due = [...this.tracked.values()].filter(
-      (op) => !this.heldBack.has(op.id) && this.checkedAt.get(op.id) !== head, // a reorg can lower the head
+      (op) =>
+        !this.heldBack.has(op.id) &&
+        (this.checkedAt.get(op.id) !== head || now - (this.checkedAtMs.get(op.id) ?? 0) >= STILL_HEAD_RECHECK_MS),
     );
     if (due.length === 0) return;
     try {
@@ -196,6 +208,7 @@ export class Follower {
     for (const op of ops) {
       const firstLook = !this.checkedAt.has(op.id);
       this.checkedAt.set(op.id, head);
+      this.checkedAtMs.set(op.id, Date.now());
       const receipt = receipts.get(op.id);
       // Mined before a new block was even seen: the chain mines on each transaction (automine).
       if (receipt && firstLook && unchangedHead) this.engine.receiptWasThereAtOnce();
@@ -214,11 +227,22 @@ export class Follower {
     }
     await Promise.all(settling);
     if (unmined.length === 0) return;
+    const now = Date.now();
     const unknown = await this.unknownToNode(
-      unmined.filter((op) => op.pendingSince !== null && head > op.pendingSince),
+      unmined.filter(
+        (op) =>
+          op.pendingSince !== null &&
+          (head > op.pendingSince || now - (this.pendingSinceMs.get(op.id) ?? now) >= STILL_HEAD_RECHECK_MS),
+      ),
     );
     const filling = new Set<string>();
-    await inPool(unmined, CONCURRENCY, (op) => this.followUnmined(op, head, !unknown.has(op.id), filling));
+    // Each sender's in nonce order (a node that refuses gaps takes them only so), senders side by side.
+    const bySender = new Map<string, Operation[]>();
+    for (const op of unmined) bySender.set(op.from, [...(bySender.get(op.from) ?? []), op]);
+    await inPool([...bySender.values()], CONCURRENCY, async (ops) => {
+      for (const op of ops.sort((a, b) => (a.nonce ?? 0) - (b.nonce ?? 0)))
+        await this.followUnmined(op, head, !unknown.has(op.id), filling);
+    });
     await this.fillRecycled(head, filling);
   }
 
@@ -483,6 +507,7 @@ export class Follower {
     const changes: OperationPatch =
       "gasUsed" in patch ? { blockNumber: patch.blockNumber, blockHash: patch.blockHash } : patch;
     Object.assign(op, changes);
+    if (changes.pendingSince !== undefined) this.pendingSinceMs.set(op.id, Date.now());
     await this.ctx.store.update(op.id, changes);
   }
 

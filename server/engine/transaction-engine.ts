@@ -7,6 +7,7 @@ import type { EngineContext } from "./context";
 import { Follower } from "./follower";
 import { IdempotencyKeyTaken } from "./operation-store";
 import { currentTransaction, type Operation } from "./operation";
+import { NonceReservations } from "./reservations";
 import { signCall, targetAddress } from "./signing";
 import { pendingBody, unchangedBody } from "./write-response";
 
@@ -33,6 +34,8 @@ export interface WriteAnswer {
 
 /** How often an in-request broadcast is tried again after a nonce refusal before the follower takes over. */
 const MAX_BROADCAST_ATTEMPTS = 6;
+/** How long a broadcast refused for a gap below it waits, within the request, for the gap to close. */
+const GAP_WAIT_MS = 10_000;
 
 /**
  * The one write path of every /nft write: record → sign → broadcast → wait. Each write becomes an
@@ -42,8 +45,7 @@ const MAX_BROADCAST_ATTEMPTS = 6;
  */
 export class TransactionEngine {
   readonly follower: Follower;
-  /** Broadcasts under way in this process, by address and nonce: a "nonce too high" waits on them. */
-  private readonly inFlight = new Map<string, Map<number, Promise<unknown>>>();
+  private readonly reservations = new NonceReservations();
   private immediateMisses = 0;
   private skippedChecks = 0;
 
@@ -113,24 +115,28 @@ export class TransactionEngine {
     const op = this.newOperation(request, targetAddress(signer.address, call, nonce));
     op.call = call;
     op.nonce = nonce;
-    op.transactions = [await signCall(signer, this.ctx.options.chainId, nonce, call, fees)];
-    try {
-      await this.insert(op);
-    } catch (err) {
-      await this.ctx.nonces.recycle(signer.address, nonce);
-      if (err instanceof IdempotencyKeyTaken && request.idempotencyKey) {
-        const answer = await this.replay(signer.address, request.idempotencyKey, request.fingerprint);
-        if (answer) return answer;
-      }
-      throw err;
-    }
-
-    this.follower.holdBack(op.id);
+    this.reservations.hold(op.id, signer.address, nonce);
     let accepted: boolean;
     try {
-      accepted = await this.broadcastFirst(op, signer);
+      op.transactions = [await signCall(signer, this.ctx.options.chainId, nonce, call, fees)];
+      try {
+        await this.insert(op);
+      } catch (err) {
+        await this.ctx.nonces.recycle(signer.address, nonce);
+        if (err instanceof IdempotencyKeyTaken && request.idempotencyKey) {
+          const answer = await this.replay(signer.address, request.idempotencyKey, request.fingerprint);
+          if (answer) return answer;
+        }
+        throw err;
+      }
+      this.follower.holdBack(op.id);
+      try {
+        accepted = await this.broadcastFirst(op, signer);
+      } finally {
+        this.follower.release(op.id);
+      }
     } finally {
-      this.follower.release(op.id);
+      this.reservations.release(op.id);
     }
     op.status = "sent";
     await this.ctx.store.update(op.id, { status: "sent" });
@@ -179,8 +185,9 @@ export class TransactionEngine {
    * operation, gives its nonce back and throws the refusal's API error.
    */
   private async broadcastFirst(op: Operation, signer: PooledSigner): Promise<boolean> {
+    const deadline = Date.now() + Math.min(this.ctx.options.txTimeoutMs, GAP_WAIT_MS);
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.broadcastTracked(op);
+      const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw);
       switch (outcome.kind) {
         case "accepted":
           return true;
@@ -215,16 +222,17 @@ export class TransactionEngine {
           break;
         case "nonceTooHigh":
           // A node that refuses gaps (an automining one) saw this nonce before a lower one still on
-          // its way from this process or another: wait for those, then try the same transaction.
-          if (await this.waitForLowerBroadcasts(op)) break;
-          if (attempt >= MAX_BROADCAST_ATTEMPTS) return false;
+          // its way: wait for this process's lower ones, then try the same transaction again.
+          if (await this.reservations.lowerReleased(op.from, op.nonce!)) break;
           if ((await this.ctx.store.unfinishedNoncesBelow(this.chainId, op.from, op.nonce!)).length === 0) {
             // Nothing of ours lies below: the chain is behind our counter (a reset dev chain).
             await this.ctx.nonces.resetTo(op.from, await this.pendingCount(op.from));
             await this.resignAtNewNonce(op, signer);
-          } else {
-            await sleep(25 * attempt);
+            break;
           }
+          // Lower ones of another process on their way, or refused ones the follower sends again.
+          if (Date.now() > deadline) return false;
+          await sleep(50);
           break;
         case "unreachable":
         case "refused":
@@ -250,30 +258,9 @@ export class TransactionEngine {
     await this.ctx.store.update(op.id, { transactions: op.transactions });
   }
 
-  private async broadcastTracked(op: Operation) {
-    let byNonce = this.inFlight.get(op.from);
-    if (!byNonce) this.inFlight.set(op.from, (byNonce = new Map()));
-    const sending = broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw);
-    const nonce = op.nonce!;
-    byNonce.set(nonce, sending);
-    try {
-      return await sending;
-    } finally {
-      if (byNonce.get(nonce) === sending) byNonce.delete(nonce);
-      if (byNonce.size === 0) this.inFlight.delete(op.from);
-    }
-  }
-
-  /** Waits for this process's broadcasts of lower nonces of the same address; false if there were none. */
-  private async waitForLowerBroadcasts(op: Operation): Promise<boolean> {
-    const lower = [...(this.inFlight.get(op.from) ?? [])].filter(([nonce]) => nonce < op.nonce!);
-    if (lower.length === 0) return false;
-    await Promise.all(lower.map(([, sending]) => sending));
-    return true;
-  }
-
   private async resignAtNewNonce(op: Operation, signer: PooledSigner): Promise<void> {
     const nonce = await this.takeNonce(op.from);
+    this.reservations.hold(op.id, op.from, nonce);
     const fees = await this.ctx.chain.fees.quote();
     op.nonce = nonce;
     op.contractAddress = targetAddress(op.from, op.call!, nonce);

@@ -55,6 +55,22 @@ describe("many writes from one key", function () {
     for (const id of tokenIds) expect(owned.has(id), `token ${id} belongs to the caller`).to.equal(true);
   });
 
+  it("200 mints from 16 clients at a time on one key (an automining node refuses nonce gaps) all answer 200; the nonce advances by exactly 200", async function () {
+    this.timeout(180_000);
+    const nonceBefore = await provider.getTransactionCount(busy.address);
+    const statuses: Record<number, number> = {};
+    let started = 0;
+    const client = async () => {
+      while (started++ < 200) {
+        const res = await mint(busy.privateKey, 1);
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, client));
+    expect(statuses).to.deep.equal({ 200: 200 });
+    expect(await provider.getTransactionCount(busy.address)).to.equal(nonceBefore + 200);
+  });
+
   it("a failing mint (mintAmount 0) sent together with a good one from the same key: 422 for the first, 200 for the second", async function () {
     const nonceBefore = await provider.getTransactionCount(busy.address);
     const failing = mint(busy.privateKey, 0);
