@@ -1,6 +1,6 @@
 /**
  * A client program written against types generated from the service's own /openapi.json
- * (openapi-typescript writes generated/nft-api.d.ts at test time) and calling it with
+ * (openapi-typescript writes generated/nft-api.ts at test time) and calling it with
  * openapi-fetch. typed-client.test.ts type-checks this file with tsc before it runs it: a field
  * the document misnames or mistypes, or an operation it leaves out, fails the check.
  */
