@@ -43,7 +43,6 @@ export class ChainClient {
   readonly rpc: Rpc;
   /** Addresses known to hold an ERC-721 collection (a dev chain can be reset: see ensureCollection). */
   private readonly verified = new Set<string>();
-  private readonly checking = new Map<string, Promise<void>>();
   private readonly inFlight = new Map<string, Promise<unknown>>();
   private readonly views = new Map<
     string,
@@ -67,12 +66,7 @@ export class ChainClient {
    */
   ensureCollection(address: string, recheck = false): Promise<void> {
     if (!recheck && this.verified.has(address)) return Promise.resolve();
-    let check = this.checking.get(address);
-    if (!check) {
-      check = this.checkCode(address).finally(() => this.checking.delete(address));
-      this.checking.set(address, check);
-    }
-    return check;
+    return this.once(`code:${address}`, () => this.checkCode(address));
   }
 
   private async checkCode(address: string): Promise<void> {
@@ -177,6 +171,11 @@ export class ChainClient {
     // About what a call to no code costs (estimates can be a unit or so above): is there code left there?
     if (to && estimate <= intrinsicGas(data) + 1_000n) await this.ensureCollection(to, true);
     return estimate + (estimate * GAS_MARGIN_PERCENT) / 100n;
+  }
+
+  /** How many transactions `address` has sent, as of "latest" (mined) or "pending" (in the node's pool too). */
+  async transactionCount(address: string, tag: "latest" | "pending"): Promise<number> {
+    return Number(BigInt(await this.rpc.call<string>("eth_getTransactionCount", [address, tag])));
   }
 
   async ping(): Promise<number> {

@@ -36,9 +36,9 @@ export class FeeOracle {
   /** The current quote, capped; `fresh` asks the node (a fee bump must see a spike). */
   async quote(fresh = false): Promise<Fees> {
     const now = Date.now();
-    if (!fresh && this.observed && this.tip && now - this.observed.at < OBSERVED_BASE_FEE_TTL_MS) {
-      if (now - this.tip.at < TIP_TTL_MS)
-        return this.eip1559(this.observed.baseFee * 2n + this.tip.value, this.tip.value);
+    const { observed, tip } = this;
+    if (!fresh && observed && tip && now - observed.at < OBSERVED_BASE_FEE_TTL_MS && now - tip.at < TIP_TTL_MS) {
+      return this.eip1559(observed.baseFee * 2n + tip.value, tip.value);
     }
     if (fresh || !this.quoted || now - this.quoted.at > FEE_QUOTE_TTL_MS) {
       const fees = this.provider.getFeeData();

@@ -30,8 +30,6 @@ const MAX_BLOCKS_PER_PASS = 12;
  */
 export class Follower {
   private readonly tracked = new Map<string, Operation>();
-  /** Operations whose first broadcast is under way in this process's request path. */
-  private readonly heldBack = new Set<string>();
   private readonly waiters = new Map<string, Set<(op: Operation | null) => void>>();
   /** The head at which each tracked operation was last looked at. */
   private readonly checkedAt = new Map<string, number>();
@@ -67,14 +65,6 @@ export class Follower {
     for (const [id, waiting] of this.waiters) for (const resolve of waiting) resolve(this.tracked.get(id) ?? null);
     this.waiters.clear();
     await this.ctx.store.releaseLeases(this.ctx.owner).catch(() => {});
-  }
-
-  holdBack(id: string): void {
-    this.heldBack.add(id);
-  }
-
-  release(id: string): void {
-    this.heldBack.delete(id);
   }
 
   /** Follows `op` from now on (it is already leased to this process). */
@@ -167,7 +157,7 @@ export class Follower {
     // that only mines on demand makes no blocks while a gap holds everything back.
     const due = [...this.tracked.values()].filter(
       (op) =>
-        !this.heldBack.has(op.id) &&
+        !this.engine.isBeingSent(op.id) &&
         (this.checkedAt.get(op.id) !== head || now - (this.checkedAtMs.get(op.id) ?? 0) >= STILL_HEAD_RECHECK_MS),
     );
     if (due.length === 0) return;
@@ -188,7 +178,7 @@ export class Follower {
         1000,
       );
       for (const op of claimed) {
-        if (this.tracked.has(op.id) || this.heldBack.has(op.id)) continue;
+        if (this.tracked.has(op.id) || this.engine.isBeingSent(op.id)) continue;
         this.ctx.logger.info({ operationId: op.id, status: op.status }, "following operation taken from the store");
         this.tracked.set(op.id, op);
       }
@@ -356,9 +346,7 @@ export class Follower {
    * (re-sign at a new one: ours can never be mined); equal, our fees are too low (replace).
    */
   private async unstick(op: Operation, head: number, filling: Set<string>): Promise<void> {
-    const latest = Number(
-      BigInt(await this.ctx.chain.rpc.call<string>("eth_getTransactionCount", [op.from, "latest"])),
-    );
+    const latest = await this.ctx.chain.transactionCount(op.from, "latest");
     const nonce = op.nonce!;
     if (latest < nonce) {
       const held = new Set(

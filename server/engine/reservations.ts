@@ -14,6 +14,10 @@ export class NonceReservations {
     this.held.set(id, { address, nonce, done, end });
   }
 
+  has(id: string): boolean {
+    return this.held.has(id);
+  }
+
   release(id: string): void {
     const entry = this.held.get(id);
     if (!entry) return;

@@ -57,6 +57,11 @@ export class TransactionEngine {
     this.follower.start();
   }
 
+  /** Whether this process's request path still holds `id` (before or in its first broadcast): not the follower's yet. */
+  isBeingSent(id: string): boolean {
+    return this.reservations.has(id);
+  }
+
   /** The operation with this id, if any. */
   find(id: string): Promise<Operation | null> {
     return /^[0-9a-f-]{36}$/.test(id) ? this.ctx.store.find(id) : Promise.resolve(null);
@@ -129,12 +134,7 @@ export class TransactionEngine {
         }
         throw err;
       }
-      this.follower.holdBack(op.id);
-      try {
-        accepted = await this.broadcastFirst(op, signer);
-      } finally {
-        this.follower.release(op.id);
-      }
+      accepted = await this.broadcastFirst(op, signer);
     } finally {
       this.reservations.release(op.id);
     }
@@ -202,7 +202,7 @@ export class TransactionEngine {
           // The nonce is used, or another transaction holds it in the mempool: ours can never be
           // mined at it, so a new nonce is safe. Skip past what the chain has.
           if (attempt >= MAX_BROADCAST_ATTEMPTS) return false;
-          await this.ctx.nonces.raiseTo(op.from, await this.pendingCount(op.from));
+          await this.ctx.nonces.raiseTo(op.from, await this.ctx.chain.transactionCount(op.from, "pending"));
           await this.resignAtNewNonce(op, signer);
           break;
         case "underpriced":
@@ -226,7 +226,7 @@ export class TransactionEngine {
           if (await this.reservations.lowerReleased(op.from, op.nonce!)) break;
           if ((await this.ctx.store.unfinishedNoncesBelow(this.chainId, op.from, op.nonce!)).length === 0) {
             // Nothing of ours lies below: the chain is behind our counter (a reset dev chain).
-            await this.ctx.nonces.resetTo(op.from, await this.pendingCount(op.from));
+            await this.ctx.nonces.resetTo(op.from, await this.ctx.chain.transactionCount(op.from, "pending"));
             await this.resignAtNewNonce(op, signer);
             break;
           }
@@ -278,15 +278,11 @@ export class TransactionEngine {
     this.ctx.metrics?.nonceAllocated();
     return this.ctx.nonces.take(from, async () => {
       const [pending, highest] = await Promise.all([
-        this.pendingCount(from),
+        this.ctx.chain.transactionCount(from, "pending"),
         this.ctx.store.highestUnfinishedNonce(this.chainId, from),
       ]);
       return Math.max(pending, highest === null ? 0 : highest + 1);
     });
-  }
-
-  async pendingCount(address: string): Promise<number> {
-    return Number(BigInt(await this.ctx.chain.rpc.call<string>("eth_getTransactionCount", [address, "pending"])));
   }
 
   newOperation(
