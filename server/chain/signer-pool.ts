@@ -1,10 +1,20 @@
 import { LRUCache } from "lru-cache";
-import { Wallet } from "ethers";
+import { Wallet, type TransactionRequest } from "ethers";
 import { ApiError } from "../http/errors";
+import type { SignerDirectory, TransactionSigner } from "../signers/signer";
 
-export interface PooledSigner {
-  wallet: Wallet;
-  address: string;
+/** A key sent with a request (`privateKey`): held in memory only, for as long as the pool keeps it. */
+export class PooledSigner implements TransactionSigner {
+  readonly kind = "request";
+  readonly address: string;
+
+  constructor(private readonly wallet: Wallet) {
+    this.address = wallet.address;
+  }
+
+  signTransaction(tx: TransactionRequest): Promise<string> {
+    return this.wallet.signTransaction(tx);
+  }
 }
 
 export interface SignerPoolOptions {
@@ -24,7 +34,7 @@ const KEY_PATTERN = /^(0x)?[0-9a-fA-F]{64}$/;
  * logged; the follower finds a key by address when an operation needs a new signature, and waits
  * for the key's next request when it has been dropped.
  */
-export class SignerPool {
+export class SignerPool implements SignerDirectory {
   private readonly byKey: LRUCache<string, PooledSigner>;
   private readonly byAddress: LRUCache<string, PooledSigner>;
 
@@ -46,16 +56,15 @@ export class SignerPool {
           { path: "privateKey", message: "not a valid secp256k1 private key" },
         ]);
       }
-      entry = { wallet, address: wallet.address };
+      entry = new PooledSigner(wallet);
       this.byKey.set(normalized, entry);
     }
     this.byAddress.set(entry.address, entry);
     return entry;
   }
 
-  /** The signer of `address` if its key is still held. */
-  byAddressOf(address: string): PooledSigner | undefined {
-    return this.byAddress.get(address);
+  signerOf(address: string): Promise<TransactionSigner | undefined> {
+    return Promise.resolve(this.byAddress.get(address));
   }
 
   get size(): number {

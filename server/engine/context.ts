@@ -1,6 +1,7 @@
 import type { ChainClient } from "../chain/chain-client";
 import type { Receipt } from "../chain/receipt";
 import type { Logger } from "../http/logger";
+import type { SignerDirectory } from "../signers/signer";
 import type { NonceAllocator } from "./nonce-allocator";
 import type { Operation } from "./operation";
 import type { OperationStore } from "./operation-store";
@@ -44,6 +45,8 @@ export interface EngineContext {
   chain: ChainClient;
   store: OperationStore;
   nonces: NonceAllocator;
+  /** Who can sign for an address without a request: the follower's re-signs and nonce fills. */
+  signers: SignerDirectory;
   kinds: Map<string, OperationKind>;
   options: EngineOptions;
   logger: Logger;

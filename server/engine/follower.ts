@@ -372,7 +372,7 @@ export class Follower {
 
   /** Replaces the current transaction at the same nonce with fees ≥ +12.5% and ≥ the quote, capped. */
   private async replace(op: Operation, head: number): Promise<void> {
-    const signer = this.signerOf(op);
+    const signer = await this.signerOf(op);
     if (!signer) return;
     const fees = await this.ctx.chain.fees.bump(feesOf(currentTransaction(op)!));
     if (!fees) {
@@ -396,7 +396,7 @@ export class Follower {
   }
 
   private async resignAtNewNonce(op: Operation): Promise<void> {
-    const signer = this.signerOf(op);
+    const signer = await this.signerOf(op);
     if (!signer) return;
     const nonce = await this.engine.takeNonce(op.from);
     const tx = await signCall(signer, this.ctx.options.chainId, nonce, op.call!, await this.ctx.chain.fees.quote(true));
@@ -442,7 +442,7 @@ export class Follower {
       }
       const blocked = [...this.tracked.values()].some((op) => op.from === address && (op.nonce ?? -1) > nonce);
       if (since >= head || !blocked || filling.has(key)) continue;
-      if (!this.ctx.chain.signers.byAddressOf(address)) continue;
+      if (!(await this.ctx.signers.signerOf(address))) continue;
       if (!(await this.ctx.nonces.claimRecycled(address, nonce))) continue;
       filling.add(key);
       this.recycledSince.delete(key);
@@ -452,7 +452,7 @@ export class Follower {
 
   /** Sends a 0-value transfer to oneself at `nonce`, followed like any operation ("nonceFill"). */
   private async fill(address: string, nonce: number): Promise<void> {
-    const signer = this.ctx.chain.signers.byAddressOf(address);
+    const signer = await this.ctx.signers.signerOf(address);
     if (!signer) {
       this.warnOnce({ id: `${address}:${nonce}` }, "fill-key", "a nonce gap waits for its key's next request");
       await this.ctx.nonces.recycle(address, nonce);
@@ -483,8 +483,8 @@ export class Follower {
     }
   }
 
-  private signerOf(op: Operation) {
-    const signer = this.ctx.chain.signers.byAddressOf(op.from);
+  private async signerOf(op: Operation) {
+    const signer = await this.ctx.signers.signerOf(op.from);
     if (!signer)
       this.warnOnce(op, "key", "a stuck transaction needs a new signature: waiting for its key's next request");
     return signer;

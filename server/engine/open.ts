@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import type { ChainClient } from "../chain/chain-client";
 import type { SqlDriver } from "../db";
 import type { Logger } from "../http/logger";
+import type { SignerDirectory } from "../signers/signer";
 import { DEFAULT_ENGINE_TIMING, type EngineMetrics, type EngineOptions, type OperationKind } from "./context";
 import { MemoryNonceAllocator, SqlNonceAllocator } from "./nonce-allocator";
 import { OperationStore } from "./operation-store";
@@ -26,6 +27,8 @@ export async function openEngine(deps: {
   logger: Logger;
   options: OpenEngineOptions;
   metrics?: EngineMetrics;
+  /** Who signs without a request (the follower's re-signs); the request keys still in memory when unset. */
+  signers?: SignerDirectory;
 }): Promise<TransactionEngine> {
   const store = new OperationStore(deps.db);
   const chainId = deps.options.chainId.toString();
@@ -34,6 +37,7 @@ export async function openEngine(deps: {
     chain: deps.chain,
     store,
     nonces: deps.db.backend === "pglite" ? new MemoryNonceAllocator() : new SqlNonceAllocator(deps.db, chainId),
+    signers: deps.signers ?? deps.chain.signers,
     kinds: deps.kinds,
     options: { ...DEFAULT_ENGINE_TIMING, ...deps.options },
     logger: deps.logger.child({ component: "engine" }),

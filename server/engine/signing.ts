@@ -1,17 +1,17 @@
 import { getCreateAddress, keccak256 } from "ethers";
 import type { Fees } from "../chain/fee-oracle";
-import type { PooledSigner } from "../chain/signer-pool";
+import type { TransactionSigner } from "../signers/signer";
 import type { Operation, SignedTransaction } from "./operation";
 
 /** Signs `call` at `nonce` with `fees`, locally: the hash is known before anything is broadcast. */
 export async function signCall(
-  signer: PooledSigner,
+  signer: TransactionSigner,
   chainId: bigint,
   nonce: number,
   call: NonNullable<Operation["call"]>,
   fees: Fees,
 ): Promise<SignedTransaction> {
-  const raw = await signer.wallet.signTransaction({
+  const raw = await signer.signTransaction({
     chainId,
     nonce,
     to: call.to,

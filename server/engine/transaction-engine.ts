@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { PooledSigner } from "../chain/signer-pool";
+import type { TransactionSigner } from "../signers/signer";
 import { parseReceipt } from "../chain/receipt";
 import { ApiError } from "../http/errors";
 import { broadcast } from "./broadcast";
@@ -14,7 +14,7 @@ import { pendingBody, unchangedBody } from "./write-response";
 /** A write a route asks for: the call and what the answer needs besides the receipt. */
 export interface WriteRequest {
   operation: string;
-  signer: PooledSigner;
+  signer: TransactionSigner;
   /** Unset for a deployment. */
   to?: string;
   data: string;
@@ -184,7 +184,7 @@ export class TransactionEngine {
    * transaction is not in the mempool either re-signs it (nonce conflicts) or forgets the
    * operation, gives its nonce back and throws the refusal's API error.
    */
-  private async broadcastFirst(op: Operation, signer: PooledSigner): Promise<boolean> {
+  private async broadcastFirst(op: Operation, signer: TransactionSigner): Promise<boolean> {
     const deadline = Date.now() + Math.min(this.ctx.options.txTimeoutMs, GAP_WAIT_MS);
     for (let attempt = 1; ; attempt++) {
       const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw);
@@ -252,13 +252,13 @@ export class TransactionEngine {
     throw error;
   }
 
-  private async resignAtSameNonce(op: Operation, signer: PooledSigner): Promise<void> {
+  private async resignAtSameNonce(op: Operation, signer: TransactionSigner): Promise<void> {
     const fees = await this.ctx.chain.fees.quote(true);
     op.transactions = [await signCall(signer, this.ctx.options.chainId, op.nonce!, op.call!, fees)];
     await this.ctx.store.update(op.id, { transactions: op.transactions });
   }
 
-  private async resignAtNewNonce(op: Operation, signer: PooledSigner): Promise<void> {
+  private async resignAtNewNonce(op: Operation, signer: TransactionSigner): Promise<void> {
     const nonce = await this.takeNonce(op.from);
     this.reservations.hold(op.id, op.from, nonce);
     const fees = await this.ctx.chain.fees.quote();

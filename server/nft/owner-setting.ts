@@ -1,5 +1,5 @@
 import type { ChainClient } from "../chain/chain-client";
-import type { PooledSigner } from "../chain/signer-pool";
+import type { TransactionSigner } from "../signers/signer";
 import { ApiError, type ErrorCode } from "../http/errors";
 import type { WritePlan } from "./route";
 
@@ -27,7 +27,7 @@ export interface Setting {
  * the contract cannot refuse it: ownership is checked here, so that another key still gets
  * 403 NOT_CONTRACT_OWNER, as it would for a real change.
  */
-export async function planSetting(chain: ChainClient, signer: PooledSigner, setting: Setting): Promise<WritePlan> {
+export async function planSetting(chain: ChainClient, signer: TransactionSigner, setting: Setting): Promise<WritePlan> {
   const { contractAddress } = setting;
   const [current, owner] = await chain.read(contractAddress, () =>
     Promise.all([setting.isCurrent(), chain.view(contractAddress, "owner", [])]),

@@ -2,7 +2,7 @@ import type { ResponseConfig } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
 import type { ChainClient } from "../chain/chain-client";
 import type { Receipt } from "../chain/receipt";
-import type { PooledSigner } from "../chain/signer-pool";
+import type { TransactionSigner } from "../signers/signer";
 import type { Operation, TransactionEngine } from "../engine";
 import { PendingWrite } from "../engine";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
@@ -48,7 +48,7 @@ export type WritePlan =
 export interface WriteRoute<Body extends z.ZodType = z.ZodType> extends RouteBase<Body> {
   kind: "write";
   successStatus?: number;
-  plan(input: z.output<Body>, deps: NftDeps & { signer: PooledSigner }): Promise<WritePlan>;
+  plan(input: z.output<Body>, deps: NftDeps & { signer: TransactionSigner }): Promise<WritePlan>;
   /** The route's own success fields, from the receipt and the plan's context. */
   result(receipt: Receipt, op: Operation): Record<string, unknown>;
 }

@@ -1,0 +1,24 @@
+import type { TransactionRequest } from "ethers";
+
+/** Where a signing key lives: sent with the request (memory only), held by the service, or in a PKCS#11 token. */
+export type SignerKind = "request" | "local" | "pkcs11";
+
+/**
+ * What the engine signs with, whatever holds the key: it asks for a signature by address and
+ * never sees the key itself.
+ */
+export interface TransactionSigner {
+  /** Checksummed address. */
+  readonly address: string;
+  readonly kind: SignerKind;
+  /** Signs a fully populated transaction (chainId, nonce, fees and gasLimit set): the serialized signed transaction. */
+  signTransaction(tx: TransactionRequest): Promise<string>;
+}
+
+/**
+ * The signers the engine can reach without a request: a request key still held in memory, or a
+ * wallet the service holds. The follower asks it when an operation needs a new signature.
+ */
+export interface SignerDirectory {
+  signerOf(address: string): Promise<TransactionSigner | undefined>;
+}
