@@ -79,39 +79,72 @@ export class MemoryNonceAllocator implements NonceAllocator {
 /**
  * Nonces in PostgreSQL, so that any number of service processes can sign with the same key: a
  * row per (chain, address) incremented under its row lock, and a table of recycled nonces taken
- * with SKIP LOCKED.
+ * with SKIP LOCKED. Takes of one address asked for in the same turn of the event loop are served
+ * together (recycled ones first, then one increment by the rest): a burst of 200 writes moves the
+ * row once instead of queueing 200 transactions on its lock.
  */
 export class SqlNonceAllocator implements NonceAllocator {
+  private readonly waiting = new Map<string, Array<{ resolve(nonce: number): void; reject(err: unknown): void }>>();
+
   constructor(
     private readonly db: SqlDriver,
     private readonly chainId: string,
   ) {}
 
-  async take(address: string, seed: () => Promise<number>): Promise<number> {
-    const reused = await this.db.query<{ nonce: string }>(
-      `DELETE FROM recycled_nonces WHERE (chain_id, address, nonce) = (
-         SELECT chain_id, address, nonce FROM recycled_nonces WHERE chain_id = $1 AND address = $2
-         ORDER BY nonce LIMIT 1 FOR UPDATE SKIP LOCKED)
-       RETURNING nonce::text AS nonce`,
-      [this.chainId, address],
-    );
-    if (reused.rows.length > 0) return Number(reused.rows[0].nonce);
-    const taken = await this.increment(address);
-    if (taken !== null) return taken;
-    await this.db.query(
-      "INSERT INTO nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-      [this.chainId, address, await seed()],
-    );
-    const seeded = await this.increment(address);
-    if (seeded === null) throw new Error(`No nonce row for ${address}`);
-    return seeded;
+  take(address: string, seed: () => Promise<number>): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      let waiting = this.waiting.get(address);
+      if (!waiting) {
+        waiting = [];
+        this.waiting.set(address, waiting);
+        setImmediate(() => void this.serve(address, seed));
+      }
+      waiting.push({ resolve, reject });
+    });
   }
 
-  private async increment(address: string): Promise<number | null> {
+  private async serve(address: string, seed: () => Promise<number>): Promise<void> {
+    const waiting = this.waiting.get(address) ?? [];
+    this.waiting.delete(address);
+    try {
+      const nonces = await this.takeMany(address, waiting.length, seed);
+      waiting.forEach((w, i) => w.resolve(nonces[i]));
+    } catch (err) {
+      for (const w of waiting) w.reject(err);
+    }
+  }
+
+  /** `count` nonces of `address`, lowest first: recycled ones, then new ones. */
+  private async takeMany(address: string, count: number, seed: () => Promise<number>): Promise<number[]> {
+    const reused = await this.db.query<{ nonce: string }>(
+      `DELETE FROM recycled_nonces WHERE (chain_id, address, nonce) IN (
+         SELECT chain_id, address, nonce FROM recycled_nonces WHERE chain_id = $1 AND address = $2
+         ORDER BY nonce LIMIT $3 FOR UPDATE SKIP LOCKED)
+       RETURNING nonce::text AS nonce`,
+      [this.chainId, address, count],
+    );
+    const nonces = reused.rows.map((row) => Number(row.nonce)).sort((a, b) => a - b);
+    const fresh = count - nonces.length;
+    if (fresh === 0) return nonces;
+    let first = await this.increment(address, fresh);
+    if (first === null) {
+      await this.db.query(
+        "INSERT INTO nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+        [this.chainId, address, await seed()],
+      );
+      first = await this.increment(address, fresh);
+      if (first === null) throw new Error(`No nonce row for ${address}`);
+    }
+    for (let i = 0; i < fresh; i++) nonces.push(first + i);
+    return nonces;
+  }
+
+  /** Moves the address's next nonce `count` further; answers the first of those taken. */
+  private async increment(address: string, count: number): Promise<number | null> {
     const { rows } = await this.db.query<{ nonce: string }>(
-      `UPDATE nonces SET next_nonce = next_nonce + 1 WHERE chain_id = $1 AND address = $2
-       RETURNING (next_nonce - 1)::text AS nonce`,
-      [this.chainId, address],
+      `UPDATE nonces SET next_nonce = next_nonce + $3 WHERE chain_id = $1 AND address = $2
+       RETURNING (next_nonce - $3)::text AS nonce`,
+      [this.chainId, address, count],
     );
     return rows.length > 0 ? Number(rows[0].nonce) : null;
   }

@@ -1,4 +1,4 @@
-import { isUniqueViolation, type SqlDriver } from "../db";
+import type { SqlDriver, SqlExecutor } from "../db";
 import type { Operation, OperationError, OperationStatus, SignedTransaction } from "./operation";
 
 const COLUMNS = `id, chain_id, from_address, operation, contract_address, fingerprint, idempotency_key, status,
@@ -50,12 +50,46 @@ export interface OperationPatch {
 /** A second request raced this one to the same Idempotency-Key. */
 export class IdempotencyKeyTaken extends Error {}
 
+/** Rows written in one statement at most. */
+const MAX_BATCH = 500;
+
+type Write =
+  | { kind: "insert"; op: Operation; lease: { owner: string; ms: number } }
+  | { kind: "update"; id: string; patch: OperationPatch }
+  | { kind: "delete"; id: string };
+
+type QueuedWrite = Write & { done: (err?: unknown) => void };
+
+/** The columns a patch can set, with their SQL types: the only names put into SQL text. */
+const PATCH_COLUMNS: Array<[keyof OperationPatch, string, string]> = [
+  ["status", "status", "text"],
+  ["nonce", "nonce", "bigint"],
+  ["contractAddress", "contract_address", "text"],
+  ["transactions", "transactions", "jsonb"],
+  ["result", "result", "jsonb"],
+  ["error", "error", "jsonb"],
+  ["response", "response_status", "integer"],
+  ["response", "response_body", "text"],
+  ["blockNumber", "block_number", "bigint"],
+  ["blockHash", "block_hash", "text"],
+  ["pendingSince", "pending_since", "bigint"],
+];
+
 /**
  * Operations in SQL (PGlite or PostgreSQL). Several processes may share the table: each unfinished
  * operation is followed by the process holding its lease, and a lease left by a process that went
  * away runs out, so another one takes the operation over.
+ *
+ * Writes are group-committed: those asked for while a write is under way (or in the same turn of
+ * the event loop) go together, as one multi-row statement per kind, in one transaction. PGlite runs
+ * one statement at a time and pays a WAL flush per commit: 200 concurrent writes one by one queued
+ * each request behind the others' commits. Each caller still resolves only once its row is
+ * committed, so an operation is recorded before its transaction is broadcast.
  */
 export class OperationStore {
+  private queue: QueuedWrite[] = [];
+  private writing?: Promise<void>;
+
   constructor(private readonly db: SqlDriver) {}
 
   get backend(): "pglite" | "postgres" {
@@ -63,41 +97,79 @@ export class OperationStore {
   }
 
   /** Records a new operation leased to `owner`; throws IdempotencyKeyTaken on a key already used. */
-  async insert(op: Operation, lease: { owner: string; ms: number }): Promise<void> {
+  insert(op: Operation, lease: { owner: string; ms: number }): Promise<void> {
+    return this.enqueue({ kind: "insert", op, lease });
+  }
+
+  update(id: string, patch: OperationPatch): Promise<void> {
+    if (!PATCH_COLUMNS.some(([field]) => patch[field] !== undefined)) return Promise.resolve();
+    return this.enqueue({ kind: "update", id, patch });
+  }
+
+  /** Forgets an operation whose transaction was never broadcast: its request stored nothing. */
+  delete(id: string): Promise<void> {
+    return this.enqueue({ kind: "delete", id });
+  }
+
+  /** Resolves once every write asked for so far is done. */
+  async idle(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  private enqueue(write: Write): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ ...write, done: (err) => (err === undefined ? resolve() : reject(err)) } as QueuedWrite);
+      // Writes asked for in the same turn of the event loop wait for each other (setImmediate).
+      this.writing ??= new Promise<void>((started) => setImmediate(started)).then(() => this.drain());
+    });
+  }
+
+  private async drain(): Promise<void> {
     try {
-      await this.db.query(
-        `INSERT INTO operations (id, chain_id, from_address, operation, contract_address, fingerprint,
-           idempotency_key, status, nonce, tx_to, tx_data, tx_value, gas_limit, transactions, context, result,
-           response_status, response_body, lease_owner, lease_until)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-           now() + $20 * interval '1 millisecond')`,
-        [
-          op.id,
-          op.chainId,
-          op.from,
-          op.operation,
-          op.contractAddress,
-          op.fingerprint,
-          op.idempotencyKey,
-          op.status,
-          op.nonce,
-          op.call?.to ?? null,
-          op.call?.data ?? null,
-          op.call?.value.toString() ?? null,
-          op.call?.gasLimit.toString() ?? null,
-          JSON.stringify(op.transactions),
-          JSON.stringify(op.context),
-          op.result === null ? null : JSON.stringify(op.result),
-          op.response?.status ?? null,
-          op.response?.body ?? null,
-          lease.owner,
-          lease.ms,
-        ],
-      );
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new IdempotencyKeyTaken("Idempotency-Key already used");
-      throw err;
+      while (this.queue.length > 0) await this.write(this.queue.splice(0, MAX_BATCH));
+    } finally {
+      this.writing = undefined;
     }
+  }
+
+  /** Writes a batch; if it fails as a whole, each write alone, so that one bad row fails only its caller. */
+  private async write(batch: QueuedWrite[]): Promise<void> {
+    try {
+      const refused = await this.writeTogether(batch);
+      for (const write of batch)
+        write.done(refused.has(write) ? new IdempotencyKeyTaken("Idempotency-Key already used") : undefined);
+    } catch (err) {
+      if (batch.length === 1) return batch[0].done(err);
+      for (const write of batch) await this.write([write]);
+    }
+  }
+
+  /** One statement per kind of write (per set of columns for updates), in one transaction when several. */
+  private async writeTogether(batch: QueuedWrite[]): Promise<Set<QueuedWrite>> {
+    const inserts = batch.filter((w): w is Extract<QueuedWrite, { kind: "insert" }> => w.kind === "insert");
+    const updates = batch.filter((w): w is Extract<QueuedWrite, { kind: "update" }> => w.kind === "update");
+    const deletes = batch.filter((w) => w.kind === "delete");
+    const statements: Array<(db: SqlExecutor) => Promise<void>> = [];
+    const refused = new Set<QueuedWrite>();
+    if (inserts.length > 0) {
+      statements.push(async (db) => {
+        const inserted = await insertRows(db, inserts);
+        for (const write of inserts) if (!inserted.has(write.op.id)) refused.add(write);
+      });
+    }
+    for (const [columns, rows] of groupUpdates(updates)) statements.push((db) => updateRows(db, columns, rows));
+    if (deletes.length > 0) {
+      const ids = deletes.map((w) => (w as { id: string }).id);
+      statements.push(async (db) => {
+        await db.query("DELETE FROM operations WHERE id = ANY($1::text[])", [ids]);
+      });
+    }
+    if (statements.length === 1) await statements[0](this.db);
+    else
+      await this.db.transaction(async (tx) => {
+        for (const statement of statements) await statement(tx);
+      });
+    return refused;
   }
 
   async find(id: string): Promise<Operation | null> {
@@ -111,35 +183,6 @@ export class OperationStore {
       [chainId, from, key],
     );
     return rows.length > 0 ? toOperation(rows[0]) : null;
-  }
-
-  async update(id: string, patch: OperationPatch): Promise<void> {
-    const params: unknown[] = [id];
-    const sets: string[] = [];
-    const set = (column: string, value: unknown) => {
-      params.push(value);
-      sets.push(`${column} = $${params.length}`);
-    };
-    if (patch.status !== undefined) set("status", patch.status);
-    if (patch.nonce !== undefined) set("nonce", patch.nonce);
-    if (patch.contractAddress !== undefined) set("contract_address", patch.contractAddress);
-    if (patch.transactions !== undefined) set("transactions", JSON.stringify(patch.transactions));
-    if (patch.result !== undefined) set("result", patch.result === null ? null : JSON.stringify(patch.result));
-    if (patch.error !== undefined) set("error", patch.error === null ? null : JSON.stringify(patch.error));
-    if (patch.response !== undefined) {
-      set("response_status", patch.response?.status ?? null);
-      set("response_body", patch.response?.body ?? null);
-    }
-    if (patch.blockNumber !== undefined) set("block_number", patch.blockNumber);
-    if (patch.blockHash !== undefined) set("block_hash", patch.blockHash);
-    if (patch.pendingSince !== undefined) set("pending_since", patch.pendingSince);
-    if (sets.length === 0) return;
-    await this.db.query(`UPDATE operations SET ${sets.join(", ")}, updated_at = now() WHERE id = $1`, params);
-  }
-
-  /** Forgets an operation whose transaction was never broadcast: its request stored nothing. */
-  async delete(id: string): Promise<void> {
-    await this.db.query("DELETE FROM operations WHERE id = $1", [id]);
   }
 
   /**
@@ -234,4 +277,115 @@ function toOperation(row: OperationRow): Operation {
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
+}
+
+/** Columns of an insert, as the JSON keys of each row: absent keys (and JSON nulls) are NULL. */
+const INSERT_COLUMNS = `id text, chain_id text, from_address text, operation text, contract_address text,
+  fingerprint text, idempotency_key text, status text, nonce bigint, tx_to text, tx_data text, tx_value text,
+  gas_limit text, transactions text, context text, result text, response_status integer, response_body text,
+  lease_owner text, lease_ms double precision`;
+
+/**
+ * Inserts the rows of `writes` in one statement and answers the ids inserted: a row whose
+ * Idempotency-Key is already taken (by an earlier row, or one of this batch) is skipped, not an
+ * error that would fail the whole batch. JSON columns travel as text, so that a null is SQL NULL.
+ */
+async function insertRows(
+  db: SqlExecutor,
+  writes: Array<{ op: Operation; lease: { owner: string; ms: number } }>,
+): Promise<Set<string>> {
+  const rows = writes.map(({ op, lease }) => ({
+    id: op.id,
+    chain_id: op.chainId,
+    from_address: op.from,
+    operation: op.operation,
+    contract_address: op.contractAddress,
+    fingerprint: op.fingerprint,
+    idempotency_key: op.idempotencyKey,
+    status: op.status,
+    nonce: op.nonce,
+    tx_to: op.call?.to ?? null,
+    tx_data: op.call?.data ?? null,
+    tx_value: op.call?.value.toString() ?? null,
+    gas_limit: op.call?.gasLimit.toString() ?? null,
+    transactions: JSON.stringify(op.transactions),
+    context: JSON.stringify(op.context),
+    result: op.result === null ? null : JSON.stringify(op.result),
+    response_status: op.response?.status ?? null,
+    response_body: op.response?.body ?? null,
+    lease_owner: lease.owner,
+    lease_ms: lease.ms,
+  }));
+  const { rows: inserted } = await db.query<{ id: string }>(
+    `INSERT INTO operations (id, chain_id, from_address, operation, contract_address, fingerprint,
+       idempotency_key, status, nonce, tx_to, tx_data, tx_value, gas_limit, transactions, context, result,
+       response_status, response_body, lease_owner, lease_until)
+     SELECT id, chain_id, from_address, operation, contract_address, fingerprint, idempotency_key, status, nonce,
+       tx_to, tx_data, tx_value, gas_limit, transactions::jsonb, context::jsonb, result::jsonb, response_status,
+       response_body, lease_owner, now() + lease_ms * interval '1 millisecond'
+     FROM jsonb_to_recordset($1::jsonb) AS r(${INSERT_COLUMNS})
+     ON CONFLICT DO NOTHING
+     RETURNING id`,
+    [JSON.stringify(rows)],
+  );
+  return new Set(inserted.map((row) => row.id));
+}
+
+/**
+ * Updates by the set of columns they change, each operation's patches of the batch merged in the
+ * order asked (a later value wins), so that a statement never sees one id twice.
+ */
+function groupUpdates(
+  updates: Array<{ id: string; patch: OperationPatch }>,
+): Map<string, Array<Record<string, unknown>>> {
+  const merged = new Map<string, OperationPatch>();
+  for (const { id, patch } of updates) merged.set(id, { ...merged.get(id), ...definedOnly(patch) });
+  const groups = new Map<string, Array<Record<string, unknown>>>();
+  for (const [id, patch] of merged) {
+    const row: Record<string, unknown> = { id };
+    const columns: string[] = [];
+    for (const [field, column] of PATCH_COLUMNS) {
+      const value = patch[field];
+      if (value === undefined) continue;
+      columns.push(column);
+      row[column] = columnValue(column, value);
+    }
+    const key = columns.join(",");
+    groups.set(key, [...(groups.get(key) ?? []), row]);
+  }
+  return groups;
+}
+
+async function updateRows(db: SqlExecutor, columnList: string, rows: Array<Record<string, unknown>>): Promise<void> {
+  const columns = columnList.split(",");
+  const types = new Map(PATCH_COLUMNS.map(([, column, type]) => [column, type]));
+  // jsonb columns travel as text (a null stays SQL NULL) and are cast back.
+  const declared = columns.map((c) => `${c} ${types.get(c) === "jsonb" ? "text" : types.get(c)}`).join(", ");
+  const sets = columns.map((c) => `${c} = v.${c}${types.get(c) === "jsonb" ? "::jsonb" : ""}`).join(", ");
+  await db.query(
+    `UPDATE operations AS o SET ${sets}, updated_at = now()
+     FROM jsonb_to_recordset($1::jsonb) AS v(id text, ${declared})
+     WHERE o.id = v.id`,
+    [JSON.stringify(rows)],
+  );
+}
+
+function definedOnly(patch: OperationPatch): OperationPatch {
+  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as OperationPatch;
+}
+
+/** A patch field as its column's JSON value. */
+function columnValue(column: string, value: unknown): unknown {
+  switch (column) {
+    case "transactions":
+    case "result":
+    case "error":
+      return value === null ? null : JSON.stringify(value);
+    case "response_status":
+      return (value as OperationPatch["response"])?.status ?? null;
+    case "response_body":
+      return (value as OperationPatch["response"])?.body ?? null;
+    default:
+      return value;
+  }
 }
