@@ -29,17 +29,18 @@ const UNDERPRICED = /underpriced|fee too low|gas price too low|too low for the n
  * node then says it knows it, or takes it. Any other answer to that second try is no proof the
  * first did not land (it may even be mined), so it stays `lost` for the follower to settle.
  */
-export async function broadcast(rpc: Rpc, raw: string): Promise<BroadcastOutcome> {
-  const first = await send(rpc, raw);
+export async function broadcast(rpc: Rpc, raw: string, nonce = 0): Promise<BroadcastOutcome> {
+  const first = await send(rpc, raw, nonce);
   if (first.kind !== "lost") return first;
-  const second = await send(rpc, raw);
+  const second = await send(rpc, raw, nonce);
   return second.kind === "accepted" ? second : first;
 }
 
-async function send(rpc: Rpc, raw: string): Promise<BroadcastOutcome> {
+/** One eth_sendRawTransaction, in a JSON-RPC batch with those sent at the same moment (lowest nonce first). */
+async function send(rpc: Rpc, raw: string, nonce: number): Promise<BroadcastOutcome> {
   let answer;
   try {
-    answer = await rpc.answer("eth_sendRawTransaction", [raw]);
+    answer = await rpc.queue("eth_sendRawTransaction", [raw], nonce);
   } catch (err) {
     if ((err as { code?: string }).code === "ECONNREFUSED") {
       return { kind: "unreachable", error: new ApiError("CHAIN_UNAVAILABLE", "The JSON-RPC endpoint does not answer") };

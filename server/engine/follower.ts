@@ -1,5 +1,6 @@
 import { toQuantity } from "ethers";
 import { parseReceipt, type Receipt } from "../chain/receipt";
+import type { RpcAnswer } from "../chain/rpc";
 import { ApiError, errorBody } from "../http/errors";
 import { broadcast } from "./broadcast";
 import type { EngineContext } from "./context";
@@ -19,12 +20,20 @@ const STILL_HEAD_RECHECK_MS = 2_000;
 const MAX_FILLS = 16;
 /** Blocks read one by one for hashes of ours; past that many since the last pass, receipts are asked for directly. */
 const MAX_BLOCKS_PER_PASS = 12;
+/** How long a finished operation is remembered, so that a scan read before it finished does not take it up again. */
+const FINISHED_MEMORY_MS = 60_000;
+
+/**
+ * What the chain says of an operation seen mined whose receipt did not come this pass: still in its
+ * block, taken out by a reorg (proven), or nothing proven (lookups failed or disagree).
+ */
+type MinedVerdict = "mined" | "reorged" | "unknown";
 
 /**
  * Follows every unfinished operation this process holds, in the background, once per new block
  * (one poll of the chain head for all of them, and only while there are any): fetches receipts,
- * confirms after CONFIRMATIONS blocks, fails on-chain reverts, notices receipts a reorg removed,
- * broadcasts again what the node no longer knows, replaces what stays unmined for
+ * confirms after CONFIRMATIONS blocks, fails on-chain reverts, notices receipts a reorg removed
+ * (proven by the chain, never assumed from a lookup that failed), broadcasts again what the node no longer knows, replaces what stays unmined for
  * TX_RESEND_BLOCKS blocks, and fills nonce gaps. A scan of the store, without any chain call,
  * takes over operations nobody holds: after a restart, or from a process that went away.
  */
@@ -39,6 +48,12 @@ export class Follower {
   /** Recycled nonces and the head at which they were first seen waiting. */
   private readonly recycledSince = new Map<string, number>();
   private readonly warned = new Set<string>();
+  /** The receipt each mined, not yet confirmed operation was seen with. */
+  private readonly minedReceipts = new Map<string, Receipt>();
+  /** Operations a reorg sent back: their receipt is asked for directly until they are mined again. */
+  private readonly lookDirectly = new Set<string>();
+  /** Operations finished here lately, with when. */
+  private readonly finished = new Map<string, number>();
   /** The head of the last pass: blocks after it are read for our hashes. */
   private lastHead?: number;
   private running = false;
@@ -134,6 +149,9 @@ export class Follower {
     this.checkedAt.delete(op.id);
     this.checkedAtMs.delete(op.id);
     this.pendingSinceMs.delete(op.id);
+    this.minedReceipts.delete(op.id);
+    this.lookDirectly.delete(op.id);
+    this.finished.set(op.id, Date.now());
     for (const resolve of this.waiters.get(op.id) ?? []) resolve(op);
   }
 
@@ -170,6 +188,8 @@ export class Follower {
 
   private async scan(): Promise<void> {
     if (!this.running) return;
+    const forgetBefore = Date.now() - FINISHED_MEMORY_MS;
+    for (const [id, at] of this.finished) if (at < forgetBefore) this.finished.delete(id);
     try {
       const claimed = await this.ctx.store.claimUnfinished(
         this.ctx.options.chainId.toString(),
@@ -178,7 +198,8 @@ export class Follower {
         1000,
       );
       for (const op of claimed) {
-        if (this.tracked.has(op.id) || this.engine.isBeingSent(op.id)) continue;
+        // Read before it finished here, or still in its request's hands: not one to take up.
+        if (this.tracked.has(op.id) || this.finished.has(op.id) || this.engine.isInRequest(op.id)) continue;
         this.ctx.logger.info({ operationId: op.id, status: op.status }, "following operation taken from the store");
         this.tracked.set(op.id, op);
       }
@@ -195,6 +216,7 @@ export class Follower {
     const receipts = await this.findReceipts(head, ops);
     const unmined: Operation[] = [];
     const settling: Promise<unknown>[] = [];
+    const doubtful: Operation[] = [];
     for (const op of ops) {
       const firstLook = !this.checkedAt.has(op.id);
       this.checkedAt.set(op.id, head);
@@ -203,17 +225,33 @@ export class Follower {
       // Mined before a new block was even seen: the chain mines on each transaction (automine).
       if (receipt && firstLook && unchangedHead) this.engine.receiptWasThereAtOnce();
       if (receipt) {
+        this.lookDirectly.delete(op.id);
         // Settled together: a block of 200 mints answers 200 requests at once, not one by one.
-        if (head >= receipt.blockNumber + this.ctx.options.confirmations - 1) settling.push(this.settle(op, receipt));
-        else if (op.blockHash !== receipt.blockHash) settling.push(this.patch(op, receipt));
+        if (head >= receipt.blockNumber + this.ctx.options.confirmations - 1) {
+          settling.push(this.settle(op, receipt));
+        } else {
+          this.minedReceipts.set(op.id, receipt);
+          if (op.blockHash !== receipt.blockHash) settling.push(this.patch(op, receipt));
+        }
         continue;
       }
-      if (op.blockNumber !== null) {
-        // Mined before, no receipt now: a reorg took the block. Back to sent; it is followed on.
+      // Mined before, no receipt now: a failed or empty lookup proves nothing; the chain must show it.
+      if (op.blockNumber !== null) doubtful.push(op);
+      else unmined.push(op);
+    }
+    for (const [op, verdict] of await this.stillMined(doubtful)) {
+      if (verdict === "reorged") {
         this.ctx.logger.warn({ operationId: op.id, blockNumber: op.blockNumber }, "receipt removed by a reorg");
-        await this.patch(op, { blockNumber: null, blockHash: null, pendingSince: head });
+        this.minedReceipts.delete(op.id);
+        this.lookDirectly.add(op.id);
+        settling.push(this.patch(op, { blockNumber: null, blockHash: null, pendingSince: head }));
+        unmined.push(op);
+        continue;
       }
-      unmined.push(op);
+      // Its block still stands (or nothing is proven): it stays mined, and is looked at again next pass.
+      const seen = this.minedReceipts.get(op.id);
+      if (verdict === "mined" && seen && head >= seen.blockNumber + this.ctx.options.confirmations - 1)
+        settling.push(this.settle(op, seen));
     }
     await Promise.all(settling);
     if (unmined.length === 0) return;
@@ -225,10 +263,23 @@ export class Follower {
           (head > op.pendingSince || now - (this.pendingSinceMs.get(op.id) ?? now) >= STILL_HEAD_RECHECK_MS),
       ),
     );
+    // What needs no order goes together, in one write: the resend clock of those seen unmined for
+    // the first time (200 of a burst, written one after another, held the next pass back for seconds).
+    const known = unmined.filter((op) => !unknown.has(op.id));
+    await Promise.all(
+      known
+        .filter((op) => op.pendingSince === null || op.status === "queued")
+        .map((op) =>
+          // A queued one was taken over from a process that stopped between recording and broadcasting: maybe sent.
+          this.patch(op, { status: "sent", ...(op.pendingSince === null ? { pendingSince: head } : {}) }),
+        ),
+    );
+    const due = unmined.filter((op) => unknown.has(op.id) || head - op.pendingSince! >= this.ctx.options.resendBlocks);
+    if (due.length === 0) return this.fillRecycled(head, new Set());
     const filling = new Set<string>();
     // Each sender's in nonce order (a node that refuses gaps takes them only so), senders side by side.
     const bySender = new Map<string, Operation[]>();
-    for (const op of unmined) bySender.set(op.from, [...(bySender.get(op.from) ?? []), op]);
+    for (const op of due) bySender.set(op.from, [...(bySender.get(op.from) ?? []), op]);
     await inPool([...bySender.values()], CONCURRENCY, async (ops) => {
       for (const op of ops.sort((a, b) => (a.nonce ?? 0) - (b.nonce ?? 0)))
         await this.followUnmined(op, head, !unknown.has(op.id), filling);
@@ -259,9 +310,40 @@ export class Follower {
         (op) =>
           !this.checkedAt.has(op.id) ||
           op.blockNumber !== null ||
+          this.lookDirectly.has(op.id) ||
           op.transactions.some((tx) => mined.has(tx.hash.toLowerCase())),
       ),
     );
+  }
+
+  /**
+   * Whether operations seen mined (whose receipt did not come this pass) still are. A reorg is
+   * proven when the block at the operation's height has another hash, or when the chain answers
+   * that its transaction is in no block (pending again, or in another block), or that neither the
+   * block nor the transaction exists any more. The same block hash, or the transaction in that
+   * block, keeps it mined; failed lookups prove nothing.
+   */
+  private async stillMined(ops: Operation[]): Promise<Map<Operation, MinedVerdict>> {
+    const verdicts = new Map<Operation, MinedVerdict>();
+    if (ops.length === 0) return verdicts;
+    const heights = [...new Set(ops.map((op) => op.blockNumber!))];
+    const calls: Array<[string, unknown[]]> = heights.map((n) => ["eth_getBlockByNumber", [toQuantity(n), false]]);
+    for (const op of ops) for (const tx of op.transactions) calls.push(["eth_getTransactionByHash", [tx.hash]]);
+    let answers: RpcAnswer[];
+    try {
+      answers = await this.ctx.chain.rpc.batch(calls);
+    } catch {
+      for (const op of ops) verdicts.set(op, "unknown");
+      return verdicts;
+    }
+    const blocks = new Map<number, RpcAnswer>(heights.map((n, i) => [n, answers[i]]));
+    let next = heights.length;
+    for (const op of ops) {
+      const block = blocks.get(op.blockNumber!)!;
+      const txs = op.transactions.map(() => answers[next++]);
+      verdicts.set(op, minedVerdict(op, block, txs));
+    }
+    return verdicts;
   }
 
   /**
@@ -314,7 +396,7 @@ export class Follower {
       await this.patch(op, { status: "sent" });
     }
     if (!isKnown) {
-      const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw);
+      const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw, op.nonce!);
       this.ctx.logger.info(
         { operationId: op.id, outcome: outcome.kind },
         "transaction unknown to the node: sent again",
@@ -382,7 +464,7 @@ export class Follower {
     }
     const replacement = await signCall(signer, this.ctx.options.chainId, op.nonce!, op.call!, fees);
     await this.patch(op, { transactions: [...op.transactions, replacement] });
-    const outcome = await broadcast(this.ctx.chain.rpc, replacement.raw);
+    const outcome = await broadcast(this.ctx.chain.rpc, replacement.raw, op.nonce!);
     this.ctx.logger.info(
       { operationId: op.id, transactionHash: replacement.hash, outcome: outcome.kind },
       "stuck transaction replaced with higher fees",
@@ -410,7 +492,7 @@ export class Follower {
       transactions: [...op.transactions, tx],
       pendingSince: null,
     });
-    await broadcast(this.ctx.chain.rpc, tx.raw);
+    await broadcast(this.ctx.chain.rpc, tx.raw, nonce);
   }
 
   /** Gives up an operation the node refuses for good; its nonce is filled so later ones can be mined. */
@@ -468,7 +550,7 @@ export class Follower {
       await signCall(signer, this.ctx.options.chainId, nonce, op.call, await this.ctx.chain.fees.quote(true)),
     ];
     await this.engine.insert(op);
-    const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw);
+    const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw, nonce);
     this.ctx.logger.info(
       { operationId: op.id, nonce, outcome: outcome.kind },
       "nonce gap filled with a 0-value transfer",
@@ -505,6 +587,30 @@ export class Follower {
     this.warned.add(key);
     this.ctx.logger.warn({ operationId: op.id }, message);
   }
+}
+
+/** See Follower.stillMined. */
+function minedVerdict(op: Operation, block: RpcAnswer, txs: RpcAnswer[]): MinedVerdict {
+  const blockHash = op.blockHash?.toLowerCase();
+  let blockSays: "same" | "other" | "missing" | "unknown" = "unknown";
+  if ("result" in block) {
+    const found = block.result as { hash?: string } | null;
+    if (found === null) blockSays = "missing";
+    else if (typeof found.hash === "string") blockSays = found.hash.toLowerCase() === blockHash ? "same" : "other";
+  }
+  if (blockSays === "same") return "mined";
+  if (blockSays === "other") return "reorged";
+  const where = txs.map((answer) => {
+    if (!("result" in answer)) return "unknown";
+    const tx = answer.result as { blockHash?: string | null } | null;
+    if (tx === null) return "absent";
+    if (!tx.blockHash) return "unmined";
+    return tx.blockHash.toLowerCase() === blockHash ? "here" : "elsewhere";
+  });
+  if (where.includes("here")) return "mined";
+  if (where.includes("elsewhere") || where.includes("unmined")) return "reorged";
+  if (blockSays === "missing" && where.length > 0 && where.every((w) => w === "absent")) return "reorged";
+  return "unknown";
 }
 
 function withoutHash(transactions: SignedTransaction[], hash: string): SignedTransaction[] {

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { TransactionSigner } from "../signers/signer";
+import type { Fees } from "../chain/fee-oracle";
 import { parseReceipt } from "../chain/receipt";
 import { ApiError } from "../http/errors";
 import { broadcast } from "./broadcast";
@@ -46,6 +47,8 @@ const GAP_WAIT_MS = 10_000;
 export class TransactionEngine {
   readonly follower: Follower;
   private readonly reservations = new NonceReservations();
+  /** Operations whose request is still running in this process (from its record to its answer). */
+  private readonly inRequest = new Set<string>();
   private immediateMisses = 0;
   private skippedChecks = 0;
 
@@ -60,6 +63,11 @@ export class TransactionEngine {
   /** Whether this process's request path still holds `id` (before or in its first broadcast): not the follower's yet. */
   isBeingSent(id: string): boolean {
     return this.reservations.has(id);
+  }
+
+  /** Whether a request of this process is still working on `id`: the follower must not take it up from the store. */
+  isInRequest(id: string): boolean {
+    return this.inRequest.has(id);
   }
 
   /** The operation with this id, if any. */
@@ -120,6 +128,19 @@ export class TransactionEngine {
     const op = this.newOperation(request, targetAddress(signer.address, call, nonce));
     op.call = call;
     op.nonce = nonce;
+    this.inRequest.add(op.id);
+    try {
+      return await this.send(request, op, fees);
+    } finally {
+      this.inRequest.delete(op.id);
+    }
+  }
+
+  /** Signs, records, broadcasts and waits for a new operation holding its nonce. */
+  private async send(request: WriteRequest, op: Operation, fees: Fees): Promise<WriteAnswer> {
+    const { signer } = request;
+    const nonce = op.nonce!;
+    const call = op.call!;
     this.reservations.hold(op.id, signer.address, nonce);
     let accepted: boolean;
     try {
@@ -149,9 +170,10 @@ export class TransactionEngine {
     }
     if (this.ctx.options.confirmations === 1 && this.expectReceiptAtOnce()) {
       // An automining chain has the receipt already: ask once before waiting on blocks.
-      const receipt = await this.ctx.chain.rpc
-        .call("eth_getTransactionReceipt", [currentTransaction(op)!.hash])
-        .then(parseReceipt, () => null);
+      const receipt = await this.ctx.chain.rpc.queue("eth_getTransactionReceipt", [currentTransaction(op)!.hash]).then(
+        (answer) => ("result" in answer ? parseReceipt(answer.result) : null),
+        () => null,
+      );
       this.immediateMisses = receipt ? 0 : this.immediateMisses + 1;
       if (receipt) {
         const settled = await this.follower.settle(op, receipt);
@@ -187,7 +209,7 @@ export class TransactionEngine {
   private async broadcastFirst(op: Operation, signer: TransactionSigner): Promise<boolean> {
     const deadline = Date.now() + Math.min(this.ctx.options.txTimeoutMs, GAP_WAIT_MS);
     for (let attempt = 1; ; attempt++) {
-      const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw);
+      const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw, op.nonce!);
       switch (outcome.kind) {
         case "accepted":
           return true;

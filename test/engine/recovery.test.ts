@@ -133,7 +133,7 @@ describe("recovery: dropped, underpriced, lost, refused and interrupted writes (
   });
 });
 
-describe("recovery: a receipt removed by a reorg (CONFIRMATIONS=2)", function () {
+describe("recovery: a reorg is proven by the chain, never assumed from a failed lookup (CONFIRMATIONS=2)", function () {
   this.timeout(60_000);
   let f: EngineFixture;
   const dave = new Wallet(DEV_KEYS[6]);
@@ -165,4 +165,38 @@ describe("recovery: a receipt removed by a reorg (CONFIRMATIONS=2)", function ()
     expect(op.transactionHashes).to.deep.equal([res.body.transactionHash]);
     expect(await totalSupply(f)).to.equal(supply + 1n);
   });
+
+  const failedLookups = {
+    "answered null": (hash: string) =>
+      f.proxy.answerWith("eth_getTransactionReceipt", { result: null }, { when: (params) => params[0] === hash }),
+    "answered with an error": (hash: string) =>
+      f.proxy.refuse("eth_getTransactionReceipt", {
+        when: (params) => params[0] === hash,
+        error: { code: -32603, message: "Internal error" },
+      }),
+  };
+  for (const [how, failLookup] of Object.entries(failedLookups)) {
+    it(`a receipt lookup ${how} for a mined transaction during one pass is no reorg: no "reorg" line, and it confirms at the next block as it would have`, async function () {
+      const reorgLines = () =>
+        f.service
+          .output()
+          .split("\n")
+          .filter((line) => /reorg/i.test(line)).length;
+      const linesBefore = reorgLines();
+      const res = await f.api.post("/nft/mint", mintBody(f, dave.privateKey));
+      expect(res.status, res.text).to.equal(202);
+      await f.chain.mine();
+      const mined = await untilOperation(f, res.body.operationId, (o) => o.blockNumber !== undefined);
+      expect(mined.status, "one block deep is not confirmed yet").to.equal("sent");
+
+      // The pass of the next block finds no receipt (the node's answer replaced by the proxy).
+      const lookup = failLookup(res.body.transactionHash as string);
+      await f.chain.mine();
+      const op = await untilOperation(f, res.body.operationId, (o) => o.status === "confirmed", { timeoutMs: 10_000 });
+      expect(lookup.hits, "the receipt lookup was answered so").to.equal(1);
+      expect(op.blockNumber).to.equal(mined.blockNumber);
+      expect(await f.chain.blockNumber(), "confirmed without another block").to.equal(mined.blockNumber + 1);
+      expect(reorgLines()).to.equal(linesBefore);
+    });
+  }
 });

@@ -3,16 +3,18 @@
  * every POST body (single call or batch) to the node, while it can
  * - add latency each way (`latencyMs`, settable at any time),
  * - count calls per method and keep a bounded log of the methods seen, in order,
- * - refuse a call with a JSON-RPC error without forwarding it (`refuse`),
+ * - refuse a call with a JSON-RPC error without forwarding it (`refuse`), or answer it with a result of
+ *   our choosing, say a null receipt for a mined transaction (`answerWith`),
  * - forward a call but lose its answer: socket destroyed, an HTML 502 from a "gateway", or no answer at
  *   all (`loseAnswer`),
  * - stop listening altogether and come back on the same port (`down` / `up`).
  *
  * Fault rules match a method name and, optionally, a predicate on the call's params; each applies a
- * given number of times, first rule first. A batch (a JSON array body) with at least one matching call
- * is treated as a whole: a refused batch is answered with the rule's error for every call in it and
- * nothing is forwarded; a batch whose answer is lost is forwarded whole and its whole answer is lost.
- * A batch uses up one application of the rule. Calls are counted whatever becomes of them.
+ * given number of times, first rule first. In a batch (a JSON array body) with at least one matching
+ * call, a refusal or a chosen answer replaces the answer of each matching call (those are not
+ * forwarded) and the other calls are forwarded, as a node answers each call of a batch on its own;
+ * a lost answer loses the answer to the whole batch (forwarded whole). A batch uses up one
+ * application of the rule. Calls are counted whatever becomes of them.
  *
  * If the node cannot be reached, the proxy answers HTTP 502 with an HTML body, as a gateway would.
  */
@@ -63,7 +65,10 @@ export interface ProxyOptions {
   holdMs?: number;
 }
 
-type Action = { kind: "lose"; mode: LossMode } | { kind: "refuse"; error: JsonRpcErrorObject };
+/** What a matching call is answered instead of the node's answer. */
+export type ChosenAnswer = { result: unknown } | { error: JsonRpcErrorObject };
+
+type Action = { kind: "lose"; mode: LossMode } | { kind: "answer"; answer: ChosenAnswer };
 
 interface Rule extends FaultRule {
   readonly action: Action;
@@ -153,7 +158,12 @@ export class RpcProxy {
   /** Answers matching calls with a JSON-RPC error, without forwarding them. */
   refuse(method: string, opts: RefuseOptions = {}): FaultRule {
     const error = opts.error ?? { code: -32000, message: "refused by RpcProxy" };
-    return this.addRule(method, { kind: "refuse", error }, opts);
+    return this.addRule(method, { kind: "answer", answer: { error } }, opts);
+  }
+
+  /** Answers matching calls with `answer` (a result, or an error), without forwarding them. */
+  answerWith(method: string, answer: ChosenAnswer, opts: RuleOptions = {}): FaultRule {
+    return this.addRule(method, { kind: "answer", answer }, opts);
   }
 
   /** Removes every fault rule (their `done` never resolves). */
@@ -222,11 +232,8 @@ export class RpcProxy {
     const rule = parsed ? this.takeRule(parsed.calls) : undefined;
     await sleep(this.latencyMs);
 
-    if (rule?.action.kind === "refuse" && parsed) {
-      const { error } = rule.action;
-      const answers = parsed.calls.map((c) => ({ jsonrpc: "2.0", id: c.id, error }));
-      await sleep(this.latencyMs);
-      send(res, 200, "application/json", JSON.stringify(parsed.batch ? answers : answers[0]));
+    if (rule?.action.kind === "answer" && parsed) {
+      await this.answerChosen(res, parsed, rule, rule.action.answer);
       return;
     }
 
@@ -254,6 +261,33 @@ export class RpcProxy {
       }
     }
     send(res, status, contentType, answer);
+  }
+
+  /** Answers the calls `rule` matches with `answer`, and forwards the others (a batch of them, if any). */
+  private async answerChosen(
+    res: http.ServerResponse,
+    parsed: { batch: boolean; calls: Call[]; items: unknown[] },
+    rule: Rule,
+    answer: ChosenAnswer,
+  ): Promise<void> {
+    const matches = (c: Call) => c.method === rule.method && (rule.when?.(c.params) ?? true);
+    const others = parsed.items.filter((_, i) => !matches(parsed.calls[i]));
+    const forwarded = new Map<unknown, unknown>();
+    if (others.length > 0) {
+      try {
+        const { body } = await this.forward(Buffer.from(JSON.stringify(others)));
+        for (const one of JSON.parse(body.toString("utf8")) as Array<{ id: unknown }>) forwarded.set(one.id, one);
+      } catch {
+        // the node is unreachable: those calls go unanswered, as a gateway's partial failure would leave them
+      }
+    }
+    const answers = parsed.calls.map((c) =>
+      matches(c)
+        ? { jsonrpc: "2.0", id: c.id, ...answer }
+        : (forwarded.get(c.id) ?? { jsonrpc: "2.0", id: c.id, error: { code: -32603, message: "no answer" } }),
+    );
+    await sleep(this.latencyMs);
+    send(res, 200, "application/json", JSON.stringify(parsed.batch ? answers : answers[0]));
   }
 
   private forward(body: Buffer): Promise<{ status: number; contentType: string; body: Buffer }> {
@@ -332,7 +366,7 @@ function send(res: http.ServerResponse, status: number, contentType: string, bod
 }
 
 /** The calls in a JSON-RPC body, or undefined if it is not one (it is then forwarded untouched). */
-function parseCalls(body: Buffer): { batch: boolean; calls: Call[] } | undefined {
+function parseCalls(body: Buffer): { batch: boolean; calls: Call[]; items: unknown[] } | undefined {
   let json: unknown;
   try {
     json = JSON.parse(body.toString("utf8"));
@@ -348,5 +382,5 @@ function parseCalls(body: Buffer): { batch: boolean; calls: Call[] } | undefined
     if (typeof method !== "string") return undefined;
     calls.push({ id: id ?? null, method, params: Array.isArray(params) ? params : [] });
   }
-  return calls.length > 0 ? { batch, calls } : undefined;
+  return calls.length > 0 ? { batch, calls, items } : undefined;
 }
