@@ -1,7 +1,7 @@
 /**
  * API throughput against direct JSON-RPC, in one run, in both runtime shapes:
  *  (a) separate node: POST /nft/tokenURI of a service on RPC_URL vs the same eth_call sent straight
- *      to that `hardhat node`, both by autocannon with the same number of connections;
+ *      to that `hardhat node`, both by autocannon with the same number of connections (10, then 16);
  *  (a') embedded: POST /nft/tokenURI of `npm start` with no RPC_URL vs the same eth_call sent to
  *      the JSON-RPC port (CHAIN_PORT) that this very service process serves for its in-process
  *      chain. Both sides then run in the one service process and pay one HTTP exchange on the same
@@ -15,6 +15,7 @@
  * Each side runs BENCH_ROUNDS times, alternating with the other, and the median round is shown.
  * Run: npm run bench:api   (BENCH_SECONDS, BENCH_MINTS, BENCH_ROUNDS change the load)
  */
+import { loadavg } from "node:os";
 import autocannon from "autocannon";
 import { JsonRpcProvider, Network, NonceManager, Wallet, type TransactionRequest } from "ethers";
 import { collectionInterface, DEFAULT_COLLECTION, deployTransaction } from "../server/chain/collection";
@@ -23,6 +24,8 @@ import { ChainNode, DEV_KEYS, ServiceProcess } from "../test/api/harness";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const MINTS = Number(process.env.BENCH_MINTS ?? 200);
 const CONCURRENCY = 16;
+/** Read loads, in connections: each is measured both ways. */
+const READ_CONNECTIONS = [10, 16];
 /** Each side is measured this many times, alternating, and the median round reported. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 // #0 deploys on the separate node, #1 mints through the API, #2 mints with raw ethers, #3 deploys on the embedded chain.
@@ -50,18 +53,29 @@ async function cannon(opts: autocannon.Options): Promise<Figures> {
   };
 }
 
+const machineLoad = () =>
+  `load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`;
+
 async function main(): Promise<void> {
+  console.log(`machine: ${machineLoad()}`);
   const separate = await separateNode();
   const embedded = await embeddedChain();
 
-  const rows: Record<string, Figures> = {
-    "separate node: tokenURI direct eth_call": separate.directRead,
-    "separate node: tokenURI via API": separate.apiRead,
-    "embedded: tokenURI direct eth_call (CHAIN_PORT)": embedded.directRead,
-    "embedded: tokenURI via API": embedded.apiRead,
-    "separate node: mint raw ethers": separate.rawMint,
-    "separate node: mint via API": separate.apiMint,
-  };
+  const rows: Record<string, Figures> = {};
+  for (const [shape, reads] of [
+    ["separate node", separate.reads],
+    ["embedded", embedded.reads],
+  ] as const) {
+    for (const [connections, { directRead, apiRead }] of reads) {
+      rows[`${shape}, ${connections} conn: tokenURI direct eth_call${shape === "embedded" ? " (CHAIN_PORT)" : ""}`] =
+        directRead;
+      rows[`${shape}, ${connections} conn: tokenURI via API`] = apiRead;
+    }
+  }
+  rows["separate node: mint raw ethers"] = separate.rawMint;
+  rows["separate node: mint via API"] = separate.apiMint;
   console.table(
     Object.fromEntries(
       Object.entries(rows).map(([name, f]) => [
@@ -71,8 +85,12 @@ async function main(): Promise<void> {
     ),
   );
   const checks = [
-    readCheck("tokenURI API/direct eth_call, separate node", separate.apiRead, separate.directRead),
-    readCheck("tokenURI API/direct eth_call, embedded chain", embedded.apiRead, embedded.directRead),
+    ...[...separate.reads].map(([connections, r]) =>
+      readCheck(`tokenURI API/direct eth_call, separate node, ${connections} connections`, r.apiRead, r.directRead),
+    ),
+    ...[...embedded.reads].map(([connections, r]) =>
+      readCheck(`tokenURI API/direct eth_call, embedded chain, ${connections} connections`, r.apiRead, r.directRead),
+    ),
     (() => {
       const ratio = separate.apiMint.rps / separate.rawMint.rps;
       const ok = ratio >= WRITE_TARGET && separate.apiMint.errors === 0;
@@ -82,6 +100,7 @@ async function main(): Promise<void> {
       return ok;
     })(),
   ];
+  console.log(`machine at the end: ${machineLoad()}`);
   process.exitCode = checks.every(Boolean) ? 0 : 1;
 }
 
@@ -93,7 +112,9 @@ function readCheck(name: string, api: Figures, direct: Figures): boolean {
 }
 
 /** A service on RPC_URL and a separate `hardhat node`: reads both ways, then mints both ways. */
-async function separateNode(): Promise<Record<"directRead" | "apiRead" | "rawMint" | "apiMint", Figures>> {
+type Reads = Map<number, Record<"directRead" | "apiRead", Figures>>;
+
+async function separateNode(): Promise<{ reads: Reads; rawMint: Figures; apiMint: Figures }> {
   const node = await ChainNode.start();
   const provider = new JsonRpcProvider(node.rpcUrl, Network.from(31337), {
     staticNetwork: true,
@@ -121,11 +142,11 @@ async function separateNode(): Promise<Record<"directRead" | "apiRead" | "rawMin
   provider.destroy();
   await service.stop();
   await node.stop();
-  return { ...reads, rawMint: medianRound(rawMints), apiMint: medianRound(apiMintRounds) };
+  return { reads, rawMint: medianRound(rawMints), apiMint: medianRound(apiMintRounds) };
 }
 
 /** `npm start` with no RPC_URL: the API and the chain's JSON-RPC port are served by the one process. */
-async function embeddedChain(): Promise<Record<"directRead" | "apiRead", Figures>> {
+async function embeddedChain(): Promise<{ reads: Reads }> {
   console.error("starting the service on its embedded chain");
   const service = await ServiceProcess.start({ stdout: "ignore" });
   const chainUrl = `http://127.0.0.1:${service.chainPort}`;
@@ -139,7 +160,7 @@ async function embeddedChain(): Promise<Record<"directRead" | "apiRead", Figures
   const reads = await measureReads(`${service.url}/nft/tokenURI`, chainUrl, contractAddress);
   provider.destroy();
   await service.stop();
-  return reads;
+  return { reads };
 }
 
 /** Deploys the reference collection from `key` and mints token 1, so that tokenURI(1) answers. */
@@ -152,12 +173,11 @@ async function deployWithToken(provider: JsonRpcProvider, key: string): Promise<
   return contractAddress;
 }
 
-/** POST /nft/tokenURI against the same eth_call straight to `rpcUrl`, ROUNDS times each, alternating. */
-async function measureReads(
-  tokenUriUrl: string,
-  rpcUrl: string,
-  contractAddress: string,
-): Promise<Record<"directRead" | "apiRead", Figures>> {
+/**
+ * POST /nft/tokenURI against the same eth_call straight to `rpcUrl`, at each of READ_CONNECTIONS,
+ * ROUNDS times each way, alternating.
+ */
+async function measureReads(tokenUriUrl: string, rpcUrl: string, contractAddress: string): Promise<Reads> {
   const callBody = JSON.stringify({
     jsonrpc: "2.0",
     id: 1,
@@ -169,13 +189,17 @@ async function measureReads(
   // JIT warm-up of both sides
   await cannon({ url: rpcUrl, body: callBody, duration: 2, connections: CONCURRENCY });
   await cannon({ url: tokenUriUrl, body: apiBody, duration: 3, connections: CONCURRENCY });
-  const directReads: Figures[] = [];
-  const apiReads: Figures[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    directReads.push(await cannon({ url: rpcUrl, body: callBody, duration: SECONDS, connections: CONCURRENCY }));
-    apiReads.push(await cannon({ url: tokenUriUrl, body: apiBody, duration: SECONDS, connections: CONCURRENCY }));
+  const reads: Reads = new Map();
+  for (const connections of READ_CONNECTIONS) {
+    const directReads: Figures[] = [];
+    const apiReads: Figures[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      directReads.push(await cannon({ url: rpcUrl, body: callBody, duration: SECONDS, connections }));
+      apiReads.push(await cannon({ url: tokenUriUrl, body: apiBody, duration: SECONDS, connections }));
+    }
+    reads.set(connections, { directRead: medianRound(directReads), apiRead: medianRound(apiReads) });
   }
-  return { directRead: medianRound(directReads), apiRead: medianRound(apiReads) };
+  return reads;
 }
 
 function medianRound(rounds: Figures[]): Figures {

@@ -1,14 +1,4 @@
-import {
-  AbiCoder,
-  concat,
-  makeError,
-  Interface,
-  isError,
-  toQuantity,
-  zeroPadValue,
-  type ParamType,
-  type JsonRpcApiProvider,
-} from "ethers";
+import { makeError, Interface, isError, toQuantity, zeroPadValue, type JsonRpcApiProvider } from "ethers";
 import { ApiError, type ErrorCode } from "../http/errors";
 import { collectionInterface } from "./collection";
 import type { CollectionView, ViewArgs, ViewResult } from "./collection-abi";
@@ -16,6 +6,7 @@ import { toChainApiError } from "./chain-errors";
 import { FeeOracle } from "./fee-oracle";
 import { Rpc } from "./rpc";
 import { SignerPool } from "./signer-pool";
+import { viewCodec, type ViewCodec } from "./view-codec";
 
 export interface ChainOptions {
   chainId: bigint;
@@ -25,7 +16,6 @@ export interface ChainOptions {
 
 /** Headroom over the estimate: a gas estimate can be just below what execution needs at its peak. */
 const GAS_MARGIN_PERCENT = 20n;
-const ABI = AbiCoder.defaultAbiCoder();
 const ERC721_INTERFACE_ID = "0x80ac58cd";
 const ERC165_INTERFACE_ID = "0x01ffc9a7";
 const INVALID_INTERFACE_ID = "0xffffffff";
@@ -44,10 +34,7 @@ export class ChainClient {
   /** Addresses known to hold an ERC-721 collection (a dev chain can be reset: see ensureCollection). */
   private readonly verified = new Set<string>();
   private readonly inFlight = new Map<string, Promise<unknown>>();
-  private readonly views = new Map<
-    string,
-    { selector: string; inputs: readonly ParamType[]; outputs: readonly ParamType[] }
-  >();
+  private readonly views = new Map<string, ViewCodec>();
 
   constructor(
     readonly provider: JsonRpcApiProvider,
@@ -110,15 +97,12 @@ export class ChainClient {
   async view<K extends CollectionView>(address: string, method: K, args: ViewArgs<K>): Promise<ViewResult<K>> {
     let view = this.views.get(method);
     if (!view) {
-      const fragment = collectionInterface().getFunction(method)!;
-      // ethers recomputes a fragment's selector (a keccak hash) on every encode; compute it once.
-      view = { selector: fragment.selector, inputs: fragment.inputs, outputs: fragment.outputs };
+      view = viewCodec(collectionInterface().getFunction(method)!);
       this.views.set(method, view);
     }
-    const data = concat([view.selector, ABI.encode(view.inputs, args)]);
-    const result = await this.ethCall(address, data);
+    const result = await this.ethCall(address, view.encode(args));
     if (result === "0x") throw makeError("could not decode result data", "BAD_DATA", { value: result });
-    return ABI.decode(view.outputs, result)[0] as ViewResult<K>;
+    return view.decode(result) as ViewResult<K>;
   }
 
   /**
