@@ -57,6 +57,9 @@ export class ChainClient {
   }
 
   private async checkCode(address: string): Promise<void> {
+    // On first contact the ERC-165 questions go out with the code lookup: one round trip, not two.
+    const erc165 = this.verified.has(address) ? undefined : this.answersErc165(address, ERC721_INTERFACE_ID);
+    erc165?.catch(() => {}); // awaited below, or moot when there is no code
     const code = await this.rpc.call<string>("eth_getCode", [address, "latest"]).catch((err) => {
       throw toChainApiError(err);
     });
@@ -64,8 +67,7 @@ export class ChainClient {
       this.verified.delete(address);
       throw new ApiError("CONTRACT_NOT_FOUND", `No contract at ${address}`);
     }
-    if (!this.verified.has(address) && !(await this.answersErc165(address, ERC721_INTERFACE_ID)))
-      throw unsupported(address);
+    if (erc165 && !(await erc165)) throw unsupported(address);
     this.verified.add(address);
   }
 
@@ -126,14 +128,21 @@ export class ChainClient {
     return pending;
   }
 
-  /** Runs reads against a verified collection and maps their failures to API errors. */
+  /**
+   * Runs reads against a verified collection and maps their failures to API errors. On first
+   * contact the reads go out with the check (one round trip less); their outcome counts only once
+   * the check has passed, so an address that is no collection still answers the check's error.
+   */
   async read<T>(address: string, reads: () => Promise<T>): Promise<T> {
-    await this.ensureCollection(address);
-    try {
-      return await reads();
-    } catch (err) {
-      throw await this.explain(address, err, "UNSUPPORTED_CONTRACT");
-    }
+    const checked = this.ensureCollection(address);
+    const outcome = reads().then(
+      (value) => ({ value }),
+      (err: unknown) => ({ err }),
+    );
+    await checked;
+    const answered = await outcome;
+    if ("err" in answered) throw await this.explain(address, answered.err, "UNSUPPORTED_CONTRACT");
+    return answered.value;
   }
 
   /**

@@ -152,6 +152,9 @@ export class Follower {
     this.minedReceipts.delete(op.id);
     this.lookDirectly.delete(op.id);
     this.finished.set(op.id, Date.now());
+    // Nothing left to follow: the next operation's receipts are asked for directly, not through
+    // every block mined while the follower sat idle.
+    if (this.tracked.size === 0) this.lastHead = undefined;
     for (const resolve of this.waiters.get(op.id) ?? []) resolve(op);
   }
 
@@ -212,7 +215,6 @@ export class Follower {
 
   /** One pass over `ops` at chain head `head`. */
   private async followAt(head: number, ops: Operation[]): Promise<void> {
-    const unchangedHead = this.lastHead === head;
     const receipts = await this.findReceipts(head, ops);
     const unmined: Operation[] = [];
     const settling: Promise<unknown>[] = [];
@@ -222,8 +224,8 @@ export class Follower {
       this.checkedAt.set(op.id, head);
       this.checkedAtMs.set(op.id, Date.now());
       const receipt = receipts.get(op.id);
-      // Mined before a new block was even seen: the chain mines on each transaction (automine).
-      if (receipt && firstLook && unchangedHead) this.engine.receiptWasThereAtOnce();
+      // Mined by the first look: the chain mines on each transaction (automine), most likely.
+      if (receipt && firstLook) this.engine.receiptWasThereAtOnce();
       if (receipt) {
         this.lookDirectly.delete(op.id);
         // Settled together: a block of 200 mints answers 200 requests at once, not one by one.

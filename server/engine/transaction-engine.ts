@@ -37,6 +37,10 @@ export interface WriteAnswer {
 const MAX_BROADCAST_ATTEMPTS = 6;
 /** How long a broadcast refused for a gap below it waits, within the request, for the gap to close. */
 const GAP_WAIT_MS = 10_000;
+/** How long a nonce seed read ahead (during the simulation) may stand in for a fresh read. */
+const SEED_AHEAD_MS = 2_000;
+/** Addresses remembered as seeded in this process, at most. */
+const MAX_SEEDED = 10_000;
 
 /**
  * The one write path of every /nft write: record → sign → broadcast → wait. Each write becomes an
@@ -49,6 +53,12 @@ export class TransactionEngine {
   private readonly reservations = new NonceReservations();
   /** Operations whose request is still running in this process (from its record to its answer). */
   private readonly inRequest = new Set<string>();
+  /** Addresses whose nonces this process has taken: their next take needs no seed. */
+  private readonly seeded = new Set<string>();
+  /** Seeds read while their first write simulates, by address. */
+  private readonly seedsAhead = new Map<string, { at: number; seed: Promise<number> }>();
+  /** Writes of each address between their start and their nonce. */
+  private readonly beforeNonce = new Map<string, number>();
   private immediateMisses = 0;
   private skippedChecks = 0;
 
@@ -119,12 +129,8 @@ export class TransactionEngine {
   async submit(request: WriteRequest): Promise<WriteAnswer> {
     const { signer } = request;
     this.ctx.metrics?.setSignerPoolSize(this.ctx.chain.signers.size);
-    const [gasLimit, fees] = await Promise.all([
-      this.ctx.chain.simulate({ from: signer.address, to: request.to, data: request.data, value: request.value }),
-      this.ctx.chain.fees.quote(),
-    ]);
+    const { gasLimit, fees, nonce } = await this.simulateAndTakeNonce(request);
     const call = { to: request.to ?? null, data: request.data, value: request.value ?? 0n, gasLimit };
-    const nonce = await this.takeNonce(signer.address);
     const op = this.newOperation(request, targetAddress(signer.address, call, nonce));
     op.call = call;
     op.nonce = nonce;
@@ -133,6 +139,25 @@ export class TransactionEngine {
       return await this.send(request, op, fees);
     } finally {
       this.inRequest.delete(op.id);
+    }
+  }
+
+  /** Simulates a write (with a fee quote), then takes its nonce: a write the simulation refuses takes none. */
+  private async simulateAndTakeNonce(request: WriteRequest): Promise<{ gasLimit: bigint; fees: Fees; nonce: number }> {
+    const from = request.signer.address;
+    const concurrent = (this.beforeNonce.get(from) ?? 0) + 1;
+    this.beforeNonce.set(from, concurrent);
+    try {
+      if (concurrent === 2) this.readSeedAhead(from);
+      const [gasLimit, fees] = await Promise.all([
+        this.ctx.chain.simulate({ from, to: request.to, data: request.data, value: request.value }),
+        this.ctx.chain.fees.quote(),
+      ]);
+      return { gasLimit, fees, nonce: await this.takeNonce(from) };
+    } finally {
+      const left = this.beforeNonce.get(from)! - 1;
+      if (left === 0) this.beforeNonce.delete(from);
+      else this.beforeNonce.set(from, left);
     }
   }
 
@@ -296,15 +321,40 @@ export class TransactionEngine {
   }
 
   /** The next nonce of `from`: seeded from the chain's pending count and our unfinished operations. */
-  takeNonce(from: string): Promise<number> {
+  async takeNonce(from: string): Promise<number> {
     this.ctx.metrics?.nonceAllocated();
-    return this.ctx.nonces.take(from, async () => {
-      const [pending, highest] = await Promise.all([
-        this.ctx.chain.transactionCount(from, "pending"),
-        this.ctx.store.highestUnfinishedNonce(this.chainId, from),
-      ]);
-      return Math.max(pending, highest === null ? 0 : highest + 1);
+    const nonce = await this.ctx.nonces.take(from, () => {
+      const ahead = this.seedsAhead.get(from);
+      this.seedsAhead.delete(from);
+      return ahead && Date.now() - ahead.at < SEED_AHEAD_MS ? ahead.seed : this.readSeed(from);
     });
+    if (this.seeded.size >= MAX_SEEDED) this.seeded.clear();
+    this.seeded.add(from);
+    return nonce;
+  }
+
+  /**
+   * Concurrent writes of a key this process has not signed for yet (a burst from a new key): its
+   * nonce seed is read while they simulate, so that it costs no round trip of its own and the
+   * burst reaches its first block sooner. A lone write reads it when it takes its nonce, as before.
+   */
+  private readSeedAhead(from: string): void {
+    if (this.seeded.has(from) || this.seedsAhead.has(from)) return;
+    const entry = { at: Date.now(), seed: this.readSeed(from) };
+    const forget = () => {
+      if (this.seedsAhead.get(from) === entry) this.seedsAhead.delete(from);
+    };
+    entry.seed.catch(forget); // a failed read is not served: takeNonce reads again
+    setTimeout(forget, SEED_AHEAD_MS).unref();
+    this.seedsAhead.set(from, entry);
+  }
+
+  private async readSeed(from: string): Promise<number> {
+    const [pending, highest] = await Promise.all([
+      this.ctx.chain.transactionCount(from, "pending"),
+      this.ctx.store.highestUnfinishedNonce(this.chainId, from),
+    ]);
+    return Math.max(pending, highest === null ? 0 : highest + 1);
   }
 
   newOperation(
