@@ -1,19 +1,22 @@
 import { LRUCache } from "lru-cache";
-import { Wallet, type TransactionRequest } from "ethers";
+import { getBytes, Wallet, type TransactionRequest } from "ethers";
 import { ApiError } from "../http/errors";
 import type { SignerDirectory, TransactionSigner } from "../signers/signer";
+import { signWithKey } from "./key-signing";
 
 /** A key sent with a request (`privateKey`): held in memory only, for as long as the pool keeps it. */
 export class PooledSigner implements TransactionSigner {
   readonly kind = "request";
   readonly address: string;
+  private readonly key: Uint8Array;
 
   constructor(private readonly wallet: Wallet) {
     this.address = wallet.address;
+    this.key = getBytes(wallet.privateKey);
   }
 
   signTransaction(tx: TransactionRequest): Promise<string> {
-    return this.wallet.signTransaction(tx);
+    return signWithKey(this.wallet, this.key, tx);
   }
 }
 
