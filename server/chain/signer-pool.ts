@@ -1,22 +1,20 @@
 import { LRUCache } from "lru-cache";
-import { getBytes, Wallet, type TransactionRequest } from "ethers";
+import type { TransactionRequest } from "ethers";
 import { ApiError } from "../http/errors";
 import type { SignerDirectory, TransactionSigner } from "../signers/signer";
-import { signWithKey } from "./key-signing";
+import { MemoryKey } from "./key-signing";
 
 /** A key sent with a request (`privateKey`): held in memory only, for as long as the pool keeps it. */
 export class PooledSigner implements TransactionSigner {
   readonly kind = "request";
   readonly address: string;
-  private readonly key: Uint8Array;
 
-  constructor(private readonly wallet: Wallet) {
-    this.address = wallet.address;
-    this.key = getBytes(wallet.privateKey);
+  constructor(private readonly key: MemoryKey) {
+    this.address = key.address;
   }
 
   signTransaction(tx: TransactionRequest): Promise<string> {
-    return signWithKey(this.wallet, this.key, tx);
+    return this.key.signTransaction(tx);
   }
 }
 
@@ -51,15 +49,13 @@ export class SignerPool implements SignerDirectory {
     const normalized = normalizeKey(privateKey);
     let entry = this.byKey.get(normalized);
     if (!entry) {
-      let wallet: Wallet;
-      try {
-        wallet = new Wallet(normalized);
-      } catch {
+      const key = MemoryKey.fromHex(normalized);
+      if (!key) {
         throw new ApiError("VALIDATION_ERROR", "privateKey is not a valid secp256k1 key", [
           { path: "privateKey", message: "not a valid secp256k1 private key" },
         ]);
       }
-      entry = new PooledSigner(wallet);
+      entry = new PooledSigner(key);
       this.byKey.set(normalized, entry);
     }
     this.byAddress.set(entry.address, entry);

@@ -194,11 +194,14 @@ export class Follower {
     const forgetBefore = Date.now() - FINISHED_MEMORY_MS;
     for (const [id, at] of this.finished) if (at < forgetBefore) this.finished.delete(id);
     try {
+      const following = [...this.tracked.keys()];
+      await this.ctx.store.renewLeases(this.ctx.owner, following, this.ctx.options.leaseMs);
       const claimed = await this.ctx.store.claimUnfinished(
         this.ctx.options.chainId.toString(),
         this.ctx.owner,
         this.ctx.options.leaseMs,
         1000,
+        [...following, ...this.finished.keys(), ...this.engine.requestsInFlight()],
       );
       for (const op of claimed) {
         // Read before it finished here, or still in its request's hands: not one to take up.

@@ -187,22 +187,42 @@ export class OperationStore {
 
   /**
    * Leases up to `limit` unfinished operations to `owner`: its own, those nobody holds, and those
-   * whose holder's lease ran out. SKIP LOCKED keeps two processes from claiming the same rows.
+   * whose holder's lease ran out, but for the `known` ids. SKIP LOCKED keeps two processes from
+   * claiming the same rows.
    */
-  async claimUnfinished(chainId: string, owner: string, leaseMs: number, limit: number): Promise<Operation[]> {
+  async claimUnfinished(
+    chainId: string,
+    owner: string,
+    leaseMs: number,
+    limit: number,
+    known: readonly string[] = [],
+  ): Promise<Operation[]> {
+    // `known`: what the caller already follows or handles; their rows are neither claimed nor read
+    // (200 operations in flight were read back in full at every scan).
     const { rows } = await this.db.query<OperationRow>(
       `UPDATE operations SET lease_owner = $2, lease_until = now() + $3 * interval '1 millisecond'
        WHERE id IN (
          SELECT id FROM operations
          WHERE status IN ('queued', 'sent') AND chain_id = $1
            AND (lease_owner = $2 OR lease_until IS NULL OR lease_until < now())
+           AND id <> ALL($5::text[])
          ORDER BY created_at
          LIMIT $4
          FOR UPDATE SKIP LOCKED)
        RETURNING ${COLUMNS}`,
-      [chainId, owner, leaseMs, limit],
+      [chainId, owner, leaseMs, limit, known],
     );
     return rows.map(toOperation);
+  }
+
+  /** Renews `owner`'s leases on the unfinished operations `ids` it follows. */
+  async renewLeases(owner: string, ids: readonly string[], leaseMs: number): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query(
+      `UPDATE operations SET lease_until = now() + $3 * interval '1 millisecond'
+       WHERE id = ANY($2::text[]) AND lease_owner = $1 AND status IN ('queued', 'sent')`,
+      [owner, ids, leaseMs],
+    );
   }
 
   /** Lets other processes take over `owner`'s unfinished operations at once (a clean shutdown). */

@@ -80,6 +80,11 @@ export class TransactionEngine {
     return this.inRequest.has(id);
   }
 
+  /** The operations requests of this process are still working on. */
+  requestsInFlight(): Iterable<string> {
+    return this.inRequest.keys();
+  }
+
   /** The operation with this id, if any. */
   find(id: string): Promise<Operation | null> {
     return /^[0-9a-f-]{36}$/.test(id) ? this.ctx.store.find(id) : Promise.resolve(null);
