@@ -6,7 +6,7 @@ import { toChainApiError } from "./chain-errors";
 import { FeeOracle } from "./fee-oracle";
 import { Rpc } from "./rpc";
 import { SignerPool } from "./signer-pool";
-import { viewCodec, type ViewCodec } from "./view-codec";
+import { callCodec, type CallCodec } from "./call-codec";
 
 export interface ChainOptions {
   chainId: bigint;
@@ -34,7 +34,7 @@ export class ChainClient {
   /** Addresses known to hold an ERC-721 collection (a dev chain can be reset: see ensureCollection). */
   private readonly verified = new Set<string>();
   private readonly inFlight = new Map<string, Promise<unknown>>();
-  private readonly views = new Map<string, ViewCodec>();
+  private readonly views = new Map<string, CallCodec>();
 
   constructor(
     readonly provider: JsonRpcApiProvider,
@@ -99,7 +99,7 @@ export class ChainClient {
   async view<K extends CollectionView>(address: string, method: K, args: ViewArgs<K>): Promise<ViewResult<K>> {
     let view = this.views.get(method);
     if (!view) {
-      view = viewCodec(collectionInterface().getFunction(method)!);
+      view = callCodec(collectionInterface().getFunction(method)!);
       this.views.set(method, view);
     }
     const result = await this.ethCall(address, view.encode(args));

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { getBytes, Transaction, Wallet, type TransactionRequest } from "ethers";
-import { signWithKey } from "../../server/chain/key-signing";
+import { Transaction, Wallet, type TransactionRequest } from "ethers";
+import { MemoryKey } from "../../server/chain/key-signing";
 
 describe("signing a transaction with a key in memory (libsecp256k1)", function () {
   const wallets = [new Wallet(Wallet.createRandom().privateKey), new Wallet(`0x${"01".padStart(64, "0")}`)];
@@ -39,12 +39,18 @@ describe("signing a transaction with a key in memory (libsecp256k1)", function (
       },
     ],
   ];
+  it("a key's address is ethers'; zero and the group order are no keys", function () {
+    for (const wallet of wallets) expect(MemoryKey.fromHex(wallet.privateKey)!.address).to.equal(wallet.address);
+    expect(MemoryKey.fromHex(`0x${"00".repeat(32)}`)).to.equal(null);
+    expect(MemoryKey.fromHex("0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141")).to.equal(null);
+  });
+
   for (const [name, tx] of transactions) {
     it(`${name}: the same bytes as ethers' Wallet, from the signer's address`, async function () {
       for (const wallet of wallets) {
         for (let nonce = 0; nonce < 20; nonce++) {
           const request = { ...tx, nonce: Number(tx.nonce) + nonce };
-          const raw = await signWithKey(wallet, getBytes(wallet.privateKey), request);
+          const raw = await MemoryKey.fromHex(wallet.privateKey)!.signTransaction(request);
           expect(raw).to.equal(await wallet.signTransaction(request));
           expect(Transaction.from(raw).from).to.equal(wallet.address);
         }

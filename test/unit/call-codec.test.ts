@@ -1,7 +1,8 @@
 import { expect } from "chai";
 import { AbiCoder, concat, isError } from "ethers";
 import { collectionInterface } from "../../server/chain/collection";
-import { viewCodec } from "../../server/chain/view-codec";
+import { callCodec } from "../../server/chain/call-codec";
+import { collectionCalls } from "../../server/chain/collection-abi";
 
 const ABI = AbiCoder.defaultAbiCoder();
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -19,13 +20,13 @@ function abiDecode(name: string, data: string): unknown {
 
 function fastDecode(name: string, data: string): unknown {
   try {
-    return viewCodec(collectionInterface().getFunction(name)!).decode(data);
+    return callCodec(collectionInterface().getFunction(name)!).decode(data);
   } catch (err) {
     return { threw: isError(err, "BAD_DATA") ? "BAD_DATA" : String((err as { code?: string }).code) };
   }
 }
 
-describe("view codec: the collection's view calls, word by word, as AbiCoder would", function () {
+describe("call codec: the collection's calls, word by word, as AbiCoder would", function () {
   const cases: Array<[string, unknown[], unknown[]]> = [
     ["tokenURI", [1n], ["ipfs://cid/1.json"]],
     ["tokenURI", [2n ** 256n - 1n], [`héllo 🌍 ${"x".repeat(100)}`]],
@@ -43,11 +44,32 @@ describe("view codec: the collection's view calls, word by word, as AbiCoder wou
   for (const [name, args, outputs] of cases) {
     it(`${name}(${args.length ? "…" : ""}) encodes and decodes exactly as AbiCoder`, function () {
       const fragment = collectionInterface().getFunction(name)!;
-      expect(viewCodec(fragment).encode(args)).to.equal(concat([fragment.selector, ABI.encode(fragment.inputs, args)]));
+      expect(callCodec(fragment).encode(args)).to.equal(concat([fragment.selector, ABI.encode(fragment.inputs, args)]));
       const data = ABI.encode(fragment.outputs, outputs);
       expect(fastDecode(name, data)).to.deep.equal(abiDecode(name, data));
     });
   }
+
+  it("every write's calldata is AbiCoder's (collectionCalls); a bad checksum or a fraction fails as with ethers", function () {
+    const iface = collectionInterface();
+    const writes: Array<[string, unknown[]]> = [
+      ["mint", [3n]],
+      ["mint", [2]],
+      ["mintForFree", [5n, ALICE]],
+      ["setPaused", [true]],
+      ["addUserAddressToWhitelist", [ALICE.toLowerCase()]],
+      ["setCost", [2n ** 256n - 1n]],
+      ["withdraw", []],
+    ];
+    for (const [name, args] of writes) {
+      const encode = collectionCalls().encodeFunctionData as (name: string, args?: unknown[]) => string;
+      expect(encode(name, args), name).to.equal(iface.encodeFunctionData(name, args));
+    }
+    const codec = callCodec(iface.getFunction("mintForFree")!);
+    const badChecksum = ALICE.replace("C8", "c8");
+    expect(() => codec.encode([1n, badChecksum])).to.throw();
+    expect(() => callCodec(iface.getFunction("mint")!).encode([1.5])).to.throw();
+  });
 
   it("answers that are not in the canonical layout fail (or pass) exactly as with AbiCoder", function () {
     const word = (n: number | string) => (typeof n === "number" ? n.toString(16) : n).padStart(64, "0");

@@ -1,14 +1,15 @@
 import { AbiCoder, concat, getAddress, type FunctionFragment } from "ethers";
 
 /**
- * The calldata and the return value of one view function, in the ABI's words. ethers' AbiCoder
- * builds a coder tree and a Result for every call (100-200 µs for tokenURI, about a third of what
- * the API spends on a read); the shapes the collection's views have (static arguments; one
- * uint256, bool, address, string or uint256[] back) are read and written word by word here.
+ * The calldata and the return value of one function, in the ABI's words. ethers' AbiCoder builds
+ * a coder tree and a Result for every call, and hashes the selector again each time (100-300 µs
+ * for tokenURI, about a third of what the API spent on a read); the shapes the collection's
+ * functions have (static arguments; one uint256, bool, address, string or uint256[] back) are
+ * read and written word by word here.
  * Anything else, and any answer not in the canonical layout, goes through AbiCoder, so that
  * odd data fails exactly as it did (BAD_DATA and the like).
  */
-export interface ViewCodec {
+export interface CallCodec {
   encode(args: readonly unknown[]): string;
   decode(data: string): unknown;
 }
@@ -18,10 +19,10 @@ const UINT256_LIMIT = 2n ** 256n;
 const WORD = 64; // hex characters
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-export function viewCodec(fragment: FunctionFragment): ViewCodec {
+export function callCodec(fragment: FunctionFragment): CallCodec {
   // A fragment's selector is a keccak hash recomputed on every read: once here.
   const selector = fragment.selector;
-  const slow: ViewCodec = {
+  const slow: CallCodec = {
     encode: (args) => concat([selector, ABI.encode(fragment.inputs, args)]),
     decode: (data) => ABI.decode(fragment.outputs, data)[0],
   };
@@ -50,15 +51,20 @@ function wordEncoder(type: string): ((value: unknown) => string | undefined) | u
   switch (type) {
     case "uint256":
       return (value) => {
-        if (typeof value !== "bigint" && typeof value !== "number") return undefined;
-        const n = BigInt(value);
+        if (typeof value !== "bigint" && !Number.isSafeInteger(value)) return undefined;
+        const n = BigInt(value as bigint | number);
         return n >= 0n && n < UINT256_LIMIT ? n.toString(16).padStart(WORD, "0") : undefined;
       };
     case "address":
-      return (value) =>
-        typeof value === "string" && /^0x[0-9a-fA-F]{40}$/.test(value)
-          ? value.slice(2).toLowerCase().padStart(WORD, "0")
-          : undefined;
+      return (value) => {
+        if (typeof value !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(value)) return undefined;
+        try {
+          getAddress(value); // a mixed-case address must carry a valid checksum, as AbiCoder requires
+        } catch {
+          return undefined;
+        }
+        return value.slice(2).toLowerCase().padStart(WORD, "0");
+      };
     case "bool":
       return (value) => (typeof value === "boolean" ? (value ? "1" : "0").padStart(WORD, "0") : undefined);
     default:
