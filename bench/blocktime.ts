@@ -19,8 +19,9 @@
  *      total-supply, mint and setPaused, BENCH_OPS sequential requests each.
  *  (c) three service processes on one PostgreSQL, 1 s blocks: BENCH_INSTANCE_MINTS mints from one
  *      key spread round-robin over the three, all at once; supply and nonce must grow by as many.
- * Run: npm run bench:blocktime   (BENCH_MINTS, BENCH_OPS, BENCH_INSTANCE_MINTS; BENCH_CPU_PROFILE=dir
- * writes a V8 CPU profile of each service process into dir)
+ * Run: npm run bench:blocktime   (BENCH_MINTS, BENCH_OPS, BENCH_INSTANCE_MINTS; BENCH_STORES=PGlite
+ * or PostgreSQL runs (a) on one store only and skips (b) and (c); BENCH_CPU_PROFILE=dir writes a V8
+ * CPU profile of each service process into dir)
  */
 import type { ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -48,6 +49,8 @@ const MINTS = Number(process.env.BENCH_MINTS ?? 200);
 const OPS = Number(process.env.BENCH_OPS ?? 50);
 const INSTANCE_MINTS = Number(process.env.BENCH_INSTANCE_MINTS ?? 300);
 const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
+const STORES = (process.env.BENCH_STORES ?? "PGlite,PostgreSQL").split(",") as Array<"PGlite" | "PostgreSQL">;
+const ALL_PHASES = process.env.BENCH_STORES === undefined;
 const LATENCY_MS = 25;
 const BLOCK_MS = 1_000;
 const POLL_MS = 100;
@@ -78,6 +81,8 @@ interface Burst {
   notConfirmed: number;
   /** Blocks holding the burst's transactions. */
   blocks: number[];
+  /** Transactions of the burst in each of `blocks`. */
+  perBlock: Record<number, number>;
   /** The head when the burst started. */
   startHead: number;
   nonceDelta: number;
@@ -166,7 +171,7 @@ async function main(): Promise<void> {
   let reorgLines = 0;
 
   // ---- (a) two bursts from a new key, on each store ----
-  for (const backend of ["PGlite", "PostgreSQL"] as const) {
+  for (const backend of STORES) {
     await control.setAutomine(false);
     await control.setIntervalMining(BLOCK_MS);
     const env = backend === "PostgreSQL" ? { ...SERVICE_ENV, DATABASE_URL: await pg.createDatabase() } : SERVICE_ENV;
@@ -213,16 +218,23 @@ async function main(): Promise<void> {
       if (raw.errors > 0) results.push([false, `${name}: raw errors ${raw.errors}`]);
     }
 
-    if (backend === "PGlite") results.push(...(await callsPerOperation(setup, api)));
+    if (backend === "PGlite" && ALL_PHASES) results.push(...(await callsPerOperation(setup, api)));
     await stopService();
     reorgLines += countReorgLines(service.output());
+    const warnings = service
+      .output()
+      .split("\n")
+      .filter((line) => /"level":(40|50|60)/.test(line));
+    if (warnings.length > 0) log(`  service warnings (${warnings.length}), first: ${warnings[0].slice(0, 300)}`);
   }
   console.table(table);
 
   // ---- (c) three instances on one PostgreSQL, 1 s blocks ----
-  const instances = await threeInstances(setup, pg);
-  results.push(...instances.results);
-  reorgLines += instances.reorgLines;
+  if (ALL_PHASES) {
+    const instances = await threeInstances(setup, pg);
+    results.push(...instances.results);
+    reorgLines += instances.reorgLines;
+  }
 
   results.push([reorgLines === 0, `"reorg" log lines over the run: ${reorgLines} (target 0)`]);
   console.log("");
@@ -268,7 +280,7 @@ async function serviceBurst(
     statuses,
     errors: answers.filter((a) => a.status !== 200 && a.status !== 202).length,
     notConfirmed: statuses["202"] ?? 0,
-    blocks: blocksOf(settled.flatMap((s) => (s.blockNumber === undefined ? [] : [s.blockNumber]))),
+    ...blocksOf(settled.flatMap((s) => (s.blockNumber === undefined ? [] : [s.blockNumber]))),
     startHead,
     nonceDelta: nonceAfter - nonceBefore,
     samples: sampleErrors(answers),
@@ -346,7 +358,7 @@ async function rawBurst({ chain, control, node, proxy, collection }: Setup, wall
     statuses: {},
     errors,
     notConfirmed: 0,
-    blocks: blocksOf(blocks),
+    ...blocksOf(blocks),
     startHead,
     nonceDelta: nonceAfter - nonceBefore,
     samples,
@@ -451,7 +463,7 @@ async function threeInstances({ control, chain, node, proxy, collection }: Setup
   const supplyAfter: bigint = await nft.totalSupply();
   const nonceAfter = await chain.getTransactionCount(minter.address, "latest");
   const operations = countBy(settled.map((s) => s.status));
-  const blocks = blocksOf(settled.flatMap((s) => (s.blockNumber === undefined ? [] : [s.blockNumber])));
+  const { blocks } = blocksOf(settled.flatMap((s) => (s.blockNumber === undefined ? [] : [s.blockNumber])));
   log(`  wall ${fmt(wallMs)} (first request to last answer); answers ${JSON.stringify(statuses)}`);
   log(`  CPU s: services ${cpuServices.map((c) => c.toFixed(2)).join(" + ")}, node ${cpuNode.toFixed(2)}`);
   log(`  operations after settling: ${JSON.stringify(operations)}; blocks used: ${blocks.length} [${blocks}]`);
@@ -557,7 +569,17 @@ function sampleErrors(answers: ApiResponse[]): string[] {
   return [...seen];
 }
 
-const blocksOf = (numbers: number[]) => [...new Set(numbers)].sort((a, b) => a - b);
+/** The blocks holding a burst's transactions, and how many in each. */
+function blocksOf(numbers: number[]): { blocks: number[]; perBlock: Record<number, number> } {
+  const perBlock: Record<number, number> = {};
+  for (const n of numbers) perBlock[n] = (perBlock[n] ?? 0) + 1;
+  return {
+    blocks: Object.keys(perBlock)
+      .map(Number)
+      .sort((a, b) => a - b),
+    perBlock,
+  };
+}
 /** Blocks from the burst's first to its last, both counted. */
 const span = (b: Burst) => (b.blocks.length === 0 ? 0 : b.blocks[b.blocks.length - 1] - b.blocks[0] + 1);
 /** Blocks between the head at the burst's start and the first block holding one of its transactions. */
@@ -566,7 +588,7 @@ const firstDelay = (b: Burst) => (b.blocks.length === 0 ? "-" : String(b.blocks[
 function printBurst(name: string, b: Burst): void {
   const statuses = Object.keys(b.statuses).length > 0 ? ` answers ${JSON.stringify(b.statuses)},` : "";
   log(
-    `  ${name}: wall ${fmt(b.wallMs)},${statuses} errors ${b.errors}, blocks [${b.blocks}] from head ${b.startHead}, nonce +${b.nonceDelta}; CPU s: ${cpuText(b.cpu)}`,
+    `  ${name}: wall ${fmt(b.wallMs)},${statuses} errors ${b.errors}, blocks [${b.blocks.map((n) => `${n}×${b.perBlock[n]}`).join(", ")}] from head ${b.startHead}, nonce +${b.nonceDelta}; CPU s: ${cpuText(b.cpu)}`,
   );
   for (const s of b.samples) log(`    sample: ${s}`);
 }
