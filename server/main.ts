@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import { createServer, type RequestListener, type Server } from "node:http";
 import path from "node:path";
 import type { JsonRpcProvider } from "ethers";
+import { openAccess } from "./access";
 import { createServiceApps } from "./service-app";
 import { ChainClient } from "./chain/chain-client";
 import { connectProvider } from "./chain/provider";
@@ -81,7 +82,7 @@ export async function startService(
     engine,
     userStore,
     logger,
-    apiKey: config.apiKey,
+    ...openAccess(db, { rootKey: config.apiKey, requireAccessKey: config.requireAccessKey, logger }),
     separateDemo: config.demoPort !== undefined,
     trustProxy: config.trustProxy,
     database: db,

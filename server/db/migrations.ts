@@ -103,6 +103,40 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX rate_limit_counters_expire_idx ON rate_limit_counters (expire);
     `,
   },
+  {
+    version: 4,
+    name: "access keys and audit events",
+    sql: `
+      -- Keys made through /access-keys. Only a SHA-256 of each secret: a copy of the table unlocks nothing.
+      CREATE TABLE access_keys (
+        id           text PRIMARY KEY,
+        name         text NOT NULL,
+        secret_hash  text NOT NULL UNIQUE,
+        scopes       jsonb NOT NULL,
+        wallets      jsonb,            -- lower-case addresses; NULL = every wallet
+        collections  jsonb,            -- lower-case addresses; NULL = every collection
+        expires_at   timestamptz,
+        created_by   text,             -- the key that made it; NULL = the root key (API_KEY)
+        created_at   timestamptz NOT NULL DEFAULT now(),
+        last_used_at timestamptz,
+        revoked_at   timestamptz
+      );
+      -- Every change to keys, wallets, webhooks and policies: what, by which key, from where. Never a secret.
+      CREATE TABLE audit_events (
+        id             bigserial PRIMARY KEY,
+        at             timestamptz NOT NULL DEFAULT now(),
+        action         text NOT NULL,
+        target_type    text NOT NULL,
+        target_id      text NOT NULL,
+        details        jsonb NOT NULL DEFAULT '{}',
+        actor_key_id   text,
+        actor_name     text NOT NULL,
+        client_address text NOT NULL
+      );
+      -- The access key that made each operation (NULL: the root key, or a request key in open mode).
+      ALTER TABLE operations ADD COLUMN access_key_id text;
+    `,
+  },
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

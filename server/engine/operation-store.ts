@@ -4,7 +4,7 @@ import type { Operation, OperationError, OperationStatus, SignedTransaction } fr
 const COLUMNS = `id, chain_id, from_address, operation, contract_address, fingerprint, idempotency_key, status,
   nonce::text AS nonce, tx_to, tx_data, tx_value, gas_limit, transactions, context, result, error,
   response_status, response_body, block_number::text AS block_number, block_hash,
-  pending_since::text AS pending_since, created_at, updated_at`;
+  pending_since::text AS pending_since, access_key_id, created_at, updated_at`;
 
 interface OperationRow {
   id: string;
@@ -29,6 +29,7 @@ interface OperationRow {
   block_number: string | null;
   block_hash: string | null;
   pending_since: string | null;
+  access_key_id: string | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -68,9 +69,9 @@ export class OperationStore {
       await this.db.query(
         `INSERT INTO operations (id, chain_id, from_address, operation, contract_address, fingerprint,
            idempotency_key, status, nonce, tx_to, tx_data, tx_value, gas_limit, transactions, context, result,
-           response_status, response_body, lease_owner, lease_until)
+           response_status, response_body, lease_owner, lease_until, access_key_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-           now() + $20 * interval '1 millisecond')`,
+           now() + $20 * interval '1 millisecond', $21)`,
         [
           op.id,
           op.chainId,
@@ -92,6 +93,7 @@ export class OperationStore {
           op.response?.body ?? null,
           lease.owner,
           lease.ms,
+          op.accessKeyId,
         ],
       );
     } catch (err) {
@@ -231,6 +233,7 @@ function toOperation(row: OperationRow): Operation {
     blockNumber: numberOrNull(row.block_number),
     blockHash: row.block_hash,
     pendingSince: numberOrNull(row.pending_since),
+    accessKeyId: row.access_key_id,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };

@@ -23,6 +23,8 @@ export interface WriteRequest {
   context: Record<string, unknown>;
   fingerprint: string;
   idempotencyKey?: string;
+  /** The access key that asks for it ("root" for API_KEY); null or unset for a request key in open mode. */
+  accessKeyId?: string | null;
 }
 
 /** An answer to send as it is: replays must match the first answer byte for byte. */
@@ -286,7 +288,7 @@ export class TransactionEngine {
   }
 
   newOperation(
-    request: Pick<WriteRequest, "operation" | "signer" | "context" | "fingerprint" | "idempotencyKey">,
+    request: Pick<WriteRequest, "operation" | "signer" | "context" | "fingerprint" | "idempotencyKey" | "accessKeyId">,
     contractAddress: string | null,
   ): Operation {
     const now = new Date();
@@ -309,6 +311,7 @@ export class TransactionEngine {
       blockNumber: null,
       blockHash: null,
       pendingSince: null,
+      accessKeyId: request.accessKeyId ?? null,
       createdAt: now,
       updatedAt: now,
     };

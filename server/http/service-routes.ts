@@ -1,3 +1,4 @@
+import type { Middleware } from "koa";
 import { createReadStream } from "node:fs";
 import path from "node:path";
 import Router, { type RouterContext } from "@koa/router";
@@ -36,6 +37,8 @@ export interface ReadinessChecks {
 export interface ServiceRouteDeps extends ReadinessChecks {
   /** Prometheus text of the service's metrics. */
   metrics(): Promise<{ contentType: string; text: string }>;
+  /** Guards GET /metrics (scope metrics:read, needed only with REQUIRE_ACCESS_KEY). */
+  metricsAccess?: Middleware;
 }
 
 /** GET /health, /health/live, /health/ready and /metrics. */
@@ -50,7 +53,8 @@ export function createServiceRouter(deps: ServiceRouteDeps): Router {
   router.get("/health/live", (ctx) => {
     ctx.body = { status: "ok" };
   });
-  router.get("/metrics", async (ctx) => {
+  const guard: Middleware = deps.metricsAccess ?? ((_ctx, next) => next());
+  router.get("/metrics", guard, async (ctx) => {
     const { contentType, text } = await deps.metrics();
     ctx.type = contentType;
     ctx.body = text;

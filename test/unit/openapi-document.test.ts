@@ -23,6 +23,12 @@ const SERVICE_OPERATIONS = [
   "GET /metrics metrics",
   "GET /openapi.json openApiDocument",
 ];
+const ACCESS_OPERATIONS = [
+  "POST /access-keys createAccessKey",
+  "GET /access-keys listAccessKeys",
+  "DELETE /access-keys/{id} revokeAccessKey",
+  "GET /audit-events listAuditEvents",
+];
 const USER_OPERATIONS = [
   "POST /v2/user createUser",
   "POST /v2/user/createWithList createUsersWithListInput",
@@ -53,11 +59,11 @@ describe("the OpenAPI documents", function () {
 
   describe("operations", function () {
     it("on one listener: every /nft, service and /v2/user operation, each under its operationId", function () {
-      expect(listed(one)).to.have.members([...NFT_OPERATIONS, ...SERVICE_OPERATIONS, ...USER_OPERATIONS]);
+      expect(listed(one)).to.have.members([...NFT_OPERATIONS, ...SERVICE_OPERATIONS, ...ACCESS_OPERATIONS, ...USER_OPERATIONS]);
     });
 
     it("with DEMO_PORT each listener documents only its own routes: /nft and the service on PORT, /v2/user on DEMO_PORT", function () {
-      expect(listed(api)).to.have.members([...NFT_OPERATIONS, ...SERVICE_OPERATIONS]);
+      expect(listed(api)).to.have.members([...NFT_OPERATIONS, ...SERVICE_OPERATIONS, ...ACCESS_OPERATIONS]);
       expect(listed(demo)).to.have.members([...USER_OPERATIONS, "GET /openapi.json openApiDocument"]);
     });
 
