@@ -59,7 +59,12 @@ describe("the OpenAPI documents", function () {
 
   describe("operations", function () {
     it("on one listener: every /nft, service and /v2/user operation, each under its operationId", function () {
-      expect(listed(one)).to.have.members([...NFT_OPERATIONS, ...SERVICE_OPERATIONS, ...ACCESS_OPERATIONS, ...USER_OPERATIONS]);
+      expect(listed(one)).to.have.members([
+        ...NFT_OPERATIONS,
+        ...SERVICE_OPERATIONS,
+        ...ACCESS_OPERATIONS,
+        ...USER_OPERATIONS,
+      ]);
     });
 
     it("with DEMO_PORT each listener documents only its own routes: /nft and the service on PORT, /v2/user on DEMO_PORT", function () {
