@@ -48,6 +48,6 @@ export class Pkcs11Signer implements TransactionSigner {
     const bytes = getBytes(digest);
     if (bytes.length !== 32) throw new RangeError(`a digest is 32 bytes, not ${bytes.length}`);
     const rs = await this.token.signDigest(this.key, bytes);
-    return ethereumSignature(bytes, rs, this.address);
+    return ethereumSignature(bytes, rs, this.key.publicKey);
   }
 }
