@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import {
   computeAddress,
@@ -162,6 +163,22 @@ describe("PKCS#11 signer on a SoftHSM2 token (in-process Hardhat network)", func
       expect(recoverAddress(digest, await signer.signDigest(digest))).to.equal(key.address);
     });
 
+    it("the module opened by another path to the same library (Debian's symlink) shares the initialized module", async function () {
+      const samePathAnotherWay = realpathSync(hsm.modulePath);
+      const again = await Pkcs11Token.open({
+        modulePath: samePathAnotherWay,
+        tokenLabel: hsm.tokenLabel,
+        pin: hsm.pin,
+      });
+      try {
+        expect((await again.findKey("treasury")).address).to.equal(key.address);
+      } finally {
+        await again.close();
+      }
+      const digest = id("after the other path closed");
+      expect(recoverAddress(digest, await signer.signDigest(digest))).to.equal(key.address);
+    });
+
     it("a second open with a wrong PIN while the token is logged in is refused too, without the PIN", async function () {
       const err = await failure(openToken("guess-0000"), "LOGIN_FAILED");
       expect(err.message).to.include('wrong PIN for PKCS#11 token "signer-test"');
@@ -304,10 +321,14 @@ describe("PKCS#11 signer on a SoftHSM2 token (in-process Hardhat network)", func
       expect(child.stdout).to.equal(key.address);
     });
 
-    it("after close, signing is TOKEN_CLOSED (and close is idempotent)", async function () {
+    it("close waits for the signatures under way; after it, signing is TOKEN_CLOSED", async function () {
       const own = await openToken();
       const ownSigner = await Pkcs11Signer.open(own, "treasury");
+      const digests = Array.from({ length: 12 }, (_, i) => id(`closing ${i}`));
+      const underWay = digests.map((digest) => ownSigner.signDigest(digest));
       await own.close();
+      const signatures = await Promise.all(underWay);
+      signatures.forEach((sig, i) => expect(recoverAddress(digests[i], sig)).to.equal(key.address));
       await own.close();
       await failure(ownSigner.signDigest(id("late")), "TOKEN_CLOSED");
       // The shared login of the still-open token is untouched.

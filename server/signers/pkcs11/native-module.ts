@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import type * as Pkcs11Js from "pkcs11js";
 import { Pkcs11SignerError, returnValueOf } from "./errors";
 
@@ -25,7 +26,10 @@ export function loadPkcs11js(): Promise<Pkcs11Js> {
 
 /** One PKCS#11 module (shared library) loaded and initialized in this process. */
 export interface LoadedModule {
+  /** The path as its user gave it (for messages). */
   readonly path: string;
+  /** The library's real path: one library reached by two paths (a symlink) is one module to the loader. */
+  readonly realPath: string;
   readonly lib: Pkcs11Js;
   readonly pkcs11: Pkcs11Js.PKCS11;
 }
@@ -39,11 +43,12 @@ interface Entry {
 // one initialization, and the last one to close finalizes it.
 const loadedModules = new Map<string, Promise<Entry>>();
 
-export async function acquireModule(path: string): Promise<LoadedModule> {
+export async function acquireModule(modulePath: string): Promise<LoadedModule> {
+  const path = realPath(modulePath);
   for (;;) {
     let pending = loadedModules.get(path);
     if (!pending) {
-      const started = initialize(path);
+      const started = initialize(modulePath, path);
       pending = started;
       loadedModules.set(path, started);
       started.catch(() => {
@@ -54,17 +59,17 @@ export async function acquireModule(path: string): Promise<LoadedModule> {
     // Finalized by its last user while this one waited: initialize it again.
     if (loadedModules.get(path) !== pending) continue;
     entry.users += 1;
-    return entry.module;
+    return { ...entry.module, path: modulePath };
   }
 }
 
 export async function releaseModule(module: LoadedModule): Promise<void> {
-  const pending = loadedModules.get(module.path);
+  const pending = loadedModules.get(module.realPath);
   if (!pending) return;
   const entry = await pending;
   entry.users -= 1;
   if (entry.users > 0) return;
-  loadedModules.delete(module.path);
+  loadedModules.delete(module.realPath);
   try {
     module.pkcs11.C_Finalize();
   } finally {
@@ -72,7 +77,7 @@ export async function releaseModule(module: LoadedModule): Promise<void> {
   }
 }
 
-async function initialize(path: string): Promise<Entry> {
+async function initialize(path: string, resolved: string): Promise<Entry> {
   const lib = await loadPkcs11js();
   const pkcs11 = new lib.PKCS11();
   try {
@@ -94,7 +99,15 @@ async function initialize(path: string): Promise<Entry> {
       returnValueOf(err),
     );
   }
-  return { module: { path, lib, pkcs11 }, users: 0 };
+  return { module: { path, realPath: resolved, lib, pkcs11 }, users: 0 };
+}
+
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path; // a bare library name, found by the loader's search path, or nothing at all (load says so)
+  }
 }
 
 function firstLine(err: unknown): string {

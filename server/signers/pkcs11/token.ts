@@ -78,7 +78,7 @@ export class Pkcs11Token {
       for (let i = 0; i < sessionCount; i++) {
         sessions.push(pkcs11.C_OpenSession(slot, lib.CKF_SERIAL_SESSION | lib.CKF_RW_SESSION));
       }
-      loginKey = `${modulePath}\0${slot.toString("hex")}`;
+      loginKey = `${module.realPath}\0${slot.toString("hex")}`;
       logIn(module, sessions[0], loginKey, tokenLabel, pin);
       return new Pkcs11Token(module, loginKey, new SessionPool(sessions, `PKCS#11 token "${tokenLabel}"`), tokenLabel);
     } catch (err) {
