@@ -161,7 +161,10 @@ describe("Access keys (PGlite, open mode)", function () {
     });
 
     it("no key, an unknown key and a malformed one answer 401 UNAUTHORIZED with WWW-Authenticate: Bearer", async function () {
-      expectUnauthorized(await api.get("/access-keys"));
+      const none = await api.request("GET", "/access-keys", { headers: { Origin: "https://shop.example" } });
+      expectUnauthorized(none);
+      // A browser client may read the challenge.
+      expect(none.headers.get("access-control-expose-headers")).to.match(/WWW-Authenticate/i);
       expectUnauthorized(await api.getAs("/access-keys", bearer(`nfto_${randomBytes(32).toString("base64url")}`)));
       expectUnauthorized(await api.getAs("/access-keys", xApiKey("not-a-key")));
       // An unknown key on an open route is refused too, not ignored.
@@ -638,7 +641,12 @@ describe("Access keys (PGlite, open mode)", function () {
     });
 
     it("a bad cursor or limit answers 400; without the scope 403; without a key 401", async function () {
-      expect((await api.getAs("/audit-events?cursor=abc", ROOT)).status).to.equal(400);
+      for (const cursor of ["abc", "-1", "1.5", "9223372036854775808", "99999999999999999999"]) {
+        const res = await api.getAs(`/audit-events?cursor=${cursor}`, ROOT);
+        expect(res.status, `cursor=${cursor}: ${res.text}`).to.equal(400);
+        expect(res.body.error.code).to.equal("VALIDATION_ERROR");
+      }
+      expect((await api.getAs("/audit-events?cursor=9223372036854775807", ROOT)).status).to.equal(200);
       expect((await api.getAs("/audit-events?limit=0", ROOT)).status).to.equal(400);
       const reader = await api.makeKey({ scopes: ["nft:read"] });
       expectForbidden(await api.getAs("/audit-events", as(reader)), "the scope access-keys:manage");
