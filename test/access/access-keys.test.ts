@@ -482,6 +482,23 @@ describe("Access keys (PGlite, open mode)", function () {
       expectForbidden(await grant({ collections: undefined }), "all collections");
     });
 
+    it("a key limited to some wallets grants only those: another wallet, or all wallets, is 403", async function () {
+      const [w1, w2] = [Wallet.createRandom().address, Wallet.createRandom().address];
+      const walletKeeper = await api.makeKey({ scopes: ["access-keys:manage", "nft:read"], wallets: [w1] });
+      expect(walletKeeper.body.wallets).to.deep.equal([w1]);
+      const give = (wallets?: string[]) =>
+        api.post("/access-keys", { name: "w", scopes: ["nft:read"], wallets }, as(walletKeeper));
+      expectForbidden(await give([w1, w2]), `the wallet ${w2.toLowerCase()}`);
+      expectForbidden(await give(undefined), "all wallets");
+      const ok = await give([w1.toLowerCase()]);
+      expect(ok.status, ok.text).to.equal(201);
+      expect(ok.body.wallets).to.deep.equal([w1]);
+      // And it cannot revoke a key limited to another wallet.
+      const other = await api.makeKey({ scopes: ["nft:read"], wallets: [w2] });
+      expect((await api.delete(`/access-keys/${other.id}`, as(walletKeeper))).status).to.equal(403);
+      expect((await api.delete(`/access-keys/${ok.body.id}`, as(walletKeeper))).status).to.equal(204);
+    });
+
     it("a life past its own expiry, or no expiry: 403", async function () {
       expectForbidden(await grant({ expiresAt: new Date(Date.now() + 7_200_000).toISOString() }), "expiry");
       expectForbidden(await grant({ expiresAt: undefined }), "expiry");
