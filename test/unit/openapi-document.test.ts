@@ -81,6 +81,41 @@ describe("the OpenAPI documents", function () {
     }
   });
 
+  describe("access keys", function () {
+    const keyed = (doc: object) =>
+      Object.entries((doc as { paths: Record<string, Record<string, Json>> }).paths).flatMap(([path, item]) =>
+        Object.entries(item)
+          .filter(([, op]) => JSON.stringify(op.security ?? []).includes('"AccessKey"'))
+          .map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, op })),
+      );
+
+    it("every operation that takes an access key documents 401, 403 and 429", function () {
+      const operations = keyed(one);
+      expect(operations.map((o) => o.name)).to.include.members([
+        "POST /nft/tokenURI",
+        "POST /nft/withdraw",
+        "GET /nft/operations/{operationId}",
+        "GET /metrics",
+        "POST /access-keys",
+      ]);
+      const missing = operations.flatMap(({ name, op }) =>
+        ["401", "403", "429"].filter((status) => !(status in (op.responses as Json))).map((s) => `${name} ${s}`),
+      );
+      expect(missing).to.deep.equal([]);
+    });
+
+    it("/nft operations document FORBIDDEN, WALLET_NOT_FOUND and their 401 code (INVALID_API_KEY for withdraw)", function () {
+      for (const { name, op } of keyed(one).filter((o) => o.name.startsWith("POST /nft/"))) {
+        const responses = op.responses as Record<string, { description: string }>;
+        expect(responses["403"].description, name).to.include("FORBIDDEN");
+        expect(responses["404"].description, name).to.include("WALLET_NOT_FOUND");
+        expect(responses["401"].description, name).to.equal(
+          name === "POST /nft/withdraw" ? "INVALID_API_KEY" : "UNAUTHORIZED",
+        );
+      }
+    });
+  });
+
   describe("examples and defaults", function () {
     for (const [name, doc] of documents) {
       it(`${name}: every example and default validates against its own schema`, function () {
