@@ -138,8 +138,12 @@ export class AccessControl {
 
 /** The secret a request presents: `Authorization: Bearer`, `X-API-Key`, or the source document's `API_KEY`. */
 export function presentedKey(ctx: Context): string | undefined {
-  const bearer = /^Bearer +(\S+) *$/i.exec(ctx.get("Authorization"))?.[1];
-  const header = bearer ?? (ctx.get("x-api-key").trim() || ctx.get("api_key").trim());
+  const authorization = ctx.get("Authorization").trim();
+  if (/^Bearer\b/i.test(authorization)) {
+    // A malformed Bearer (two tokens, none) is a key that fails, not a request without one.
+    return /^Bearer +(\S+)$/i.exec(authorization)?.[1] ?? authorization;
+  }
+  const header = ctx.get("x-api-key").trim() || ctx.get("api_key").trim();
   return header ? header : undefined;
 }
 

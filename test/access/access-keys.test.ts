@@ -167,8 +167,9 @@ describe("Access keys (PGlite, open mode)", function () {
       expect(none.headers.get("access-control-expose-headers")).to.match(/WWW-Authenticate/i);
       expectUnauthorized(await api.getAs("/access-keys", bearer(`nfto_${randomBytes(32).toString("base64url")}`)));
       expectUnauthorized(await api.getAs("/access-keys", xApiKey("not-a-key")));
-      // An unknown key on an open route is refused too, not ignored.
+      // An unknown key on an open route is refused too, not ignored; so is a malformed Bearer.
       expectUnauthorized(await tokenUri(bearer(`nfto_${randomBytes(32).toString("base64url")}`)));
+      expectUnauthorized(await tokenUri({ Authorization: "Bearer two tokens" }));
     });
 
     it("a request body that is not a valid grant answers 400 VALIDATION_ERROR", async function () {
