@@ -11,9 +11,11 @@ export function utcDay(at: Date): string {
 
 /**
  * A wallet's `dailySpendLimit`: wei of value plus gas at the signed max fee, per UTC day. The engine
- * asks before a write takes its nonce; the reservation is one atomic statement against the limit in
- * the store, so concurrent writes (on any number of instances) never pass it together, and a write
- * that sends nothing gives its reservation back. Request keys and wallets without a limit cost nothing.
+ * asks before a write takes its nonce; the reservation is one atomic UPDATE in the store (an INSERT
+ * for the day's first), so concurrent writes on any number of instances never pass the limit
+ * together, and a write that sends nothing gives its reservation back. The limit is the wallet's as
+ * looked up (a change reaches every instance within WALLET_CACHE_MS). Request keys and wallets
+ * without a limit cost nothing.
  */
 export class DailySpendLimit implements SpendGuard {
   constructor(
@@ -27,7 +29,7 @@ export class DailySpendLimit implements SpendGuard {
     const wallet = await this.wallets.find(signer.address);
     if (!wallet || wallet.dailySpendLimit === null) return undefined;
     const day = utcDay(this.now());
-    if (!(await this.store.reserveSpend(wallet.address, day, wei))) {
+    if (!(await this.store.reserveSpend(wallet.address, day, wei, wallet.dailySpendLimit))) {
       const spent = (await this.store.spentOn([wallet.address], day)).get(wallet.address) ?? 0n;
       throw new ApiError(
         "SPEND_LIMIT_EXCEEDED",

@@ -189,22 +189,28 @@ export class WalletStore {
   }
 
   /**
-   * Adds `amount` to the wallet's spend of `day` if the total stays within its daily_spend_limit
-   * (read in the same statement, so a lowered limit applies at once). Atomic: concurrent writes,
-   * on any number of instances, never pass the limit together. False when it would pass.
+   * Adds `amount` to the wallet's spend of `day` if the total stays within `limit`. Each statement
+   * is atomic against concurrent ones (the row is locked and the condition re-checked), so writes
+   * on any number of instances never pass the limit together. False when it would pass.
    */
-  async reserveSpend(address: string, day: string, amount: bigint): Promise<boolean> {
-    const { rows } = await this.db.query(
-      `INSERT INTO wallet_spend AS s (address, day, spent)
-       SELECT w.address, $2::date, $3::numeric FROM wallets w
-       WHERE w.address = $1 AND (w.daily_spend_limit IS NULL OR $3::numeric <= w.daily_spend_limit)
-       ON CONFLICT (address, day) DO UPDATE SET spent = s.spent + EXCLUDED.spent
-       WHERE s.spent + EXCLUDED.spent <= coalesce(
-         (SELECT daily_spend_limit FROM wallets WHERE address = $1), s.spent + EXCLUDED.spent)
-       RETURNING s.spent`,
-      [address, day, amount.toString()],
+  async reserveSpend(address: string, day: string, amount: bigint, limit: bigint): Promise<boolean> {
+    const params = [address, day, amount.toString(), limit.toString()];
+    const add = () =>
+      this.db.query(
+        `UPDATE wallet_spend SET spent = spent + $3::numeric
+         WHERE address = $1 AND day = $2::date AND spent + $3::numeric <= $4::numeric RETURNING 1`,
+        params,
+      );
+    if ((await add()).rowCount > 0) return true;
+    // No row yet today (or the limit is reached): the day's first reservation makes the row.
+    const first = await this.db.query(
+      `INSERT INTO wallet_spend (address, day, spent) SELECT $1, $2::date, $3::numeric WHERE $3::numeric <= $4::numeric
+       ON CONFLICT (address, day) DO NOTHING RETURNING 1`,
+      params,
     );
-    return rows.length > 0;
+    if (first.rowCount > 0) return true;
+    // Another write made the row meanwhile, or the limit is reached: the update decides.
+    return (await add()).rowCount > 0;
   }
 
   /** Gives back a reservation whose write sent nothing. */
