@@ -38,6 +38,14 @@ export class Pkcs11Keys {
     return signer;
   }
 
+  /**
+   * Opens and logs in to the token now (at start), so a wrong setting shows in the log at once; a
+   * failure is only logged: the first use tries again (a token plugged in or unlocked later).
+   */
+  warmUp(): void {
+    if (this.settings) this.open().catch(() => {});
+  }
+
   /** Forgets a key's signer (its key was replaced or removed in the token): the next use looks it up again. */
   forget(keyLabel: string): void {
     this.signers.delete(keyLabel);

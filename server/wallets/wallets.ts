@@ -62,5 +62,6 @@ export class Wallets implements HeldWallets {
 export async function openWallets(options: OpenWalletsOptions): Promise<Wallets> {
   const wallets = new Wallets(options.db, options.masterKey, options.pkcs11, options.logger);
   await checkMasterKey(options.db, wallets.store, options.masterKey);
+  wallets.pkcs11.warmUp();
   return wallets;
 }
