@@ -14,6 +14,8 @@ import { ServiceMetrics, type RpcObserver } from "./metrics/metrics";
 import { OPERATION_KINDS } from "./nft";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
+import { openWallets, resolveMasterKey, type MasterKeySource } from "./wallets";
+import { WalletStore } from "./wallets/wallet-store";
 
 export interface ConnectedChain {
   provider: JsonRpcProvider;
@@ -26,6 +28,11 @@ export interface StartOptions {
    * `config.rpcUrl`. The embedded chain passes its in-process provider here.
    */
   connect?: (observer: RpcObserver) => Promise<ConnectedChain>;
+  /**
+   * Where to keep a master key made for this data directory when WALLET_MASTER_KEY is not set
+   * (npm start's embedded chain: $DATA_DIR/master.key); unset = no local wallets without the setting.
+   */
+  masterKeyFile?: string;
 }
 
 export interface RunningService {
@@ -33,6 +40,8 @@ export interface RunningService {
   demoUrl?: string;
   chain: ChainClient;
   metrics: ServiceMetrics;
+  /** Where the wallets' master key came from, for the banner (never the key). */
+  masterKey: Pick<MasterKeySource, "from" | "file" | "created">;
   /**
    * Registers work to stop on shutdown (a background follower of transactions, say): hooks run
    * after the HTTP servers have drained and before the database closes, the last added first.
@@ -62,6 +71,15 @@ export async function startService(
   const { provider, chainId } = await connect(metrics);
   const chain = new ChainClient(provider, { chainId, maxFeePerGas: config.maxFeePerGas });
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: path.join(config.dataDir, "pglite") });
+  let wallets;
+  try {
+    const masterKey = await resolveMasterKey(config.walletMasterKey, options.masterKeyFile, new WalletStore(db));
+    wallets = await openWallets({ db, masterKey, pkcs11: config.pkcs11, logger });
+  } catch (err) {
+    await db.close().catch(() => {});
+    provider.destroy();
+    throw err;
+  }
   const userStore = new SqlUserStore(db);
   const engine = await openEngine({
     chain,
@@ -69,6 +87,9 @@ export async function startService(
     kinds: OPERATION_KINDS,
     logger,
     metrics,
+    // A wallet's operations are re-signed by the follower with no request, after a restart too.
+    signers: wallets.directory(chain.signers),
+    spendGuard: wallets.spendGuard,
     options: {
       chainId,
       confirmations: config.confirmations,
@@ -83,6 +104,7 @@ export async function startService(
     userStore,
     logger,
     ...openAccess(db, { rootKey: config.apiKey, requireAccessKey: config.requireAccessKey, logger }),
+    wallets,
     separateDemo: config.demoPort !== undefined,
     trustProxy: config.trustProxy,
     database: db,
@@ -97,6 +119,7 @@ export async function startService(
   } catch (err) {
     await Promise.all(servers.map((s) => s.close(0)));
     await engine.stop();
+    await wallets.close();
     await userStore.close();
     await db.close();
     provider.destroy();
@@ -110,6 +133,7 @@ export async function startService(
     demoUrl: demo ? urlOf(demo.server, config.host) : undefined,
     chain,
     metrics,
+    masterKey: { from: wallets.masterKey.from, file: wallets.masterKey.file, created: wallets.masterKey.created },
     onShutdown: (name, hook) => hooks.add(name, hook),
     async close() {
       const drained = await Promise.all(servers.map((s) => s.close(config.shutdownTimeoutMs)));
@@ -119,6 +143,7 @@ export async function startService(
       }
       // What is unfinished stays in the store: the next start (or another process) follows it on.
       await engine.stop();
+      await wallets.close();
       await hooks.run();
       await userStore.close();
       await db.close();

@@ -15,8 +15,8 @@ import {
 } from "./http/service-routes";
 import { ServiceMetrics } from "./metrics/metrics";
 import { createNftRouter, registerNftOpenApi } from "./nft";
-import type { HeldWallets } from "./signers/signer";
 import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
+import { createWalletRouter, registerWalletOpenApi, type Wallets } from "./wallets";
 
 export interface ServiceAppDeps {
   chain: ChainClient;
@@ -28,8 +28,8 @@ export interface ServiceAppDeps {
   access: AccessControl;
   /** Changes to keys, wallets, webhooks and policies. */
   audit: AuditLog;
-  /** The wallets the service holds (`from`); unset = none. */
-  wallets?: HeldWallets;
+  /** The wallets the service holds: `from` on /nft, and the /wallets routes; unset = none. */
+  wallets?: Wallets;
   /** Serve /v2/user on an app of its own (DEMO_PORT) instead of beside /nft. */
   separateDemo?: boolean;
   /** Read the client address from X-Forwarded-For (TRUST_PROXY). */
@@ -68,6 +68,7 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   registerServiceOpenApi(api);
   registerDocsOpenApi(api);
   registerAccessOpenApi(api);
+  registerWalletOpenApi(api);
   registerNftOpenApi(api);
   if (!separateDemo) {
     registerUserOpenApi(api);
@@ -114,13 +115,21 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   const accessRouter = database
     ? createAccessRouter({ access: deps.access, audit: deps.audit, db: database })
     : undefined;
+  const walletRouter = deps.wallets
+    ? createWalletRouter({ access: deps.access, audit: deps.audit, chain: deps.chain, wallets: deps.wallets })
+    : undefined;
   const userRouter = createUserRouter({ store: deps.userStore, database: deps.database });
   const app = (logger: Logger, routers: Router[]) =>
     createKoaApp({ logger, trustProxy: deps.trustProxy, metrics, routers });
 
   if (documents.demo) {
     return {
-      api: app(deps.logger, [serviceRouter, createDocsRouter(documents.api), nftRouter, ...routers(accessRouter)]),
+      api: app(deps.logger, [
+        serviceRouter,
+        createDocsRouter(documents.api),
+        nftRouter,
+        ...routers(accessRouter, walletRouter),
+      ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
       metrics,
     };
@@ -130,7 +139,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       serviceRouter,
       createDocsRouter(documents.api),
       nftRouter,
-      ...routers(accessRouter),
+      ...routers(accessRouter, walletRouter),
       userRouter,
     ]),
     metrics,

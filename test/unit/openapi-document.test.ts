@@ -29,6 +29,13 @@ const ACCESS_OPERATIONS = [
   "DELETE /access-keys/{id} revokeAccessKey",
   "GET /audit-events listAuditEvents",
 ];
+const WALLET_OPERATIONS = [
+  "POST /wallets createWallet",
+  "GET /wallets listWallets",
+  "GET /wallets/{address} getWallet",
+  "PATCH /wallets/{address} updateWallet",
+  "DELETE /wallets/{address} deleteWallet",
+];
 const USER_OPERATIONS = [
   "POST /v2/user createUser",
   "POST /v2/user/createWithList createUsersWithListInput",
@@ -63,12 +70,18 @@ describe("the OpenAPI documents", function () {
         ...NFT_OPERATIONS,
         ...SERVICE_OPERATIONS,
         ...ACCESS_OPERATIONS,
+        ...WALLET_OPERATIONS,
         ...USER_OPERATIONS,
       ]);
     });
 
     it("with DEMO_PORT each listener documents only its own routes: /nft and the service on PORT, /v2/user on DEMO_PORT", function () {
-      expect(listed(api)).to.have.members([...NFT_OPERATIONS, ...SERVICE_OPERATIONS, ...ACCESS_OPERATIONS]);
+      expect(listed(api)).to.have.members([
+        ...NFT_OPERATIONS,
+        ...SERVICE_OPERATIONS,
+        ...ACCESS_OPERATIONS,
+        ...WALLET_OPERATIONS,
+      ]);
       expect(listed(demo)).to.have.members([...USER_OPERATIONS, "GET /openapi.json openApiDocument"]);
     });
 
