@@ -5,29 +5,39 @@
  *  - local wallet: the same mint with `from` (a key sealed under WALLET_MASTER_KEY, opened per
  *    signature), with the root access key; target >= 0.95x the baseline;
  *  - local wallet with a dailySpendLimit: the same, paying one atomic reservation in the store per write;
- *  - PKCS#11 wallet: the same with `from` naming a key inside a SoftHSM2 token (reported, no target).
- * Each series sends MINTS mints from CONCURRENCY clients; the series run in turn (every other round
- * in reverse order), ROUNDS times, and the median round of each is shown.
+ *  - PKCS#11 wallet: the same with `from` naming a key inside a SoftHSM2 token (reported, no target);
+ * and, in this process, what signing alone costs: a local wallet's signer (the key opened from its
+ * sealed form for each signature) against ethers' Wallet holding the key (a request key's signer).
+ * Each series sends MINTS mints from CONCURRENCY clients; the series run in turn (the order turning
+ * by one each round), ROUNDS times. Shown: each series' mints over its time in all rounds together
+ * (short rounds, finely interleaved, so a busy neighbour on the machine weighs on every series
+ * alike), the median round's latencies, and each round's rate.
  * Run: npm run bench:wallets   (BENCH_MINTS, BENCH_ROUNDS change the load)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { JsonRpcProvider, Network, Wallet } from "ethers";
+import { JsonRpcProvider, Network, Wallet, type TransactionRequest } from "ethers";
 import { DEFAULT_COLLECTION, deployTransaction } from "../server/chain/collection";
+import { PooledSigner } from "../server/chain/signer-pool";
 import { Pkcs11Token } from "../server/signers/pkcs11";
+import type { TransactionSigner } from "../server/signers/signer";
+import { LocalWalletSigner } from "../server/wallets/local-signer";
+import { MasterKey } from "../server/wallets/master-key";
 import { ChainNode, DEV_KEYS, ServiceProcess, TEST_API_KEY } from "../test/api/harness";
 import { createSoftHsmToken } from "../test/support/softhsm";
 
-const MINTS = Number(process.env.BENCH_MINTS ?? 200);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const MINTS = Number(process.env.BENCH_MINTS ?? 100);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const CONCURRENCY = 16;
 const TARGET = 0.95;
 const AUTH = { Authorization: `Bearer ${TEST_API_KEY}` };
 
 interface Figures {
   rps: number;
+  seconds: number;
+  mints: number;
   p50: number;
   p99: number;
   errors: number;
@@ -95,8 +105,9 @@ async function main(): Promise<void> {
   for (const [, json, headers] of series) await mints(url, json, headers, 32);
   for (let round = 0; round < ROUNDS; round++) {
     console.error(`round ${round + 1} of ${ROUNDS}: ${MINTS} mints per series`);
-    // Every other round in reverse order, so a slow drift of the chain (it grows) favours no series.
-    const order = round % 2 === 0 ? series : [...series].reverse();
+    // The order turns by one each round: a drift of the machine's load, or of the chain (it grows),
+    // favours no series.
+    const order = [...series.slice(round % series.length), ...series.slice(0, round % series.length)];
     for (const [name, json, headers] of order) rounds.get(name)!.push(await mints(url, json, headers, MINTS));
   }
   await service.stop();
@@ -105,14 +116,26 @@ async function main(): Promise<void> {
   hsm.remove();
   rmSync(dataDir, { recursive: true, force: true });
 
-  const figures = new Map([...rounds].map(([name, list]) => [name, median(list)]));
+  for (const [name, list] of rounds)
+    console.error(`${name}: ${list.map((f) => f.rps.toFixed(1)).join(", ")} mints/s by round`);
+  const figures = new Map([...rounds].map(([name, list]) => [name, overall(list)]));
   console.table(
     Object.fromEntries(
       [...figures].map(([name, f]) => [
         name,
-        { "mints/s": f.rps.toFixed(1), "p50 ms": f.p50.toFixed(1), "p99 ms": f.p99.toFixed(1), errors: f.errors },
+        {
+          "mints/s (all rounds)": f.rps.toFixed(1),
+          "p50 ms (median round)": f.p50.toFixed(1),
+          "p99 ms (median round)": f.p99.toFixed(1),
+          errors: f.errors,
+        },
       ]),
     ),
+  );
+  const signing = await signingCost();
+  console.log(
+    `signTransaction: local wallet signer ${signing.local.toFixed(1)} µs, ethers Wallet (request key) ${signing.request.toFixed(1)} µs ` +
+      `(+${(signing.local - signing.request).toFixed(1)} µs per signature; a mint's p50 above is ${figures.get("local wallet (from)")!.p50.toFixed(0)} ms)`,
   );
   const baseline = figures.get("privateKey (baseline)")!;
   const ratio = (name: string) => figures.get(name)!.rps / baseline.rps;
@@ -128,6 +151,39 @@ async function main(): Promise<void> {
     `report: mint through a PKCS#11 wallet (SoftHSM2) / with privateKey = ${ratio("PKCS#11 wallet on SoftHSM2 (from)").toFixed(2)}x`,
   );
   process.exitCode = ok ? 0 : 1;
+}
+
+/** Microseconds per signTransaction of a local wallet's signer and of ethers' Wallet, alternated in rounds. */
+async function signingCost(): Promise<{ local: number; request: number }> {
+  const wallet = Wallet.createRandom();
+  const masterKey = MasterKey.generate();
+  const sealed = masterKey.sealWalletKey(wallet.address, Buffer.from(wallet.privateKey.slice(2), "hex"));
+  const signers: Record<"local" | "request", TransactionSigner> = {
+    local: new LocalWalletSigner(wallet.address, sealed, masterKey),
+    request: new PooledSigner(new Wallet(wallet.privateKey)),
+  };
+  const tx: TransactionRequest = {
+    chainId: 31337n,
+    to: wallet.address,
+    data: "0xa0712d680000000000000000000000000000000000000000000000000000000000000001",
+    value: 10n ** 16n,
+    gasLimit: 100_000n,
+    type: 2,
+    maxFeePerGas: 2_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+  };
+  const spent = { local: 0, request: 0 };
+  const PER_ROUND = 300;
+  for (let round = 0; round < 12; round++) {
+    for (const name of round % 2 === 0 ? (["local", "request"] as const) : (["request", "local"] as const)) {
+      const started = performance.now();
+      for (let nonce = 0; nonce < PER_ROUND; nonce++) await signers[name].signTransaction({ ...tx, nonce });
+      // The first two rounds warm the JIT up and are not counted.
+      if (round >= 2) spent[name] += performance.now() - started;
+    }
+  }
+  const per = (ms: number) => (ms * 1000) / (10 * PER_ROUND);
+  return { local: per(spent.local), request: per(spent.request) };
 }
 
 /** `count` mints, CONCURRENCY at a time, each timed; one answered other than 200 counts as an error. */
@@ -154,12 +210,27 @@ async function mints(url: string, body: string, headers: Record<string, string>,
   latencies.sort((a, b) => a - b);
   const percentile = (p: number) =>
     latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
-  return { rps: latencies.length / seconds, p50: percentile(50), p99: percentile(99), errors };
+  return {
+    rps: latencies.length / seconds,
+    seconds,
+    mints: latencies.length,
+    p50: percentile(50),
+    p99: percentile(99),
+    errors,
+  };
 }
 
-function median(rounds: Figures[]): Figures {
+/** All rounds together: mints over time; latencies of the median round. */
+function overall(rounds: Figures[]): Figures {
   const sorted = [...rounds].sort((a, b) => a.rps - b.rps);
-  return { ...sorted[Math.floor(sorted.length / 2)], errors: rounds.reduce((sum, r) => sum + r.errors, 0) };
+  const sum = (pick: (f: Figures) => number) => rounds.reduce((total, f) => total + pick(f), 0);
+  return {
+    ...sorted[Math.floor(sorted.length / 2)],
+    rps: sum((f) => f.mints) / sum((f) => f.seconds),
+    seconds: sum((f) => f.seconds),
+    mints: sum((f) => f.mints),
+    errors: sum((f) => f.errors),
+  };
 }
 
 main().catch((err: unknown) => {

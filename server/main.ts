@@ -14,8 +14,7 @@ import { ServiceMetrics, type RpcObserver } from "./metrics/metrics";
 import { OPERATION_KINDS } from "./nft";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
-import { openWallets, resolveMasterKey, type MasterKeySource } from "./wallets";
-import { WalletStore } from "./wallets/wallet-store";
+import { openWallets, resolveMasterKey, WalletStore, type MasterKeySource } from "./wallets";
 
 export interface ConnectedChain {
   provider: JsonRpcProvider;
