@@ -572,7 +572,7 @@ describe("Access keys (PGlite, open mode)", function () {
   });
 
   describe("signing with a wallet (from)", function () {
-    // TODO(wallets): with the wallets branch, a held wallet signs here, and a key limited to other wallets gets 403.
+    // A held wallet signing, and a key limited to other wallets refused 403: test/wallets/wallets.test.ts.
     it("without a key answers 401 UNAUTHORIZED, whatever the route", async function () {
       for (const route of ["/nft/tokenURI", "/nft/mint", "/nft/total-supply"]) {
         const res = await api.post(route, {
