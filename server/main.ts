@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import { createServer, type RequestListener, type Server } from "node:http";
 import path from "node:path";
 import type { JsonRpcProvider } from "ethers";
+import { openAccess } from "./access";
 import { createServiceApps } from "./service-app";
 import { ChainClient } from "./chain/chain-client";
 import { connectProvider } from "./chain/provider";
@@ -13,6 +14,7 @@ import { ServiceMetrics, type RpcObserver } from "./metrics/metrics";
 import { OPERATION_KINDS } from "./nft";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
+import { openWallets, resolveMasterKey, WalletStore, type MasterKeySource } from "./wallets";
 
 export interface ConnectedChain {
   provider: JsonRpcProvider;
@@ -25,6 +27,11 @@ export interface StartOptions {
    * `config.rpcUrl`. The embedded chain passes its in-process provider here.
    */
   connect?: (observer: RpcObserver) => Promise<ConnectedChain>;
+  /**
+   * Where to keep a master key made for this data directory when WALLET_MASTER_KEY is not set
+   * (npm start's embedded chain: $DATA_DIR/master.key); unset = no local wallets without the setting.
+   */
+  masterKeyFile?: string;
 }
 
 export interface RunningService {
@@ -32,6 +39,8 @@ export interface RunningService {
   demoUrl?: string;
   chain: ChainClient;
   metrics: ServiceMetrics;
+  /** Where the wallets' master key came from, for the banner (never the key). */
+  masterKey: Pick<MasterKeySource, "from" | "file" | "created">;
   /**
    * Registers work to stop on shutdown (a background follower of transactions, say): hooks run
    * after the HTTP servers have drained and before the database closes, the last added first.
@@ -61,6 +70,15 @@ export async function startService(
   const { provider, chainId } = await connect(metrics);
   const chain = new ChainClient(provider, { chainId, maxFeePerGas: config.maxFeePerGas });
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: path.join(config.dataDir, "pglite") });
+  let wallets;
+  try {
+    const masterKey = await resolveMasterKey(config.walletMasterKey, options.masterKeyFile, new WalletStore(db));
+    wallets = await openWallets({ db, masterKey, pkcs11: config.pkcs11, logger });
+  } catch (err) {
+    await db.close().catch(() => {});
+    provider.destroy();
+    throw err;
+  }
   const userStore = new SqlUserStore(db);
   const engine = await openEngine({
     chain,
@@ -68,6 +86,9 @@ export async function startService(
     kinds: OPERATION_KINDS,
     logger,
     metrics,
+    // A wallet's operations are re-signed by the follower with no request, after a restart too.
+    signers: wallets.directory(chain.signers),
+    spendGuard: wallets.spendGuard,
     options: {
       chainId,
       confirmations: config.confirmations,
@@ -81,7 +102,8 @@ export async function startService(
     engine,
     userStore,
     logger,
-    apiKey: config.apiKey,
+    ...openAccess(db, { rootKey: config.apiKey, requireAccessKey: config.requireAccessKey, logger }),
+    wallets,
     separateDemo: config.demoPort !== undefined,
     trustProxy: config.trustProxy,
     database: db,
@@ -96,6 +118,7 @@ export async function startService(
   } catch (err) {
     await Promise.all(servers.map((s) => s.close(0)));
     await engine.stop();
+    await wallets.close();
     await userStore.close();
     await db.close();
     provider.destroy();
@@ -109,6 +132,7 @@ export async function startService(
     demoUrl: demo ? urlOf(demo.server, config.host) : undefined,
     chain,
     metrics,
+    masterKey: { from: wallets.masterKey.from, file: wallets.masterKey.file, created: wallets.masterKey.created },
     onShutdown: (name, hook) => hooks.add(name, hook),
     async close() {
       const drained = await Promise.all(servers.map((s) => s.close(config.shutdownTimeoutMs)));
@@ -118,6 +142,7 @@ export async function startService(
       }
       // What is unfinished stays in the store: the next start (or another process) follows it on.
       await engine.stop();
+      await wallets.close();
       await hooks.run();
       await userStore.close();
       await db.close();

@@ -1,5 +1,6 @@
 import type Router from "@koa/router";
 import type Koa from "koa";
+import { createAccessRouter, registerAccessOpenApi, type AccessControl, type AuditLog } from "./access";
 import type { ChainClient } from "./chain/chain-client";
 import type { SqlDriver } from "./db";
 import type { TransactionEngine } from "./engine";
@@ -15,6 +16,7 @@ import {
 import { ServiceMetrics } from "./metrics/metrics";
 import { createNftRouter, registerNftOpenApi } from "./nft";
 import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
+import { createWalletRouter, registerWalletOpenApi, type Wallets } from "./wallets";
 
 export interface ServiceAppDeps {
   chain: ChainClient;
@@ -22,8 +24,12 @@ export interface ServiceAppDeps {
   engine: TransactionEngine;
   userStore: UserStore;
   logger: Logger;
-  /** The key /nft/withdraw requires. */
-  apiKey?: string;
+  /** Access keys: the root key (API_KEY), the keys made through /access-keys, REQUIRE_ACCESS_KEY. */
+  access: AccessControl;
+  /** Changes to keys, wallets, webhooks and policies. */
+  audit: AuditLog;
+  /** The wallets the service holds: `from` on /nft, and the /wallets routes; unset = none. */
+  wallets?: Wallets;
   /** Serve /v2/user on an app of its own (DEMO_PORT) instead of beside /nft. */
   separateDemo?: boolean;
   /** Read the client address from X-Forwarded-For (TRUST_PROXY). */
@@ -61,6 +67,8 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   const api = new OpenAPIRegistry();
   registerServiceOpenApi(api);
   registerDocsOpenApi(api);
+  registerAccessOpenApi(api);
+  registerWalletOpenApi(api);
   registerNftOpenApi(api);
   if (!separateDemo) {
     registerUserOpenApi(api);
@@ -80,6 +88,8 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   };
 }
 
+const routers = (...list: (Router | undefined)[]): Router[] => list.filter((r): r is Router => r !== undefined);
+
 function once<T>(build: () => T): () => T {
   let built: { value: T } | undefined;
   return () => (built ??= { value: build() }).value;
@@ -94,21 +104,44 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     chain: async () => ({ chainId: deps.chain.options.chainId.toString(), blockNumber: await deps.chain.ping() }),
     store: database ? () => database.query("SELECT 1") : undefined,
     metrics: async () => ({ contentType: metrics.contentType, text: await metrics.render() }),
+    metricsAccess: deps.access.require({ scope: "metrics:read", key: "open" }),
   });
-  const nftRouter = createNftRouter({ chain: deps.chain, engine: deps.engine, apiKey: deps.apiKey });
+  const nftRouter = createNftRouter({
+    chain: deps.chain,
+    engine: deps.engine,
+    access: deps.access,
+    wallets: deps.wallets,
+  });
+  const accessRouter = database
+    ? createAccessRouter({ access: deps.access, audit: deps.audit, db: database })
+    : undefined;
+  const walletRouter = deps.wallets
+    ? createWalletRouter({ access: deps.access, audit: deps.audit, chain: deps.chain, wallets: deps.wallets })
+    : undefined;
   const userRouter = createUserRouter({ store: deps.userStore, database: deps.database });
   const app = (logger: Logger, routers: Router[]) =>
     createKoaApp({ logger, trustProxy: deps.trustProxy, metrics, routers });
 
   if (documents.demo) {
     return {
-      api: app(deps.logger, [serviceRouter, createDocsRouter(documents.api), nftRouter]),
+      api: app(deps.logger, [
+        serviceRouter,
+        createDocsRouter(documents.api),
+        nftRouter,
+        ...routers(accessRouter, walletRouter),
+      ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
       metrics,
     };
   }
   return {
-    api: app(deps.logger, [serviceRouter, createDocsRouter(documents.api), nftRouter, userRouter]),
+    api: app(deps.logger, [
+      serviceRouter,
+      createDocsRouter(documents.api),
+      nftRouter,
+      ...routers(accessRouter, walletRouter),
+      userRouter,
+    ]),
     metrics,
   };
 }

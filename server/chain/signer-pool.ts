@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import type { TransactionRequest } from "ethers";
+import { Wallet, type TransactionRequest } from "ethers";
 import { ApiError } from "../http/errors";
 import type { SignerDirectory, TransactionSigner } from "../signers/signer";
 import { MemoryKey } from "./key-signing";
@@ -8,9 +8,11 @@ import { MemoryKey } from "./key-signing";
 export class PooledSigner implements TransactionSigner {
   readonly kind = "request";
   readonly address: string;
+  private readonly key: MemoryKey;
 
-  constructor(private readonly key: MemoryKey) {
-    this.address = key.address;
+  constructor(key: MemoryKey | Wallet) {
+    this.key = key instanceof Wallet ? MemoryKey.fromHex(key.privateKey)! : key;
+    this.address = this.key.address;
   }
 
   signTransaction(tx: TransactionRequest): Promise<string> {

@@ -32,11 +32,34 @@ export interface Config {
   trustProxy: boolean;
   /** How often the chain head is polled while writes are in flight. */
   blockPollMs: number;
+  /** REQUIRE_ACCESS_KEY: the seed's open /nft routes need an access key too. */
+  requireAccessKey: boolean;
+  /** WALLET_MASTER_KEY: 32 bytes that encrypt the wallets' keys at rest; unset in embedded mode = made in DATA_DIR. */
+  walletMasterKey?: Buffer;
+  /** PKCS#11 token of the `pkcs11` wallets: the module's path, the token's label and its user PIN. */
+  pkcs11?: { module: string; tokenLabel: string; pin: string };
+  /** WEBHOOK_ALLOW_PRIVATE: webhook URLs may resolve to loopback and private addresses (development, tests). */
+  webhookAllowPrivate: boolean;
 }
 
 const port = z.coerce.number().int().min(0).max(65535);
 const blankToUndefined = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blankToUndefined, schema.optional());
+
+const boolean = optional(
+  z.enum(["true", "false", "1", "0"], { error: "must be true or false" }).transform((v) => v === "true" || v === "1"),
+);
+
+/** A master key as 64 hex characters or base64 of 32 bytes; null for anything else. */
+export function masterKeyBytes(value: string): Buffer | null {
+  const text = value.trim();
+  if (/^(0x)?[0-9a-fA-F]{64}$/.test(text)) return Buffer.from(text.replace(/^0x/, ""), "hex");
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(text)) {
+    const bytes = Buffer.from(text, "base64");
+    if (bytes.length === 32) return bytes;
+  }
+  return null;
+}
 
 const EnvSchema = z
   .object({
@@ -64,13 +87,26 @@ const EnvSchema = z
         .transform((v) => BigInt(v))
         .refine((v) => v > 0n, "must be above 0"),
     ),
-    TRUST_PROXY: optional(
+    TRUST_PROXY: boolean.default(false),
+    REQUIRE_ACCESS_KEY: boolean.default(false),
+    WALLET_MASTER_KEY: optional(
       z
-        .enum(["true", "false", "1", "0"], { error: "must be true or false" })
-        .transform((v) => v === "true" || v === "1"),
-    ).default(false),
+        .string()
+        .transform((v) => masterKeyBytes(v))
+        .refine((v): v is Buffer => v !== null, "must be 32 bytes, as 64 hex characters or base64")
+        .transform((v) => v as Buffer),
+    ),
+    PKCS11_MODULE: optional(z.string()),
+    PKCS11_TOKEN_LABEL: optional(z.string()),
+    PKCS11_PIN: optional(z.string()),
+    WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
   })
   .superRefine((env, ctx) => {
+    const pkcs11 = [env.PKCS11_MODULE, env.PKCS11_TOKEN_LABEL, env.PKCS11_PIN];
+    if (pkcs11.some((v) => v !== undefined) && pkcs11.some((v) => v === undefined)) {
+      const missing = ["PKCS11_MODULE", "PKCS11_TOKEN_LABEL", "PKCS11_PIN"].find((_, i) => pkcs11[i] === undefined)!;
+      ctx.addIssue({ code: "custom", path: [missing], message: "is required with the other PKCS11_ settings" });
+    }
     if (env.RPC_URL && !env.API_KEY) {
       ctx.addIssue({ code: "custom", path: ["API_KEY"], message: "is required when RPC_URL is set" });
     }
@@ -106,5 +142,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxFeePerGas: e.MAX_FEE_PER_GAS,
     trustProxy: e.TRUST_PROXY,
     blockPollMs: e.BLOCK_POLL_MS,
+    requireAccessKey: e.REQUIRE_ACCESS_KEY,
+    walletMasterKey: e.WALLET_MASTER_KEY,
+    pkcs11:
+      e.PKCS11_MODULE && e.PKCS11_TOKEN_LABEL && e.PKCS11_PIN
+        ? { module: e.PKCS11_MODULE, tokenLabel: e.PKCS11_TOKEN_LABEL, pin: e.PKCS11_PIN }
+        : undefined,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
   };
 }

@@ -103,6 +103,86 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX rate_limit_counters_expire_idx ON rate_limit_counters (expire);
     `,
   },
+  {
+    version: 4,
+    name: "access keys and audit events",
+    sql: `
+      -- Keys made through /access-keys. Only a SHA-256 of each secret: a copy of the table unlocks nothing.
+      CREATE TABLE access_keys (
+        id           text PRIMARY KEY,
+        name         text NOT NULL,
+        secret_hash  text NOT NULL UNIQUE,
+        scopes       jsonb NOT NULL,
+        wallets      jsonb,            -- lower-case addresses; NULL = every wallet
+        collections  jsonb,            -- lower-case addresses; NULL = every collection
+        expires_at   timestamptz,
+        created_by   text,             -- the key that made it; NULL = the root key (API_KEY)
+        created_at   timestamptz NOT NULL DEFAULT now(),
+        last_used_at timestamptz,
+        revoked_at   timestamptz
+      );
+      -- Every change to keys, wallets, webhooks and policies: what, by which key, from where. Never a secret.
+      CREATE TABLE audit_events (
+        id             bigserial PRIMARY KEY,
+        at             timestamptz NOT NULL DEFAULT now(),
+        action         text NOT NULL,
+        target_type    text NOT NULL,
+        target_id      text NOT NULL,
+        details        jsonb NOT NULL DEFAULT '{}',
+        actor_key_id   text,
+        actor_name     text NOT NULL,
+        client_address text NOT NULL
+      );
+      -- The access key that made each operation (NULL: the root key, or a request key in open mode).
+      ALTER TABLE operations ADD COLUMN access_key_id text;
+    `,
+  },
+  {
+    version: 5,
+    name: "wallets",
+    sql: `
+      -- Keys the service holds (API.md, "Wallets"). Never a plaintext key: a local key is sealed with
+      -- AES-256-GCM under WALLET_MASTER_KEY, its address bound as associated data; a pkcs11 key stays in
+      -- its token, named here by its label.
+      CREATE TABLE wallets (
+        address           text PRIMARY KEY,            -- checksummed
+        label             text NOT NULL UNIQUE,
+        kind              text NOT NULL CHECK (kind IN ('local', 'pkcs11')),
+        key_ciphertext    bytea,
+        key_nonce         bytea,
+        key_tag           bytea,
+        pkcs11_key_label  text,
+        daily_spend_limit numeric(78, 0),              -- wei of value + gas at the signed max fee, per UTC day
+        low_balance       numeric(78, 0),              -- wei; the wallet.low_balance webhook fires below it
+        -- Whether the balance was last seen below low_balance: the webhook fires once per crossing.
+        below_low_balance boolean NOT NULL DEFAULT false,
+        created_at        timestamptz NOT NULL DEFAULT now(),
+        updated_at        timestamptz NOT NULL DEFAULT now(),
+        CHECK (
+          (kind = 'local' AND key_ciphertext IS NOT NULL AND key_nonce IS NOT NULL AND key_tag IS NOT NULL
+            AND pkcs11_key_label IS NULL)
+          OR (kind = 'pkcs11' AND pkcs11_key_label IS NOT NULL AND key_ciphertext IS NULL AND key_nonce IS NULL
+            AND key_tag IS NULL)
+        )
+      );
+      -- One row: a constant sealed under the master key, so a start with the wrong key is refused
+      -- before any wallet is used, and an instance with a rotated-out key cannot seal new wallets.
+      CREATE TABLE wallet_master_key (
+        singleton        boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        check_ciphertext bytea NOT NULL,
+        check_nonce      bytea NOT NULL,
+        check_tag        bytea NOT NULL,
+        updated_at       timestamptz NOT NULL DEFAULT now()
+      );
+      -- What each wallet has committed to spend per UTC day, reserved before a write is signed.
+      CREATE TABLE wallet_spend (
+        address text NOT NULL REFERENCES wallets (address) ON DELETE CASCADE,
+        day     date NOT NULL,
+        spent   numeric(78, 0) NOT NULL DEFAULT 0,
+        PRIMARY KEY (address, day)
+      );
+    `,
+  },
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

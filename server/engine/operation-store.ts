@@ -4,7 +4,7 @@ import type { Operation, OperationError, OperationStatus, SignedTransaction } fr
 const COLUMNS = `id, chain_id, from_address, operation, contract_address, fingerprint, idempotency_key, status,
   nonce::text AS nonce, tx_to, tx_data, tx_value, gas_limit, transactions, context, result, error,
   response_status, response_body, block_number::text AS block_number, block_hash,
-  pending_since::text AS pending_since, created_at, updated_at`;
+  pending_since::text AS pending_since, access_key_id, created_at, updated_at`;
 
 interface OperationRow {
   id: string;
@@ -29,6 +29,7 @@ interface OperationRow {
   block_number: string | null;
   block_hash: string | null;
   pending_since: string | null;
+  access_key_id: string | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -294,6 +295,7 @@ function toOperation(row: OperationRow): Operation {
     blockNumber: numberOrNull(row.block_number),
     blockHash: row.block_hash,
     pendingSince: numberOrNull(row.pending_since),
+    accessKeyId: row.access_key_id,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
@@ -303,7 +305,7 @@ function toOperation(row: OperationRow): Operation {
 const INSERT_COLUMNS = `id text, chain_id text, from_address text, operation text, contract_address text,
   fingerprint text, idempotency_key text, status text, nonce bigint, tx_to text, tx_data text, tx_value text,
   gas_limit text, transactions text, context text, result text, response_status integer, response_body text,
-  lease_owner text, lease_ms double precision`;
+  lease_owner text, lease_ms double precision, access_key_id text`;
 
 /**
  * Inserts the rows of `writes` in one statement and answers the ids inserted: a row whose
@@ -335,14 +337,15 @@ async function insertRows(
     response_body: op.response?.body ?? null,
     lease_owner: lease.owner,
     lease_ms: lease.ms,
+    access_key_id: op.accessKeyId,
   }));
   const { rows: inserted } = await db.query<{ id: string }>(
     `INSERT INTO operations (id, chain_id, from_address, operation, contract_address, fingerprint,
        idempotency_key, status, nonce, tx_to, tx_data, tx_value, gas_limit, transactions, context, result,
-       response_status, response_body, lease_owner, lease_until)
+       response_status, response_body, lease_owner, lease_until, access_key_id)
      SELECT id, chain_id, from_address, operation, contract_address, fingerprint, idempotency_key, status, nonce,
        tx_to, tx_data, tx_value, gas_limit, transactions::jsonb, context::jsonb, result::jsonb, response_status,
-       response_body, lease_owner, now() + lease_ms * interval '1 millisecond'
+       response_body, lease_owner, now() + lease_ms * interval '1 millisecond', access_key_id
      FROM jsonb_to_recordset($1::jsonb) AS r(${INSERT_COLUMNS})
      ON CONFLICT DO NOTHING
      RETURNING id`,

@@ -48,6 +48,8 @@ export interface Operation {
   blockNumber: number | null;
   blockHash: string | null;
   pendingSince: number | null;
+  /** The access key that made it ("root" for API_KEY); null for a request key in open mode. */
+  accessKeyId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -4,7 +4,7 @@ import type { Fees } from "../chain/fee-oracle";
 import { parseReceipt } from "../chain/receipt";
 import { ApiError } from "../http/errors";
 import { broadcast } from "./broadcast";
-import type { EngineContext } from "./context";
+import type { EngineContext, SpendRefund } from "./context";
 import { Follower } from "./follower";
 import { IdempotencyKeyTaken } from "./operation-store";
 import { currentTransaction, type Operation } from "./operation";
@@ -24,6 +24,8 @@ export interface WriteRequest {
   context: Record<string, unknown>;
   fingerprint: string;
   idempotencyKey?: string;
+  /** The access key that asks for it ("root" for API_KEY); null or unset for a request key in open mode. */
+  accessKeyId?: string | null;
 }
 
 /** An answer to send as it is: replays must match the first answer byte for byte. */
@@ -134,22 +136,25 @@ export class TransactionEngine {
   async submit(request: WriteRequest): Promise<WriteAnswer> {
     const { signer } = request;
     this.ctx.metrics?.setSignerPoolSize(this.ctx.chain.signers.size);
-    const { gasLimit, fees, nonce } = await this.simulateAndTakeNonce(request);
-    const call = { to: request.to ?? null, data: request.data, value: request.value ?? 0n, gasLimit };
+    const { call, fees, nonce, refund } = await this.simulateAndTakeNonce(request);
     const op = this.newOperation(request, targetAddress(signer.address, call, nonce));
     op.call = call;
     op.nonce = nonce;
     this.inRequest.add(op.id);
     try {
-      return await this.send(request, op, fees);
+      return await this.send(request, op, fees, refund);
     } finally {
       this.inRequest.delete(op.id);
     }
   }
 
-  /** Simulates a write (with a fee quote), then takes its nonce: a write the simulation refuses takes none. */
-  private async simulateAndTakeNonce(request: WriteRequest): Promise<{ gasLimit: bigint; fees: Fees; nonce: number }> {
-    const from = request.signer.address;
+  /**
+   * Simulates a write (with a fee quote), reserves its spend, then takes its nonce: a write the
+   * simulation or a spend limit refuses takes none, and signs and stores nothing.
+   */
+  private async simulateAndTakeNonce(request: WriteRequest) {
+    const { signer } = request;
+    const from = signer.address;
     const concurrent = (this.beforeNonce.get(from) ?? 0) + 1;
     this.beforeNonce.set(from, concurrent);
     try {
@@ -158,7 +163,13 @@ export class TransactionEngine {
         this.ctx.chain.simulate({ from, to: request.to, data: request.data, value: request.value }),
         this.ctx.chain.fees.quote(),
       ]);
-      return { gasLimit, fees, nonce: await this.takeNonce(from) };
+      const call = { to: request.to ?? null, data: request.data, value: request.value ?? 0n, gasLimit };
+      const refund = (await this.ctx.spendGuard?.reserve(signer, spendOf(call, fees))) ?? noRefund;
+      const nonce = await this.takeNonce(from).catch(async (err: unknown) => {
+        await refund();
+        throw err;
+      });
+      return { call, fees, nonce, refund };
     } finally {
       const left = this.beforeNonce.get(from)! - 1;
       if (left === 0) this.beforeNonce.delete(from);
@@ -167,25 +178,27 @@ export class TransactionEngine {
   }
 
   /** Signs, records, broadcasts and waits for a new operation holding its nonce. */
-  private async send(request: WriteRequest, op: Operation, fees: Fees): Promise<WriteAnswer> {
+  private async send(request: WriteRequest, op: Operation, fees: Fees, refund: SpendRefund): Promise<WriteAnswer> {
     const { signer } = request;
     const nonce = op.nonce!;
     const call = op.call!;
     this.reservations.hold(op.id, signer.address, nonce);
     let accepted: boolean;
     try {
-      op.transactions = [await signCall(signer, this.ctx.options.chainId, nonce, call, fees)];
       try {
+        op.transactions = [await signCall(signer, this.ctx.options.chainId, nonce, call, fees)];
         await this.insert(op);
       } catch (err) {
+        // Nothing was sent: the nonce and the spend go back.
         await this.ctx.nonces.recycle(signer.address, nonce);
+        await refund();
         if (err instanceof IdempotencyKeyTaken && request.idempotencyKey) {
           const answer = await this.replay(signer.address, request.idempotencyKey, request.fingerprint);
           if (answer) return answer;
         }
         throw err;
       }
-      accepted = await this.broadcastFirst(op, signer);
+      accepted = await this.broadcastFirst(op, signer, refund);
     } finally {
       this.reservations.release(op.id);
     }
@@ -236,7 +249,7 @@ export class TransactionEngine {
    * transaction is not in the mempool either re-signs it (nonce conflicts) or forgets the
    * operation, gives its nonce back and throws the refusal's API error.
    */
-  private async broadcastFirst(op: Operation, signer: TransactionSigner): Promise<boolean> {
+  private async broadcastFirst(op: Operation, signer: TransactionSigner, refund: SpendRefund): Promise<boolean> {
     const deadline = Date.now() + Math.min(this.ctx.options.txTimeoutMs, GAP_WAIT_MS);
     for (let attempt = 1; ; attempt++) {
       const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw, op.nonce!);
@@ -270,6 +283,7 @@ export class TransactionEngine {
               "CHAIN_UNAVAILABLE",
               "The chain's fees are above what this service may pay (MAX_FEE_PER_GAS); retry later",
             ),
+            refund,
           );
           break;
         case "nonceTooHigh":
@@ -288,15 +302,16 @@ export class TransactionEngine {
           break;
         case "unreachable":
         case "refused":
-          await this.giveUpUnsent(op, outcome.error);
+          await this.giveUpUnsent(op, outcome.error, refund);
       }
     }
   }
 
   /** Forgets an operation whose transaction never entered a mempool, gives its nonce back and throws `error`. */
-  private async giveUpUnsent(op: Operation, error: ApiError): Promise<never> {
+  private async giveUpUnsent(op: Operation, error: ApiError, refund: SpendRefund): Promise<never> {
     await this.ctx.store.delete(op.id);
     await this.ctx.nonces.recycle(op.from, op.nonce!);
+    await refund();
     this.ctx.logger.info(
       { operationId: op.id, nonce: op.nonce, code: error.code },
       "broadcast refused; nonce recycled",
@@ -363,7 +378,7 @@ export class TransactionEngine {
   }
 
   newOperation(
-    request: Pick<WriteRequest, "operation" | "signer" | "context" | "fingerprint" | "idempotencyKey">,
+    request: Pick<WriteRequest, "operation" | "signer" | "context" | "fingerprint" | "idempotencyKey" | "accessKeyId">,
     contractAddress: string | null,
   ): Operation {
     const now = new Date();
@@ -386,6 +401,7 @@ export class TransactionEngine {
       blockNumber: null,
       blockHash: null,
       pendingSince: null,
+      accessKeyId: request.accessKeyId ?? null,
       createdAt: now,
       updatedAt: now,
     };
@@ -407,6 +423,13 @@ export class TransactionEngine {
   get chainId(): string {
     return this.ctx.options.chainId.toString();
   }
+}
+
+const noRefund: SpendRefund = async () => {};
+
+/** What a write may cost its signer at most: its value plus all its gas at the signed max fee. */
+function spendOf(call: { value: bigint; gasLimit: bigint }, fees: Fees): bigint {
+  return call.value + call.gasLimit * (fees.type === 2 ? fees.maxFeePerGas : fees.gasPrice);
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

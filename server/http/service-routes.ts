@@ -1,3 +1,4 @@
+import type { Middleware } from "koa";
 import { createReadStream } from "node:fs";
 import path from "node:path";
 import Router, { type RouterContext } from "@koa/router";
@@ -36,6 +37,8 @@ export interface ReadinessChecks {
 export interface ServiceRouteDeps extends ReadinessChecks {
   /** Prometheus text of the service's metrics. */
   metrics(): Promise<{ contentType: string; text: string }>;
+  /** Guards GET /metrics (scope metrics:read, needed only with REQUIRE_ACCESS_KEY). */
+  metricsAccess?: Middleware;
 }
 
 /** GET /health, /health/live, /health/ready and /metrics. */
@@ -50,7 +53,8 @@ export function createServiceRouter(deps: ServiceRouteDeps): Router {
   router.get("/health/live", (ctx) => {
     ctx.body = { status: "ok" };
   });
-  router.get("/metrics", async (ctx) => {
+  const guard: Middleware = deps.metricsAccess ?? ((_ctx, next) => next());
+  router.get("/metrics", guard, async (ctx) => {
     const { contentType, text } = await deps.metrics();
     ctx.type = contentType;
     ctx.body = text;
@@ -160,12 +164,16 @@ export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
     tags: ["service"],
     summary: "Prometheus metrics",
     description:
-      "HTTP requests by route and status, JSON-RPC calls by method, operations by status, nonce allocations, signer pool size, process metrics.",
+      "HTTP requests by route and status, JSON-RPC calls by method, operations by status, nonce allocations, signer pool size, process metrics. With REQUIRE_ACCESS_KEY=true, an access key with metrics:read.",
+    security: [{}, { AccessKey: [] }],
     responses: {
       200: {
         description: "Prometheus text exposition format 0.0.4",
         content: { "text/plain": { schema: z.string() } },
       },
+      401: errorResponse("UNAUTHORIZED"),
+      403: errorResponse("FORBIDDEN"),
+      429: errorResponse("RATE_LIMITED"),
     },
   });
 }

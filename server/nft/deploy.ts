@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DEFAULT_COLLECTION, deployTransaction } from "../chain/collection";
 import { writeResponseSchema } from "../engine";
-import { privateKey, uint } from "./fields";
+import { nftBody, signerFields, uint } from "./fields";
 import { defineWrite } from "./route";
 
 /** A bigint default, as the document shows it: a decimal string (JSON has no bigint). */
@@ -10,30 +10,29 @@ const documentedDefault = (value: bigint) => ({ default: value.toString() });
 export const deployRoute = defineWrite({
   path: "/nft/deploy",
   operation: "deploy",
+  access: { scope: "nft:deploy", key: "open" },
   summary: "Deploy a new reference collection owned by the caller (extension)",
   description:
-    "Every field but privateKey is optional; contractAddress, if sent, is ignored. A pending deployment answers the address the collection will have.",
-  body: z
-    .object({
-      privateKey,
-      contractAddress: z
-        .string()
-        .optional()
-        .openapi({ description: "Ignored: the new collection's address is answered" }),
-      name: z.string().min(1).max(100).default(DEFAULT_COLLECTION.name),
-      symbol: z.string().min(1).max(20).default(DEFAULT_COLLECTION.symbol),
-      baseURI: z.string().max(2000).default(DEFAULT_COLLECTION.baseURI),
-      cost: uint("cost").default(DEFAULT_COLLECTION.cost).openapi(documentedDefault(DEFAULT_COLLECTION.cost)),
-      maxSupply: uint("maxSupply")
-        .refine((v) => v >= 1n, "maxSupply must be ≥ 1")
-        .default(DEFAULT_COLLECTION.maxSupply)
-        .openapi(documentedDefault(DEFAULT_COLLECTION.maxSupply)),
-      maxMintAmountPerTx: uint("maxMintAmountPerTx")
-        .refine((v) => v >= 1n, "maxMintAmountPerTx must be ≥ 1")
-        .default(DEFAULT_COLLECTION.maxMintAmountPerTx)
-        .openapi(documentedDefault(DEFAULT_COLLECTION.maxMintAmountPerTx)),
-    })
-    .openapi("DeployRequest"),
+    "Every field but privateKey (or from) is optional; contractAddress, if sent, is ignored. A pending deployment answers the address the collection will have.",
+  body: nftBody({
+    ...signerFields,
+    contractAddress: z
+      .string()
+      .optional()
+      .openapi({ description: "Ignored: the new collection's address is answered" }),
+    name: z.string().min(1).max(100).default(DEFAULT_COLLECTION.name),
+    symbol: z.string().min(1).max(20).default(DEFAULT_COLLECTION.symbol),
+    baseURI: z.string().max(2000).default(DEFAULT_COLLECTION.baseURI),
+    cost: uint("cost").default(DEFAULT_COLLECTION.cost).openapi(documentedDefault(DEFAULT_COLLECTION.cost)),
+    maxSupply: uint("maxSupply")
+      .refine((v) => v >= 1n, "maxSupply must be ≥ 1")
+      .default(DEFAULT_COLLECTION.maxSupply)
+      .openapi(documentedDefault(DEFAULT_COLLECTION.maxSupply)),
+    maxMintAmountPerTx: uint("maxMintAmountPerTx")
+      .refine((v) => v >= 1n, "maxMintAmountPerTx must be ≥ 1")
+      .default(DEFAULT_COLLECTION.maxMintAmountPerTx)
+      .openapi(documentedDefault(DEFAULT_COLLECTION.maxMintAmountPerTx)),
+  }).openapi("DeployRequest"),
   response: writeResponseSchema({ owner: z.string() }).openapi("DeployResponse"),
   successStatus: 201,
   errors: ["INSUFFICIENT_FUNDS", "CONTRACT_REVERTED"],

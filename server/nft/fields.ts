@@ -57,11 +57,34 @@ export const privateKey = z
     example: "0x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
   });
 
+/** A wallet the service holds, by address or label: signs instead of a `privateKey`. */
+export const from = z.string().min(1).max(100).openapi({
+  description: "A wallet the service holds (its address or label), instead of privateKey; needs an access key",
+  example: "treasury",
+});
+
+/** Who signs (or, for a read, who asks): exactly one of a request key and a held wallet. */
+export const signerFields = { privateKey: privateKey.optional(), from: from.optional() };
+
 /** The fields every /nft operation takes. */
 export const common = {
-  privateKey,
+  ...signerFields,
   contractAddress: address("contractAddress"),
 };
+
+/** An /nft request body: `shape` with exactly one of `privateKey` and `from`. */
+export function nftBody<Shape extends z.ZodRawShape>(shape: Shape) {
+  return z.object(shape).superRefine((body, ctx) => {
+    const given = ["privateKey", "from"].filter((k) => (body as Record<string, unknown>)[k] !== undefined);
+    if (given.length !== 1) {
+      ctx.addIssue({
+        code: "custom",
+        path: [given.length === 0 ? "privateKey" : "from"],
+        message: "exactly one of privateKey and from is required",
+      });
+    }
+  });
+}
 
 /** An integer in a response: a decimal string, since it may pass 2^53. */
 export const decimal = z.string().regex(/^\d+$/);

@@ -1,11 +1,13 @@
 import Router from "@koa/router";
 import type { Context } from "koa";
+import type { AccessPrincipal } from "../access";
+import { ApiError } from "../http/errors";
+import type { TransactionSigner } from "../signers/signer";
 import { fingerprintOf, idempotencyKeyOf, type OperationKind, type WriteAnswer } from "../engine";
 import type { OpenAPIRegistry } from "../http/openapi";
 import { readJsonBody } from "../http/json-body";
 import { parseInput } from "../http/validation";
 import { addToWhitelistRoute } from "./add-to-whitelist";
-import { assertApiKey } from "./api-key";
 import { deployRoute } from "./deploy";
 import { mintRoute } from "./mint";
 import { mintForFreeRoute } from "./mint-for-free";
@@ -16,6 +18,9 @@ import { setPausedRoute } from "./set-paused";
 import { tokenUriRoute } from "./token-uri";
 import { totalSupplyRoute } from "./total-supply";
 import { withdrawRoute } from "./withdraw";
+
+/** What operations made by the root key (API_KEY) record as their access key. */
+export const ROOT_KEY_ID = "root";
 
 export type { NftDeps };
 
@@ -31,7 +36,8 @@ export const NFT_ROUTES: NftRoute[] = [
   deployRoute,
 ] as NftRoute[];
 
-type WriteInput = Record<string, unknown> & { privateKey: string };
+/** What every /nft body holds once parsed: exactly one of `privateKey` and `from`. */
+type NftInput = Record<string, unknown> & { privateKey?: string; from?: string };
 
 const WRITE_ROUTES = NFT_ROUTES.filter((route): route is WriteRoute => route.kind === "write");
 
@@ -40,28 +46,48 @@ export const OPERATION_KINDS = new Map<string, OperationKind>(
   WRITE_ROUTES.map((route) => [route.operation, { successStatus: route.successStatus ?? 200, result: route.result }]),
 );
 
-/** Every /nft operation: POST, JSON body validated by the operation's schema; and GET /nft/operations/{id}. */
+/**
+ * Every /nft operation: POST, JSON body validated by the operation's schema; and GET
+ * /nft/operations/{id}. What a route declares is enforced here, in order: the access key before the
+ * body is read (a call without one gets 401 whatever it sends), then the body's collection and
+ * wallet against the key's limits, before the route sees the body.
+ */
 export function createNftRouter(deps: NftDeps): Router {
   const router = new Router();
   for (const route of NFT_ROUTES) {
     router.post(route.path, async (ctx) => {
-      // What the route declares is checked before its body is read: a call without the key gets 401, whatever it sends.
-      if (route.apiKey) assertApiKey(ctx, deps.apiKey);
-      const input = parseInput(route.body, await readJsonBody(ctx));
+      await deps.access.admit(ctx, route.access);
+      const input = parseInput(route.body, await readJsonBody(ctx)) as NftInput;
+      const caller = await callerOf(ctx, route, input, deps);
       if (route.kind === "read") {
-        ctx.body = await route.handle(input, deps);
+        ctx.body = await route.handle(input, { ...deps, caller });
         return;
       }
-      respond(ctx, await runWrite(route, input as WriteInput, deps, ctx));
+      respond(ctx, await runWrite(route, input, caller, deps, ctx));
     });
   }
   mountOperationRoute(router, deps);
   return router;
 }
 
+/** Who signs (or asks): the request's own key, or a wallet the service holds, within the access key's limits. */
+async function callerOf(ctx: Context, route: NftRoute, input: NftInput, deps: NftDeps): Promise<TransactionSigner> {
+  deps.access.checkBody(ctx, route.access, input);
+  if (input.privateKey !== undefined) return deps.chain.signers.get(input.privateKey);
+  if (!deps.wallets) throw new ApiError("WALLET_NOT_FOUND", "The service holds no wallets");
+  const signer = await deps.wallets.signerFor(input.from!);
+  deps.access.checkWallet(ctx, signer.address);
+  return signer;
+}
+
 /** A write through the engine: Idempotency-Key replay first, then the route's plan. */
-async function runWrite(route: WriteRoute, input: WriteInput, deps: NftDeps, ctx: Context): Promise<WriteAnswer> {
-  const signer = deps.chain.signers.get(input.privateKey);
+async function runWrite(
+  route: WriteRoute,
+  input: NftInput,
+  signer: TransactionSigner,
+  deps: NftDeps,
+  ctx: Context,
+): Promise<WriteAnswer> {
   const idempotencyKey = idempotencyKeyOf(ctx.get("Idempotency-Key") || undefined);
   const fingerprint = fingerprintOf(route.operation, input);
   if (idempotencyKey) {
@@ -69,7 +95,14 @@ async function runWrite(route: WriteRoute, input: WriteInput, deps: NftDeps, ctx
     if (replayed) return replayed;
   }
   const plan = await route.plan(input, { ...deps, signer });
-  const request = { operation: route.operation, signer, fingerprint, idempotencyKey };
+  const principal = ctx.state.access as AccessPrincipal | undefined;
+  const request = {
+    operation: route.operation,
+    signer,
+    fingerprint,
+    idempotencyKey,
+    accessKeyId: principal ? (principal.keyId ?? ROOT_KEY_ID) : null,
+  };
   if ("unchanged" in plan) {
     return deps.engine.recordUnchanged({ ...request, context: plan.unchanged }, plan.contractAddress);
   }
@@ -84,7 +117,6 @@ function respond(ctx: Context, answer: WriteAnswer): void {
 }
 
 export function registerNftOpenApi(registry: OpenAPIRegistry): void {
-  registry.registerComponent("securitySchemes", "ApiKey", { type: "apiKey", in: "header", name: "API_KEY" });
   for (const route of NFT_ROUTES) {
     registry.registerPath({
       method: "post",
@@ -93,7 +125,8 @@ export function registerNftOpenApi(registry: OpenAPIRegistry): void {
       tags: ["nft"],
       summary: route.summary,
       description: route.description,
-      ...(route.apiKey ? { security: [{ ApiKey: [] }] } : {}),
+      // An access key always for `always` routes; for open ones, only with REQUIRE_ACCESS_KEY or `from`.
+      security: route.access.key === "always" ? [{ AccessKey: [] }] : [{}, { AccessKey: [] }],
       request: {
         body: { required: true, content: { "application/json": { schema: route.body } } },
         ...(route.kind === "write" ? { headers: IdempotencyHeaders } : {}),

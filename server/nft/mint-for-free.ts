@@ -1,17 +1,18 @@
 import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
 import { writeResponseSchema } from "../engine";
-import { address, common, decimal, uint } from "./fields";
+import { address, common, decimal, nftBody, uint } from "./fields";
 import { mintedTokenIds } from "./receipt-events";
 import { defineWrite } from "./route";
 
 export const mintForFreeRoute = defineWrite({
   path: "/nft/mintForFree",
   operation: "mintForFree",
+  access: { scope: "nft:mintForFree", key: "open", bodyCollection: "contractAddress" },
   summary: "Mint tokens at no cost (owner only; works while paused)",
-  body: z
-    .object({ ...common, mintAmount: uint("mintAmount"), receiver: address("receiver").optional() })
-    .openapi("MintForFreeRequest"),
+  body: nftBody({ ...common, mintAmount: uint("mintAmount"), receiver: address("receiver").optional() }).openapi(
+    "MintForFreeRequest",
+  ),
   response: writeResponseSchema({ tokenIds: z.array(decimal), receiver: z.string() }).openapi("MintForFreeResponse"),
   errors: [
     "INSUFFICIENT_FUNDS",

@@ -2,16 +2,17 @@ import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
 import { writeResponseSchema } from "../engine";
 import { ApiError } from "../http/errors";
-import { common, decimal, uint } from "./fields";
+import { common, decimal, uint, nftBody } from "./fields";
 import { mintedTokenIds } from "./receipt-events";
 import { defineWrite } from "./route";
 
 export const mintRoute = defineWrite({
   path: "/nft/mint",
   operation: "mint",
+  access: { scope: "nft:mint", key: "open", bodyCollection: "contractAddress" },
   summary: "Mint tokens to the caller, paying cost × mintAmount",
   description: "The price is read from the contract and sent as the transaction's value.",
-  body: z.object({ ...common, mintAmount: uint("mintAmount") }).openapi("MintRequest"),
+  body: nftBody({ ...common, mintAmount: uint("mintAmount") }).openapi("MintRequest"),
   response: writeResponseSchema({ tokenIds: z.array(decimal), value: decimal }).openapi("MintResponse"),
   errors: [
     "INSUFFICIENT_FUNDS",

@@ -2,7 +2,8 @@ import type { ResponseConfig } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
 import type { ChainClient } from "../chain/chain-client";
 import type { Receipt } from "../chain/receipt";
-import type { TransactionSigner } from "../signers/signer";
+import type { AccessControl, AccessDeclaration } from "../access";
+import type { HeldWallets, TransactionSigner } from "../signers/signer";
 import type { Operation, TransactionEngine } from "../engine";
 import { PendingWrite } from "../engine";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
@@ -11,8 +12,10 @@ import { errorResponse } from "../http/openapi";
 export interface NftDeps {
   chain: ChainClient;
   engine: TransactionEngine;
-  /** The key /nft/withdraw requires; unset refuses every withdrawal. */
-  apiKey?: string;
+  /** Access keys: every route declares what it needs (`access`), and the router enforces it. */
+  access: AccessControl;
+  /** The wallets `from` names; unset = none held (404 WALLET_NOT_FOUND). */
+  wallets?: HeldWallets;
 }
 
 interface RouteBase<Body extends z.ZodType> {
@@ -26,14 +29,15 @@ interface RouteBase<Body extends z.ZodType> {
   response: z.ZodType;
   /** Error codes this operation can answer, for the OpenAPI document. */
   errors: ErrorCode[];
-  /** Whether the operation needs the API_KEY header: the router checks it before anything else. */
-  apiKey?: boolean;
+  /** What the route needs of an access key; the router checks it before the body is used. */
+  access: AccessDeclaration;
 }
 
 /** A read: no transaction, the body is the answer. */
 export interface ReadRoute<Body extends z.ZodType = z.ZodType> extends RouteBase<Body> {
   kind: "read";
-  handle(input: z.output<Body>, deps: NftDeps): Promise<Record<string, unknown>>;
+  /** `caller`: who asks (the request key's or the wallet's address names the caller). */
+  handle(input: z.output<Body>, deps: NftDeps & { caller: TransactionSigner }): Promise<Record<string, unknown>>;
 }
 
 /** What a write route asks the engine to send, or the answer when nothing needs sending. */
@@ -89,10 +93,13 @@ export function openApiResponses(route: NftRoute) {
     };
   }
   const codes: ErrorCode[] = ["VALIDATION_ERROR", ...route.errors];
+  // What the access declaration can answer: no key (REQUIRE_ACCESS_KEY, `from`, or an always-key
+  // route), a key without the scope or collection, a `from` the service does not hold, repeated failures.
+  codes.push(route.access.unauthorizedCode ?? "UNAUTHORIZED", "FORBIDDEN", "WALLET_NOT_FOUND", "RATE_LIMITED");
   if (write) codes.push("IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED");
   codes.push("CHAIN_UNAVAILABLE", "INTERNAL_ERROR");
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of codes) {
+  for (const code of new Set(codes)) {
     const status = ERROR_STATUS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }

@@ -1,16 +1,16 @@
-import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
 import { settingResponseSchema } from "../engine";
-import { common, decimal, uint } from "./fields";
+import { common, decimal, uint, nftBody } from "./fields";
 import { OWNER_SETTING_ERRORS, planSetting, settingResult } from "./owner-setting";
 import { defineWrite } from "./route";
 
 export const setCostRoute = defineWrite({
   path: "/nft/setCost",
   operation: "setCost",
+  access: { scope: "nft:configure", key: "open", bodyCollection: "contractAddress" },
   summary: "Set the price of one token in wei (owner only)",
   description: "Setting the current cost sends nothing and answers changed:false.",
-  body: z.object({ ...common, cost: uint("cost") }).openapi("SetCostRequest"),
+  body: nftBody({ ...common, cost: uint("cost") }).openapi("SetCostRequest"),
   response: settingResponseSchema({ cost: decimal }).openapi("SetCostResponse"),
   errors: OWNER_SETTING_ERRORS,
   plan: (input, { chain, signer }) =>

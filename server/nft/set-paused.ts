@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
 import { settingResponseSchema } from "../engine";
-import { common } from "./fields";
+import { common, nftBody } from "./fields";
 import { OWNER_SETTING_ERRORS, planSetting, settingResult } from "./owner-setting";
 import { defineWrite } from "./route";
 
@@ -14,9 +14,10 @@ const state = z
 export const setPausedRoute = defineWrite({
   path: "/nft/setPaused",
   operation: "setPaused",
+  access: { scope: "nft:configure", key: "open", bodyCollection: "contractAddress" },
   summary: "Pause or resume minting (owner only)",
   description: "Setting the current state sends nothing and answers changed:false.",
-  body: z.object({ ...common, state }).openapi("SetPausedRequest"),
+  body: nftBody({ ...common, state }).openapi("SetPausedRequest"),
   response: settingResponseSchema({ paused: z.boolean() }).openapi("SetPausedResponse"),
   errors: OWNER_SETTING_ERRORS,
   plan: (input, { chain, signer }) =>

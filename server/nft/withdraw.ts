@@ -1,19 +1,24 @@
 import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
 import { writeResponseSchema } from "../engine";
-import { common, decimal } from "./fields";
+import { common, decimal, nftBody } from "./fields";
 import { withdrawnAmount } from "./receipt-events";
 import { defineWrite } from "./route";
 
 export const withdrawRoute = defineWrite({
   path: "/nft/withdraw",
   operation: "withdraw",
+  access: {
+    scope: "nft:withdraw",
+    key: "always",
+    unauthorizedCode: "INVALID_API_KEY",
+    bodyCollection: "contractAddress",
+  },
   summary: "Send the contract's whole balance to its owner (owner only; needs API_KEY)",
   description:
     "The API_KEY (or X-API-Key) header is checked first, in constant time: before the body is read and before any chain call.",
-  body: z.object(common).openapi("WithdrawRequest"),
+  body: nftBody(common).openapi("WithdrawRequest"),
   response: writeResponseSchema({ amount: decimal, to: z.string() }).openapi("WithdrawResponse"),
-  apiKey: true,
   errors: [
     "INVALID_API_KEY",
     "INSUFFICIENT_FUNDS",

@@ -22,3 +22,11 @@ export interface TransactionSigner {
 export interface SignerDirectory {
   signerOf(address: string): Promise<TransactionSigner | undefined>;
 }
+
+/**
+ * The wallets the service holds (API.md, "Wallets"), as the /nft routes reach them through `from`:
+ * by address or label; 404 WALLET_NOT_FOUND for one it does not hold.
+ */
+export interface HeldWallets {
+  signerFor(addressOrLabel: string): Promise<TransactionSigner>;
+}

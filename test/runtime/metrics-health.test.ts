@@ -13,6 +13,7 @@ import hre from "hardhat";
 import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
 import type { JsonRpcServer } from "hardhat/types";
 import { Wallet, type JsonRpcProvider } from "ethers";
+import { openAccess } from "../../server/access";
 import { createServiceApps, type ServiceApps } from "../../server/service-app";
 import { ChainClient } from "../../server/chain/chain-client";
 import { collectionInterface, DEFAULT_COLLECTION, deployTransaction } from "../../server/chain/collection";
@@ -52,6 +53,7 @@ async function serve(provider: JsonRpcProvider, db: SqlDriver, metrics?: Service
     logger: createLogger("silent"),
     database: db,
     metrics,
+    ...openAccess(db, { logger }),
   });
   const server: Server = createServer(apps.api.callback());
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

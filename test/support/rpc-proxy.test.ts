@@ -163,7 +163,7 @@ describe("test support on a hardhat node (automine off)", function () {
       const fast = Math.min(await roundTrip(), await roundTrip(), await roundTrip());
       proxy.latencyMs = 150;
       const slow = Math.min(await roundTrip(), await roundTrip(), await roundTrip());
-      // The slow round trip holds both waits; the fast one's own time (longer on a busy machine) is not subtracted.
+      // The slow round trip itself carries both delays; the fast one may be inflated by a busy machine.
       expect(slow).to.be.at.least(295);
       expect(slow - fast).to.be.at.most(300 + 400);
     });

@@ -31,6 +31,7 @@ function operation(idempotencyKey: string | null = null): Operation {
     blockNumber: null,
     blockHash: null,
     pendingSince: null,
+    accessKeyId: idempotencyKey === null ? null : "root",
     createdAt: now,
     updatedAt: now,
   };

@@ -1,0 +1,70 @@
+import type { Scope } from "./scopes";
+import { SCOPES } from "./scopes";
+
+/** Who a request acts as: the root key (API_KEY) or an access key made through the API. */
+export interface AccessPrincipal {
+  /** The access key's id; null for the root key. */
+  keyId: string | null;
+  name: string;
+  scopes: ReadonlySet<Scope>;
+  /** Wallet addresses (lower case) the key may sign with; null = all. */
+  wallets: readonly string[] | null;
+  /** Collection addresses (lower case) the key may act on; null = all. */
+  collections: readonly string[] | null;
+  expiresAt: Date | null;
+}
+
+export const ROOT_PRINCIPAL: AccessPrincipal = {
+  keyId: null,
+  name: "root (API_KEY)",
+  scopes: new Set(SCOPES),
+  wallets: null,
+  collections: null,
+  expiresAt: null,
+};
+
+/** What a request needs: a scope, and possibly a wallet or a collection within the key's limits. */
+export interface AccessNeed {
+  scope?: Scope;
+  wallet?: string;
+  collection?: string;
+}
+
+/** What `principal` lacks for `need`, in words (for the 403), or null when it is allowed. */
+export function missingFor(principal: AccessPrincipal, need: AccessNeed): string | null {
+  if (need.scope && !principal.scopes.has(need.scope)) return `the scope ${need.scope}`;
+  if (need.wallet && !within(principal.wallets, need.wallet)) return `the wallet ${need.wallet}`;
+  if (need.collection && !within(principal.collections, need.collection)) return `the collection ${need.collection}`;
+  return null;
+}
+
+export function allows(principal: AccessPrincipal, need: AccessNeed): boolean {
+  return missingFor(principal, need) === null;
+}
+
+function within(limit: readonly string[] | null, address: string): boolean {
+  return limit === null || limit.includes(address.toLowerCase());
+}
+
+/**
+ * What a key may grant: nothing it does not hold itself. A limited key's grants must be limited
+ * to (a part of) its own wallets and collections, and expire no later than it does.
+ */
+export function grantExceeds(
+  granter: AccessPrincipal,
+  grant: Pick<AccessPrincipal, "scopes" | "wallets" | "collections" | "expiresAt">,
+): string | null {
+  for (const scope of grant.scopes) if (!granter.scopes.has(scope)) return `the scope ${scope}`;
+  const subset = (own: readonly string[] | null, given: readonly string[] | null, what: string) => {
+    if (own === null) return null;
+    if (given === null) return `all ${what}s (this key is limited to some)`;
+    const outside = given.find((a) => !own.includes(a));
+    return outside ? `the ${what} ${outside}` : null;
+  };
+  const beyond =
+    subset(granter.wallets, grant.wallets, "wallet") ?? subset(granter.collections, grant.collections, "collection");
+  if (beyond) return beyond;
+  if (granter.expiresAt && (!grant.expiresAt || grant.expiresAt > granter.expiresAt))
+    return `a life past this key's own expiry (${granter.expiresAt.toISOString()})`;
+  return null;
+}

@@ -1,0 +1,165 @@
+import type Router from "@koa/router";
+import { getAddress } from "ethers";
+import { z } from "zod";
+import type { SqlDriver } from "../../db";
+import { ApiError } from "../../http/errors";
+import { readJsonBody } from "../../http/json-body";
+import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
+import { parseInput } from "../../http/validation";
+import type { AccessKeyRecord } from "../access-key-store";
+import { auditActor, type AuditLog } from "../audit";
+import type { AccessControl } from "../guard";
+import { grantExceeds, type AccessPrincipal } from "../principal";
+import { accessKeyHash, newAccessKeySecret } from "../secrets";
+import { AccessKeyParams, AccessKeyView, CreateAccessKeyRequest, CreatedAccessKey } from "./schemas";
+
+export interface AccessRouteDeps {
+  access: AccessControl;
+  audit: AuditLog;
+  db: SqlDriver;
+}
+
+const MANAGE = { scope: "access-keys:manage", key: "always" } as const;
+
+/** POST /access-keys, GET /access-keys, DELETE /access-keys/{id}. */
+export function mountAccessKeyRoutes(router: Router, deps: AccessRouteDeps): void {
+  const { access, audit, db } = deps;
+
+  router.post("/access-keys", access.require(MANAGE), async (ctx) => {
+    const input = parseInput(CreateAccessKeyRequest, await readJsonBody(ctx));
+    const granter = ctx.state.access as AccessPrincipal;
+    const grant = {
+      scopes: new Set(input.scopes),
+      wallets: input.wallets ? unique(input.wallets) : null,
+      collections: input.collections ? unique(input.collections) : null,
+      expiresAt: input.expiresAt ? new Date(input.expiresAt) : null,
+    };
+    if (grant.expiresAt && grant.expiresAt.getTime() <= Date.now()) {
+      throw new ApiError("VALIDATION_ERROR", "expiresAt must be in the future", [
+        { path: "expiresAt", message: "must be in the future" },
+      ]);
+    }
+    const beyond = grantExceeds(granter, grant);
+    if (beyond) throw new ApiError("FORBIDDEN", `A key can grant only what it holds: this one does not hold ${beyond}`);
+    const secret = newAccessKeySecret();
+    const record = await db.transaction(async (tx) => {
+      const created = await access.keys.insert(
+        tx,
+        {
+          name: input.name,
+          scopes: [...grant.scopes],
+          wallets: grant.wallets,
+          collections: grant.collections,
+          expiresAt: grant.expiresAt,
+          createdBy: granter.keyId,
+        },
+        accessKeyHash(secret),
+      );
+      await audit.record(tx, auditActor(ctx), {
+        action: "access-key.created",
+        targetType: "access-key",
+        targetId: created.id,
+        details: {
+          name: created.name,
+          scopes: created.scopes,
+          wallets: created.wallets,
+          collections: created.collections,
+          expiresAt: created.expiresAt,
+        },
+      });
+      return created;
+    });
+    ctx.status = 201;
+    ctx.body = { ...viewOf(record), key: secret };
+  });
+
+  router.get("/access-keys", access.require(MANAGE), async (ctx) => {
+    ctx.body = { accessKeys: (await access.keys.list()).map(viewOf) };
+  });
+
+  router.delete("/access-keys/:id", access.require(MANAGE), async (ctx) => {
+    const { id } = parseInput(AccessKeyParams, ctx.params);
+    const key = await access.keys.find(id);
+    if (!key) throw new ApiError("NOT_FOUND", "No live access key has this id");
+    // Revoking is granting in reverse: a key may revoke only keys that hold nothing it does not.
+    const beyond = grantExceeds(ctx.state.access as AccessPrincipal, {
+      scopes: new Set(key.scopes),
+      wallets: key.wallets,
+      collections: key.collections,
+      expiresAt: key.expiresAt,
+    });
+    if (beyond) throw new ApiError("FORBIDDEN", `This key cannot revoke a key holding ${beyond}`);
+    await db.transaction(async (tx) => {
+      if (!(await access.keys.revoke(tx, id))) throw new ApiError("NOT_FOUND", "No live access key has this id");
+      await audit.record(tx, auditActor(ctx), { action: "access-key.revoked", targetType: "access-key", targetId: id });
+    });
+    access.authenticator.forgetAll();
+    ctx.status = 204;
+  });
+}
+
+function unique(addresses: string[]): string[] {
+  return [...new Set(addresses.map((a) => getAddress(a).toLowerCase()))];
+}
+
+function viewOf(key: AccessKeyRecord) {
+  return {
+    id: key.id,
+    name: key.name,
+    scopes: key.scopes,
+    ...(key.wallets ? { wallets: key.wallets.map((a) => getAddress(a)) } : {}),
+    ...(key.collections ? { collections: key.collections.map((a) => getAddress(a)) } : {}),
+    createdAt: key.createdAt.toISOString(),
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    expiresAt: key.expiresAt?.toISOString() ?? null,
+  };
+}
+
+const security = [{ AccessKey: [] }];
+const denied = {
+  401: errorResponse("UNAUTHORIZED"),
+  403: errorResponse("FORBIDDEN"),
+  429: errorResponse("RATE_LIMITED"),
+};
+
+export function registerAccessKeyOpenApi(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: "post",
+    path: "/access-keys",
+    operationId: "createAccessKey",
+    tags: ["access"],
+    summary: "Make an access key (scope access-keys:manage); its secret is shown this once",
+    security,
+    request: { body: { required: true, content: { "application/json": { schema: CreateAccessKeyRequest } } } },
+    responses: {
+      201: { description: "Created", content: { "application/json": { schema: CreatedAccessKey } } },
+      400: errorResponse("VALIDATION_ERROR"),
+      ...denied,
+    },
+  });
+  registry.registerPath({
+    method: "get",
+    path: "/access-keys",
+    operationId: "listAccessKeys",
+    tags: ["access"],
+    summary: "List live access keys, without secrets",
+    security,
+    responses: {
+      200: {
+        description: "The keys",
+        content: { "application/json": { schema: z.object({ accessKeys: z.array(AccessKeyView) }) } },
+      },
+      ...denied,
+    },
+  });
+  registry.registerPath({
+    method: "delete",
+    path: "/access-keys/{id}",
+    operationId: "revokeAccessKey",
+    tags: ["access"],
+    summary: "Revoke an access key, on every instance within 1 s",
+    security,
+    request: { params: AccessKeyParams },
+    responses: { 204: { description: "Revoked" }, 404: errorResponse("NOT_FOUND"), ...denied },
+  });
+}

@@ -1,0 +1,69 @@
+import { z } from "zod";
+import { address } from "../../nft/fields";
+import { ScopeSchema } from "../scopes";
+
+export const CreateAccessKeyRequest = z
+  .object({
+    name: z
+      .string()
+      .min(1)
+      .max(100)
+      .refine((v) => !v.includes("\0"), "must not contain NUL"),
+    scopes: z.array(ScopeSchema).min(1),
+    wallets: z.array(address("wallets[]")).optional(),
+    collections: z.array(address("collections[]")).optional(),
+    expiresAt: z.iso.datetime({ offset: true }).optional().openapi({ example: "2027-01-01T00:00:00Z" }),
+  })
+  .strict()
+  .openapi("CreateAccessKeyRequest", {
+    example: {
+      name: "shop",
+      scopes: ["nft:mint", "nft:read"],
+      collections: ["0x5FbDB2315678afecb367f032d93F642f64180aa3"],
+    },
+  });
+
+export const AccessKeyView = z
+  .object({
+    id: z.string().openapi({ example: "ak_3f9a1c0d2b4e6f8a0c1e3d5b" }),
+    name: z.string(),
+    scopes: z.array(ScopeSchema),
+    wallets: z.array(z.string()).optional(),
+    collections: z.array(z.string()).optional(),
+    createdAt: z.string(),
+    lastUsedAt: z.string().nullable(),
+    expiresAt: z.string().nullable(),
+  })
+  .openapi("AccessKey");
+
+export const CreatedAccessKey = AccessKeyView.extend({
+  key: z.string().openapi({ description: "The secret, shown this once: nfto_ then 43 base64url characters." }),
+}).openapi("CreatedAccessKey");
+
+export const AccessKeyParams = z.object({ id: z.string().openapi({ example: "ak_3f9a1c0d2b4e6f8a0c1e3d5b" }) });
+
+export const AuditEventView = z
+  .object({
+    id: z.string(),
+    at: z.string(),
+    action: z.string().openapi({ example: "access-key.created" }),
+    targetType: z.string(),
+    targetId: z.string(),
+    details: z.record(z.string(), z.unknown()),
+    keyId: z.string().nullable(),
+    keyName: z.string(),
+    clientAddress: z.string(),
+  })
+  .openapi("AuditEvent");
+
+const MAX_BIGINT = 2n ** 63n - 1n;
+
+export const AuditQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  // An event id (bigint): a larger number would reach the store as an out-of-range bigint, a 500.
+  cursor: z
+    .string()
+    .refine((v) => /^\d{1,19}$/.test(v) && BigInt(v) <= MAX_BIGINT, "cursor must come from a previous page")
+    .optional()
+    .openapi({ pattern: "^\\d{1,19}$", description: "The `cursor` of the previous page" }),
+});
