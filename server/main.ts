@@ -4,6 +4,7 @@ import path from "node:path";
 import type { JsonRpcProvider } from "ethers";
 import { openAccess } from "./access";
 import { createServiceApps } from "./service-app";
+import { BlockFeed } from "./chain/block-feed";
 import { ChainClient } from "./chain/chain-client";
 import { connectProvider } from "./chain/provider";
 import type { Config } from "./config/config";
@@ -80,8 +81,11 @@ export async function startService(
     throw err;
   }
   const userStore = new SqlUserStore(db);
+  // One head poll for the process: the engine's follower and the collection index share it.
+  const blocks = new BlockFeed(chain.rpc, { pollMs: config.blockPollMs });
   const engine = await openEngine({
     chain,
+    blocks,
     db,
     kinds: OPERATION_KINDS,
     logger,
@@ -118,6 +122,7 @@ export async function startService(
   } catch (err) {
     await Promise.all(servers.map((s) => s.close(0)));
     await engine.stop();
+    await blocks.stop();
     await wallets.close();
     await userStore.close();
     await db.close();
@@ -142,6 +147,7 @@ export async function startService(
       }
       // What is unfinished stays in the store: the next start (or another process) follows it on.
       await engine.stop();
+      await blocks.stop();
       await wallets.close();
       await hooks.run();
       await userStore.close();
