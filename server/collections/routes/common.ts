@@ -130,9 +130,10 @@ export function collectionView(record: CollectionRecord, chainHead: number | nul
 export function readErrors(extra: Record<number, ReturnType<typeof errorResponse>> = {}) {
   return {
     400: errorResponse("VALIDATION_ERROR"),
-    401: errorResponse("UNAUTHORIZED (REQUIRE_ACCESS_KEY=true)"),
+    401: errorResponse("UNAUTHORIZED"),
     403: errorResponse("FORBIDDEN"),
     404: errorResponse("COLLECTION_NOT_FOUND"),
+    429: errorResponse("RATE_LIMITED"),
     503: errorResponse("INDEX_BEHIND (with Retry-After), STORE_UNAVAILABLE"),
     ...extra,
   };

@@ -55,9 +55,10 @@ export const registerCollectionRoute: CollectionRoute = {
         },
         200: { description: "Already indexed", content: { "application/json": { schema: CollectionView } } },
         400: errorResponse("VALIDATION_ERROR"),
-        401: errorResponse("UNAUTHORIZED (REQUIRE_ACCESS_KEY=true)"),
+        401: errorResponse("UNAUTHORIZED"),
         403: errorResponse("FORBIDDEN"),
         404: errorResponse("COLLECTION_NOT_FOUND: no ERC-721 at the address"),
+        429: errorResponse("RATE_LIMITED"),
         503: errorResponse("CHAIN_UNAVAILABLE, STORE_UNAVAILABLE"),
       },
     });
