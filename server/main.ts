@@ -4,8 +4,10 @@ import path from "node:path";
 import type { JsonRpcProvider } from "ethers";
 import { openAccess } from "./access";
 import { createServiceApps } from "./service-app";
+import { BlockFeed } from "./chain/block-feed";
 import { ChainClient } from "./chain/chain-client";
 import { connectProvider } from "./chain/provider";
+import { CollectionIndex } from "./collections";
 import type { Config } from "./config/config";
 import type { Logger } from "./http/logger";
 import { openDatabase } from "./db";
@@ -41,6 +43,8 @@ export interface RunningService {
   metrics: ServiceMetrics;
   /** Where the wallets' master key came from, for the banner (never the key). */
   masterKey: Pick<MasterKeySource, "from" | "file" | "created">;
+  /** The collections index: the embedded chain registers the collection it deploys there. */
+  collections: CollectionIndex;
   /**
    * Registers work to stop on shutdown (a background follower of transactions, say): hooks run
    * after the HTTP servers have drained and before the database closes, the last added first.
@@ -80,8 +84,11 @@ export async function startService(
     throw err;
   }
   const userStore = new SqlUserStore(db);
+  // One head poll for the process: the engine's follower and the collection index share it.
+  const blocks = new BlockFeed(chain.rpc, { pollMs: config.blockPollMs });
   const engine = await openEngine({
     chain,
+    blocks,
     db,
     kinds: OPERATION_KINDS,
     logger,
@@ -97,6 +104,12 @@ export async function startService(
       blockPollMs: config.blockPollMs,
     },
   });
+  const collections = new CollectionIndex(db, chain, blocks, logger, {
+    chainId,
+    confirmations: config.confirmations,
+  });
+  await collections.start();
+  if (config.contractAddress) await collections.register(config.contractAddress, "config");
   const apps = createServiceApps({
     chain,
     engine,
@@ -108,6 +121,7 @@ export async function startService(
     trustProxy: config.trustProxy,
     database: db,
     metrics,
+    collections,
   });
 
   const servers: DrainableServer[] = [];
@@ -118,6 +132,8 @@ export async function startService(
   } catch (err) {
     await Promise.all(servers.map((s) => s.close(0)));
     await engine.stop();
+    await collections.stop();
+    await blocks.stop();
     await wallets.close();
     await userStore.close();
     await db.close();
@@ -133,6 +149,7 @@ export async function startService(
     chain,
     metrics,
     masterKey: { from: wallets.masterKey.from, file: wallets.masterKey.file, created: wallets.masterKey.created },
+    collections,
     onShutdown: (name, hook) => hooks.add(name, hook),
     async close() {
       const drained = await Promise.all(servers.map((s) => s.close(config.shutdownTimeoutMs)));
@@ -142,6 +159,8 @@ export async function startService(
       }
       // What is unfinished stays in the store: the next start (or another process) follows it on.
       await engine.stop();
+      await collections.stop();
+      await blocks.stop();
       await wallets.close();
       await hooks.run();
       await userStore.close();

@@ -2,6 +2,7 @@ import type Router from "@koa/router";
 import type Koa from "koa";
 import { createAccessRouter, registerAccessOpenApi, type AccessControl, type AuditLog } from "./access";
 import type { ChainClient } from "./chain/chain-client";
+import { createCollectionsRouter, registerCollectionsOpenApi, type CollectionIndex } from "./collections";
 import type { SqlDriver } from "./db";
 import type { TransactionEngine } from "./engine";
 import { createKoaApp } from "./http/koa-app";
@@ -30,6 +31,8 @@ export interface ServiceAppDeps {
   audit: AuditLog;
   /** The wallets the service holds: `from` on /nft, and the /wallets routes; unset = none. */
   wallets?: Wallets;
+  /** The collections index (/collections, and /nft/total-supply's wallet); unset = no /collections routes. */
+  collections?: CollectionIndex;
   /** Serve /v2/user on an app of its own (DEMO_PORT) instead of beside /nft. */
   separateDemo?: boolean;
   /** Read the client address from X-Forwarded-For (TRUST_PROXY). */
@@ -70,6 +73,7 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   registerAccessOpenApi(api);
   registerWalletOpenApi(api);
   registerNftOpenApi(api);
+  registerCollectionsOpenApi(api);
   if (!separateDemo) {
     registerUserOpenApi(api);
     return { api: once(() => buildOpenApiDocument(api)) };
@@ -111,7 +115,11 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     engine: deps.engine,
     access: deps.access,
     wallets: deps.wallets,
+    collections: deps.collections,
   });
+  const collectionsRouter = deps.collections
+    ? createCollectionsRouter({ index: deps.collections, chain: deps.chain, access: deps.access })
+    : undefined;
   const accessRouter = database
     ? createAccessRouter({ access: deps.access, audit: deps.audit, db: database })
     : undefined;
@@ -128,7 +136,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         serviceRouter,
         createDocsRouter(documents.api),
         nftRouter,
-        ...routers(accessRouter, walletRouter),
+        ...routers(collectionsRouter, accessRouter, walletRouter),
       ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
       metrics,
@@ -139,7 +147,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       serviceRouter,
       createDocsRouter(documents.api),
       nftRouter,
-      ...routers(accessRouter, walletRouter),
+      ...routers(collectionsRouter, accessRouter, walletRouter),
       userRouter,
     ]),
     metrics,

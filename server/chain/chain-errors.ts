@@ -39,6 +39,13 @@ const UNAVAILABLE_CODES = new Set([
 ]);
 
 const FUNDS_PATTERN = /insufficient funds|enough funds|exceeds balance/i;
+/** A call that ran out of gas (Hardhat: "Transaction ran out of gas"; geth: "out of gas"), often under the node's cap for calls. */
+const OUT_OF_GAS_PATTERN = /out of gas|gas required exceeds allowance/i;
+
+/** Whether a node's error (thrown or answered) says the call ran out of gas: a big read, not a contract that does not answer. */
+export function isOutOfGas(err: unknown): boolean {
+  return OUT_OF_GAS_PATTERN.test(nodeMessage((err ?? {}) as { message?: string }));
+}
 
 /**
  * Maps whatever ethers or the node threw into the API's error taxonomy. `emptyRevert` is what an
@@ -58,6 +65,13 @@ export function toChainApiError(err: unknown, emptyRevert: ErrorCode = "CONTRACT
   if (isUnavailable(e)) return new ApiError("CHAIN_UNAVAILABLE", "The JSON-RPC endpoint does not answer");
   if (isError(err, "INSUFFICIENT_FUNDS") || FUNDS_PATTERN.test(nodeMessage(e))) {
     return new ApiError("INSUFFICIENT_FUNDS", "The caller's balance cannot pay value + gas");
+  }
+  // Before the empty-revert rule: running out of gas says nothing about the code's ABI.
+  if (isOutOfGas(err)) {
+    return new ApiError(
+      "CONTRACT_REVERTED",
+      "The call ran out of gas (the node caps the gas of a call): the read is too large for one call",
+    );
   }
   if (isError(err, "BAD_DATA")) {
     return new ApiError("UNSUPPORTED_CONTRACT", "The code at contractAddress does not answer this ABI");

@@ -183,6 +183,73 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: "collections index",
+    sql: `
+      -- Every collection the index follows. indexed_block: the block the index reflects (all its
+      -- Transfer logs up to there are applied); final_block: up to where they are CONFIRMATIONS deep
+      -- and handed to the transfers-final hook. One process at a time indexes a collection: the
+      -- holder of its lease (taken with FOR UPDATE SKIP LOCKED, renewed, left to run out).
+      CREATE TABLE indexed_collections (
+        id             serial PRIMARY KEY,
+        chain_id       text NOT NULL,
+        address        text NOT NULL,      -- lower-case
+        deployed_block bigint,             -- NULL: not known yet (the indexer looks it up)
+        indexed_block  bigint,             -- NULL until deployed_block is known; then deployed_block - 1 and up
+        final_block    bigint,
+        name           text,
+        symbol         text,
+        supply         bigint NOT NULL DEFAULT 0,  -- tokens held by an address other than zero
+        holders        bigint NOT NULL DEFAULT 0,
+        registered_by  text NOT NULL,      -- deploy | request | api | config
+        lease_owner    text,
+        lease_until    timestamptz,
+        created_at     timestamptz NOT NULL DEFAULT now(),
+        updated_at     timestamptz NOT NULL DEFAULT now(),
+        UNIQUE (chain_id, address)
+      );
+      -- Hashes of the recent blocks the index read, to notice a reorg and find where it forked.
+      CREATE TABLE index_blocks (
+        chain_id    text NOT NULL,
+        number      bigint NOT NULL,
+        hash        text NOT NULL,
+        parent_hash text NOT NULL,
+        PRIMARY KEY (chain_id, number)
+      );
+      -- Every Transfer log of an indexed collection; a log is stored once (a block number and a log
+      -- index name one log of a chain; a reorg deletes what it removed before the new branch is read).
+      CREATE TABLE index_transfers (
+        collection_id    integer NOT NULL REFERENCES indexed_collections (id) ON DELETE CASCADE,
+        block_number     bigint NOT NULL,
+        log_index        integer NOT NULL,
+        block_hash       text NOT NULL,
+        transaction_hash text NOT NULL,
+        from_address     text NOT NULL,
+        to_address       text NOT NULL,
+        token_id         numeric(78, 0) NOT NULL,
+        PRIMARY KEY (collection_id, block_number, log_index)
+      );
+      CREATE INDEX index_transfers_token_idx ON index_transfers (collection_id, token_id, block_number, log_index);
+      -- Each token's owner now (the zero address once burned).
+      CREATE TABLE index_tokens (
+        collection_id integer NOT NULL REFERENCES indexed_collections (id) ON DELETE CASCADE,
+        token_id      numeric(78, 0) NOT NULL,
+        owner         text NOT NULL,
+        minted_block  bigint,
+        PRIMARY KEY (collection_id, token_id)
+      );
+      CREATE INDEX index_tokens_owner_idx ON index_tokens (collection_id, owner, token_id);
+      -- How many tokens each holder holds (never the zero address, never 0).
+      CREATE TABLE index_holders (
+        collection_id integer NOT NULL REFERENCES indexed_collections (id) ON DELETE CASCADE,
+        owner         text NOT NULL,
+        tokens        bigint NOT NULL,
+        PRIMARY KEY (collection_id, owner)
+      );
+      CREATE INDEX index_holders_rank_idx ON index_holders (collection_id, tokens DESC, owner);
+    `,
+  },
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

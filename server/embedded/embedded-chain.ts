@@ -9,10 +9,10 @@ import type { Server } from "node:http";
 import hre from "hardhat";
 import { TASK_COMPILE, TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
 import type { JsonRpcServer } from "hardhat/types";
-import type { ChainClient } from "../chain/chain-client";
 import { DEFAULT_COLLECTION, deployTransaction } from "../chain/collection";
 import { connectInProcess } from "../chain/in-process-provider";
 import type { Config } from "../config/config";
+import type { RunningService } from "../main";
 import type { ChainSource } from "../runtime/run";
 
 /** Hardhat's well-known account #0: public knowledge, for the embedded dev chain only. */
@@ -46,7 +46,7 @@ export async function startEmbeddedChain(config: Config): Promise<ChainSource> {
     note: "embedded Hardhat network",
     connect: (observer) => connectInProcess(hre.network.provider, observer),
     prepare: async (service) => ({
-      contractAddress: config.contractAddress ?? (await deployReference(service.chain)),
+      contractAddress: config.contractAddress ?? (await deployReference(service)),
       ownerKey: DEV_OWNER_KEY,
     }),
     close: () => close(server),
@@ -54,11 +54,12 @@ export async function startEmbeddedChain(config: Config): Promise<ChainSource> {
 }
 
 /** The dev chain's reference collection, deployed from account #0 before any request is served. */
-async function deployReference(chain: ChainClient): Promise<string> {
+async function deployReference({ chain, collections }: RunningService): Promise<string> {
   const owner = new Wallet(DEV_OWNER_KEY, chain.provider);
   const sent = await owner.sendTransaction(await deployTransaction(DEFAULT_COLLECTION));
   const receipt = await sent.wait();
   if (!receipt?.contractAddress) throw new Error("Deploying the reference collection did not confirm");
+  await collections.register(receipt.contractAddress, "deploy", receipt.blockNumber);
   return receipt.contractAddress;
 }
 

@@ -1,3 +1,4 @@
+import type { BlockFeed } from "../chain/block-feed";
 import type { ChainClient } from "../chain/chain-client";
 import type { Receipt } from "../chain/receipt";
 import type { Logger } from "../http/logger";
@@ -22,7 +23,7 @@ export interface EngineOptions {
   txTimeoutMs: number;
   /** New blocks an unmined transaction waits before it is replaced with higher fees (TX_RESEND_BLOCKS). */
   resendBlocks: number;
-  /** How often the chain head is polled while operations are in flight. */
+  /** How often the chain head is polled while operations are in flight (the block feed's, when the engine makes it). */
   blockPollMs: number;
   /** How often the store is scanned for operations nobody follows (after a restart, a lost replica). */
   scanMs: number;
@@ -55,6 +56,8 @@ export interface SpendGuard {
 export interface EngineContext {
   metrics?: EngineMetrics;
   chain: ChainClient;
+  /** The process's head poll and block reads, shared with whatever else follows the chain. */
+  blocks: BlockFeed;
   store: OperationStore;
   nonces: NonceAllocator;
   /** Who can sign for an address without a request: the follower's re-signs and nonce fills. */

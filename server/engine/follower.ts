@@ -1,4 +1,4 @@
-import { toQuantity } from "ethers";
+import type { Subscription } from "../chain/block-feed";
 import { parseReceipt, type Receipt } from "../chain/receipt";
 import type { RpcAnswer } from "../chain/rpc";
 import { ApiError, errorBody } from "../http/errors";
@@ -31,9 +31,10 @@ type MinedVerdict = "mined" | "reorged" | "unknown";
 
 /**
  * Follows every unfinished operation this process holds, in the background, once per new block
- * (one poll of the chain head for all of them, and only while there are any): fetches receipts,
+ * (the process's block feed, subscribed only while there are any): fetches receipts,
  * confirms after CONFIRMATIONS blocks, fails on-chain reverts, notices receipts a reorg removed
- * (proven by the chain, never assumed from a lookup that failed), broadcasts again what the node no longer knows, replaces what stays unmined for
+ * (proven by the chain, never assumed from a lookup that failed), broadcasts again what the node
+ * no longer knows, replaces what stays unmined for
  * TX_RESEND_BLOCKS blocks, and fills nonce gaps. A scan of the store, without any chain call,
  * takes over operations nobody holds: after a restart, or from a process that went away.
  */
@@ -57,7 +58,7 @@ export class Follower {
   /** The head of the last pass: blocks after it are read for our hashes. */
   private lastHead?: number;
   private running = false;
-  private pollTimer?: NodeJS.Timeout;
+  private subscription?: Subscription;
   private scanTimer?: NodeJS.Timeout;
   private pass?: Promise<void>;
 
@@ -74,7 +75,8 @@ export class Follower {
   /** Stops following; what is unfinished stays in the store for the next start (or another process). */
   async stop(): Promise<void> {
     this.running = false;
-    clearTimeout(this.pollTimer);
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
     clearTimeout(this.scanTimer);
     await this.pass?.catch(() => {});
     for (const [id, waiting] of this.waiters) for (const resolve of waiting) resolve(this.tracked.get(id) ?? null);
@@ -85,7 +87,7 @@ export class Follower {
   /** Follows `op` from now on (it is already leased to this process). */
   track(op: Operation): void {
     this.tracked.set(op.id, op);
-    this.schedulePoll(0);
+    this.listen();
   }
 
   /** The operation once it is final, or null if it is not within `ms` (or the follower stops). */
@@ -158,21 +160,24 @@ export class Follower {
     for (const resolve of this.waiters.get(op.id) ?? []) resolve(op);
   }
 
-  private schedulePoll(delay = this.ctx.options.blockPollMs): void {
-    if (!this.running || this.pollTimer || this.tracked.size === 0) return;
-    this.pollTimer = setTimeout(() => {
-      this.pollTimer = undefined;
-      this.pass = this.poll().finally(() => this.schedulePoll());
-    }, delay);
+  /** Follows the head through the block feed (now) while anything is tracked. */
+  private listen(): void {
+    if (!this.running || this.tracked.size === 0) return;
+    if (this.subscription) this.ctx.blocks.poke();
+    else this.subscription = this.ctx.blocks.subscribe(({ head }) => this.onHead(head));
   }
 
-  private async poll(): Promise<void> {
-    let head: number;
-    try {
-      head = Number(BigInt(await this.ctx.chain.rpc.call<string>("eth_blockNumber", [])));
-    } catch {
-      return; // the chain is away: try again at the next poll
+  private async onHead(head: number): Promise<void> {
+    if (!this.running || this.tracked.size === 0) {
+      this.subscription?.unsubscribe();
+      this.subscription = undefined;
+      return;
     }
+    this.pass = this.poll(head);
+    await this.pass;
+  }
+
+  private async poll(head: number): Promise<void> {
     const now = Date.now();
     // Due at a new head (a reorg can lower it), or when the head has stood still a while: a node
     // that only mines on demand makes no blocks while a gap holds everything back.
@@ -209,7 +214,7 @@ export class Follower {
         this.ctx.logger.info({ operationId: op.id, status: op.status }, "following operation taken from the store");
         this.tracked.set(op.id, op);
       }
-      this.schedulePoll(0);
+      this.listen();
     } catch (err) {
       this.ctx.logger.warn({ err: describe(err) }, "scanning the store for unfinished operations failed");
     }
@@ -301,15 +306,10 @@ export class Follower {
     const since = this.lastHead;
     this.lastHead = head;
     if (since === undefined || head <= since || head - since > MAX_BLOCKS_PER_PASS) return this.receiptsOf(ops);
-    const blocks = await this.ctx.chain.rpc.batch(
-      Array.from({ length: head - since }, (_, i) => ["eth_getBlockByNumber", [toQuantity(since + 1 + i), false]]),
-    );
-    const mined = new Set<string>();
-    for (const block of blocks) {
-      const hashes = "result" in block ? (block.result as { transactions?: string[] } | null)?.transactions : undefined;
-      if (!hashes) return this.receiptsOf(ops); // a block we could not read: look every operation up
-      for (const hash of hashes) mined.add(hash.toLowerCase());
-    }
+    // The feed read these blocks for its poll already; it reads only what it did not keep.
+    const blocks = await this.ctx.blocks.blocks(since + 1, head);
+    if (!blocks) return this.receiptsOf(ops); // blocks we could not read: look every operation up
+    const mined = new Set(blocks.flatMap((block) => block.transactions));
     return this.receiptsOf(
       ops.filter(
         (op) =>

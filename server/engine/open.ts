@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { BlockFeed } from "../chain/block-feed";
 import type { ChainClient } from "../chain/chain-client";
 import type { SqlDriver } from "../db";
 import type { Logger } from "../http/logger";
@@ -37,18 +38,22 @@ export async function openEngine(deps: {
   signers?: SignerDirectory;
   /** Spend limits of the signers (the held wallets' daily limits); none when unset. */
   spendGuard?: SpendGuard;
+  /** The process's block feed, shared with the collection index; one of the engine's own when unset. */
+  blocks?: BlockFeed;
 }): Promise<TransactionEngine> {
   const store = new OperationStore(deps.db);
   const chainId = deps.options.chainId.toString();
   if (deps.db.backend === "pglite") await store.releaseAllLeases();
+  const options = { ...DEFAULT_ENGINE_TIMING, ...deps.options };
   const engine = new TransactionEngine({
     chain: deps.chain,
+    blocks: deps.blocks ?? new BlockFeed(deps.chain.rpc, { pollMs: options.blockPollMs }),
     store,
     nonces: deps.db.backend === "pglite" ? new MemoryNonceAllocator() : new SqlNonceAllocator(deps.db, chainId),
     signers: deps.signers ?? deps.chain.signers,
     spendGuard: deps.spendGuard,
     kinds: deps.kinds,
-    options: { ...DEFAULT_ENGINE_TIMING, ...deps.options },
+    options,
     logger: deps.logger.child({ component: "engine" }),
     owner: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`,
     metrics: deps.metrics,

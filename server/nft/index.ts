@@ -61,13 +61,35 @@ export function createNftRouter(deps: NftDeps): Router {
       const caller = await callerOf(ctx, route, input, deps);
       if (route.kind === "read") {
         ctx.body = await route.handle(input, { ...deps, caller });
+        noticeCollection(deps, input);
         return;
       }
-      respond(ctx, await runWrite(route, input, caller, deps, ctx));
+      const answer = await runWrite(route, input, caller, deps, ctx);
+      if (answer.status < 300) noticeCollection(deps, route.operation === "deploy" ? {} : input, answer);
+      respond(ctx, answer);
     });
   }
   mountOperationRoute(router, deps);
   return router;
+}
+
+/**
+ * Registers the collection a request acted on with the index (once per process: no query, no chain
+ * call after the first time). A deployment answered 201 is registered from its own block (its
+ * body's contractAddress is ignored: a pending one is registered when a request names it).
+ */
+function noticeCollection(deps: NftDeps, input: NftInput, answer?: WriteAnswer): void {
+  if (!deps.collections) return;
+  if (answer?.status === 201) {
+    const { contractAddress, blockNumber } = JSON.parse(answer.body) as {
+      contractAddress?: string;
+      blockNumber?: number;
+    };
+    if (contractAddress && typeof blockNumber === "number")
+      deps.collections.register(contractAddress, "deploy", blockNumber).catch(() => {});
+    return;
+  }
+  if (typeof input.contractAddress === "string") deps.collections.notice(input.contractAddress);
 }
 
 /** Who signs (or asks): the request's own key, or a wallet the service holds, within the access key's limits. */

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { ChainClient } from "../chain/chain-client";
 import type { Receipt } from "../chain/receipt";
 import type { AccessControl, AccessDeclaration } from "../access";
+import type { CollectionIndex } from "../collections";
 import type { HeldWallets, TransactionSigner } from "../signers/signer";
 import type { Operation, TransactionEngine } from "../engine";
 import { PendingWrite } from "../engine";
@@ -16,6 +17,8 @@ export interface NftDeps {
   access: AccessControl;
   /** The wallets `from` names; unset = none held (404 WALLET_NOT_FOUND). */
   wallets?: HeldWallets;
+  /** The collections index: collections the routes act on are registered there; unset = no index. */
+  collections?: CollectionIndex;
 }
 
 interface RouteBase<Body extends z.ZodType> {

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import type { ChainClient } from "../chain/chain-client";
+import { ApiError } from "../http/errors";
 import { common, decimal, nftBody } from "./fields";
 import { defineRead } from "./route";
 
@@ -7,29 +9,73 @@ export const totalSupplyRoute = defineRead({
   operation: "totalSupply",
   access: { scope: "nft:read", key: "open", bodyCollection: "contractAddress" },
   summary: "Total and maximum supply, and the caller's wallet (WalletOfOwner)",
-  description: "A read: no transaction is sent. `wallet` lists the tokens the caller's address holds.",
+  description:
+    "A read: no transaction is sent. `wallet` lists the tokens the caller's address holds: from the collections index once it has reached the chain's head (its cost does not grow with the collection), before that from the chain in pieces the node accepts. Any ERC-721 works; `maxSupply` is absent for a collection without one.",
   body: nftBody(common).openapi("TotalSupplyRequest"),
   response: z
     .object({
       totalSupply: decimal,
-      maxSupply: decimal,
+      maxSupply: decimal.optional(),
       wallet: z.object({ address: z.string(), tokenIds: z.array(decimal) }),
     })
     .openapi("TotalSupplyResponse"),
-  errors: ["CONTRACT_NOT_FOUND", "UNSUPPORTED_CONTRACT"],
-  async handle(input, { chain, caller }) {
+  errors: ["CONTRACT_NOT_FOUND", "UNSUPPORTED_CONTRACT", "INDEX_BEHIND"],
+  async handle(input, { chain, caller, collections }) {
     const at = input.contractAddress;
-    const [totalSupply, maxSupply, tokenIds] = await chain.read(at, () =>
-      Promise.all([
-        chain.view(at, "totalSupply", []),
-        chain.view(at, "maxSupply", []),
-        chain.view(at, "walletOfOwner", [caller.address]),
-      ]),
-    );
+    if (!collections) {
+      // No index (an app built without one): the reference ABI's walletOfOwner, in one call.
+      const [totalSupply, maxSupply, tokenIds] = await chain.read(at, () =>
+        Promise.all([
+          chain.view(at, "totalSupply", []),
+          chain.view(at, "maxSupply", []),
+          chain.view(at, "walletOfOwner", [caller.address]),
+        ]),
+      );
+      return {
+        totalSupply: totalSupply.toString(),
+        maxSupply: maxSupply.toString(),
+        wallet: { address: caller.address, tokenIds: tokenIds.map(String) },
+      };
+    }
+    await chain.ensureCollection(at);
+    const [totalSupply, maxSupply, wallet] = await Promise.all([
+      optionalView(chain, at, "totalSupply"),
+      optionalView(chain, at, "maxSupply"),
+      collections.walletOf(at, caller.address),
+    ]);
+    const supply = totalSupply ?? wallet.supply ?? (await collections.find(at))?.supply;
+    if (supply === undefined)
+      throw new ApiError("INDEX_BEHIND", "The index has not counted this collection's tokens yet", undefined, {
+        "Retry-After": "1",
+      });
     return {
-      totalSupply: totalSupply.toString(),
-      maxSupply: maxSupply.toString(),
-      wallet: { address: caller.address, tokenIds: tokenIds.map(String) },
+      totalSupply: supply.toString(),
+      ...(maxSupply !== undefined ? { maxSupply: maxSupply.toString() } : {}),
+      wallet: { address: caller.address, tokenIds: wallet.tokenIds },
     };
   },
 });
+
+/** Views a collection was found not to have: not asked again (each miss costs a re-check of its code). */
+const missingViews = new Set<string>();
+
+/**
+ * A supply view of the collection, or undefined when the collection has no such function (an
+ * ERC-721 that is not the reference one): a revert without data, or an empty answer.
+ */
+async function optionalView(
+  chain: ChainClient,
+  at: string,
+  method: "totalSupply" | "maxSupply",
+): Promise<bigint | undefined> {
+  const key = `${at}:${method}`;
+  if (missingViews.has(key)) return undefined;
+  try {
+    return await chain.read(at, () => chain.view(at, method, []));
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== "UNSUPPORTED_CONTRACT") throw err;
+    if (missingViews.size >= 10_000) missingViews.clear();
+    missingViews.add(key);
+    return undefined;
+  }
+}

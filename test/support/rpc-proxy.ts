@@ -7,7 +7,9 @@
  *   our choosing, say a null receipt for a mined transaction (`answerWith`),
  * - forward a call but lose its answer: socket destroyed, an HTML 502 from a "gateway", or no answer at
  *   all (`loseAnswer`),
- * - stop listening altogether and come back on the same port (`down` / `up`).
+ * - stop listening altogether and come back on the same port (`down` / `up`),
+ * - judge a forwarded call by its params and the node's result, and answer an error instead
+ *   (`judgeAnswers`: a hosted node's caps on eth_getLogs, say).
  *
  * Fault rules match a method name and, optionally, a predicate on the call's params; each applies a
  * given number of times, first rule first. In a batch (a JSON array body) with at least one matching
@@ -57,6 +59,9 @@ export interface FaultRule {
   readonly done: Promise<void>;
 }
 
+/** Decides from a call's params and the node's result whether to answer an error instead. */
+export type AnswerJudge = (params: readonly unknown[], result: unknown) => JsonRpcErrorObject | undefined;
+
 export interface ProxyOptions {
   latencyMs?: number;
   /** How many methods `log` keeps, the most recent ones (default 1000). */
@@ -101,6 +106,7 @@ export class RpcProxy {
   httpRequests = 0;
 
   private readonly rules: Rule[] = [];
+  private readonly judges: Array<{ method: string; judge: AnswerJudge }> = [];
   private readonly held = new Set<{ socket: Socket; timer: NodeJS.Timeout }>();
   private readonly agent = new http.Agent({ keepAlive: true });
   private readonly target: URL;
@@ -164,6 +170,20 @@ export class RpcProxy {
   /** Answers matching calls with `answer` (a result, or an error), without forwarding them. */
   answerWith(method: string, answer: ChosenAnswer, opts: RuleOptions = {}): FaultRule {
     return this.addRule(method, { kind: "answer", answer }, opts);
+  }
+
+  /**
+   * Forwards calls of `method` and hands each one's params and the node's result to `judge`: an
+   * error it returns is answered instead of the result (in a batch, for that call alone). Until the
+   * returned function is called.
+   */
+  judgeAnswers(method: string, judge: AnswerJudge): () => void {
+    const entry = { method, judge };
+    this.judges.push(entry);
+    return () => {
+      const i = this.judges.indexOf(entry);
+      if (i >= 0) this.judges.splice(i, 1);
+    };
   }
 
   /** Removes every fault rule (their `done` never resolves). */
@@ -245,6 +265,9 @@ export class RpcProxy {
     } catch {
       // the node is unreachable: answer as a gateway would
     }
+    if (parsed && status === 200 && parsed.calls.some((c) => this.judges.some((j) => j.method === c.method))) {
+      answer = this.judged(parsed, answer);
+    }
     await sleep(this.latencyMs);
 
     if (rule?.action.kind === "lose") {
@@ -288,6 +311,30 @@ export class RpcProxy {
     );
     await sleep(this.latencyMs);
     send(res, 200, "application/json", JSON.stringify(parsed.batch ? answers : answers[0]));
+  }
+
+  /** The node's answer with the judges' errors in place of the results they refuse. */
+  private judged(parsed: { batch: boolean; calls: Call[] }, answer: Buffer | string): Buffer | string {
+    let json: unknown;
+    try {
+      json = JSON.parse(answer.toString());
+    } catch {
+      return answer;
+    }
+    const answers = (parsed.batch ? json : [json]) as Array<{ id: unknown; result?: unknown }>;
+    if (!Array.isArray(answers)) return answer;
+    const byId = new Map(parsed.calls.map((c) => [JSON.stringify(c.id), c]));
+    const out = answers.map((a) => {
+      const call = byId.get(JSON.stringify(a.id));
+      if (!call || !("result" in a)) return a;
+      for (const { method, judge } of this.judges) {
+        if (method !== call.method) continue;
+        const error = judge(call.params, a.result);
+        if (error) return { jsonrpc: "2.0", id: a.id, error };
+      }
+      return a;
+    });
+    return JSON.stringify(parsed.batch ? out : out[0]);
   }
 
   private forward(body: Buffer): Promise<{ status: number; contentType: string; body: Buffer }> {

@@ -16,6 +16,13 @@ const NFT_OPERATIONS = [
   "POST /nft/deploy deploy",
   "GET /nft/operations/{operationId} getOperation",
 ];
+const COLLECTION_OPERATIONS = [
+  "POST /collections registerCollection",
+  "GET /collections/{address} getCollection",
+  "GET /collections/{address}/owners listCollectionOwners",
+  "GET /collections/{address}/tokens/{tokenId} getCollectionToken",
+  "GET /collections/{address}/wallets/{owner} getCollectionWallet",
+];
 const SERVICE_OPERATIONS = [
   "GET /health health",
   "GET /health/ready healthReady",
@@ -65,9 +72,10 @@ describe("the OpenAPI documents", function () {
   ];
 
   describe("operations", function () {
-    it("on one listener: every /nft, service and /v2/user operation, each under its operationId", function () {
+    it("on one listener: every /nft, /collections, service and /v2/user operation, each under its operationId", function () {
       expect(listed(one)).to.have.members([
         ...NFT_OPERATIONS,
+        ...COLLECTION_OPERATIONS,
         ...SERVICE_OPERATIONS,
         ...ACCESS_OPERATIONS,
         ...WALLET_OPERATIONS,
@@ -78,6 +86,7 @@ describe("the OpenAPI documents", function () {
     it("with DEMO_PORT each listener documents only its own routes: /nft and the service on PORT, /v2/user on DEMO_PORT", function () {
       expect(listed(api)).to.have.members([
         ...NFT_OPERATIONS,
+        ...COLLECTION_OPERATIONS,
         ...SERVICE_OPERATIONS,
         ...ACCESS_OPERATIONS,
         ...WALLET_OPERATIONS,

@@ -1,0 +1,299 @@
+/**
+ * The collections index, on a separate `hardhat node`, in one run:
+ *  (a) POST /nft/total-supply p50 for a holder at supply 1,000 and again at supply 100,000 (the
+ *      holder's token being the last one minted each time), and the direct eth_call walletOfOwner
+ *      beside each; then at 100,000 with the index held back (eth_getLogs refused at the proxy),
+ *      when the wallet is read from the chain in tokensOfOwnerIn pieces;
+ *  (b) a backfill of the 100,000 Transfer logs by a fresh service (PGlite, then PostgreSQL)
+ *      against a bare eth_getLogs sweep over the same blocks (5,000 logs a call, nothing written);
+ *  (c) live indexing with 1 s blocks of 200 mints each: the lag of the index behind the head, in blocks.
+ * Run: npm run bench:index   (BENCH_READS, BENCH_LIVE_SECONDS change the load)
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Transaction, Wallet, toQuantity } from "ethers";
+import { collectionInterface } from "../server/chain/collection";
+import { TRANSFER_TOPIC } from "../server/collections/log-ranges";
+import {
+  ApiClient,
+  ChainNode,
+  DEV_KEYS,
+  ServiceProcess,
+  collectionAt,
+  deployDirectly,
+  directProvider,
+  fundedWallet,
+  sleep,
+} from "../test/api/harness";
+import { RpcProxy } from "../test/support/rpc-proxy";
+import { startPostgresServer } from "../test/users/postgres-server";
+
+const READS = Number(process.env.BENCH_READS ?? 200);
+const LIVE_SECONDS = Number(process.env.BENCH_LIVE_SECONDS ?? 20);
+const SMALL = 1_000;
+const LARGE = 100_000;
+const BATCH = 1_000;
+const MINTS_PER_BLOCK = 200;
+/** Targets: p50 at 100,000 within 1.2x of p50 at 1,000; backfill >= 0.5x the sweep's rate; live lag <= 1 block. */
+const READ_TARGET = 1.2;
+const BACKFILL_TARGET = 0.5;
+const LAG_TARGET = 1;
+
+interface Percentiles {
+  p50: number;
+  p99: number;
+}
+
+function percentiles(ms: number[]): Percentiles {
+  const sorted = [...ms].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
+async function timed(times: number, call: () => Promise<void>): Promise<Percentiles> {
+  for (let i = 0; i < 10; i++) await call(); // warm-up
+  const ms: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const started = performance.now();
+    await call();
+    ms.push(performance.now() - started);
+  }
+  return percentiles(ms);
+}
+
+async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  const json = (await res.json()) as { result?: T; error?: { message: string } };
+  if (json.error) throw new Error(`${method}: ${json.error.message}`);
+  return json.result as T;
+}
+
+async function indexedTo(api: ApiClient, address: string, block: number, timeoutMs = 600_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api.get(`/collections/${address}`);
+    if (res.status === 200 && res.body.indexedBlock !== null && res.body.indexedBlock >= block) return;
+    if (Date.now() > deadline) throw new Error(`index of ${address} not at ${block}: ${res.text}`);
+    await sleep(100);
+  }
+}
+
+async function main(): Promise<void> {
+  const node = await ChainNode.start();
+  const provider = directProvider(node.rpcUrl);
+  const owner = new Wallet(DEV_KEYS[0], provider);
+  const address = await deployDirectly(owner, { maxSupply: 1_000_000n, maxMintAmountPerTx: BigInt(BATCH) });
+  const deployBlock = await provider.getBlockNumber();
+  const nft = collectionAt(address, owner);
+  const filler = Wallet.createRandom().address;
+  const [small, large] = [await fundedWallet(provider), await fundedWallet(provider)];
+  const proxy = await RpcProxy.start(node.rpcUrl);
+  const dirs: string[] = [];
+  const dataDir = () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "bench-index-"));
+    dirs.push(dir);
+    return dir;
+  };
+  const rows: Record<string, Record<string, string | number>> = {};
+  const checks: string[] = [];
+  const check = (ok: boolean, line: string) => checks.push(`${ok ? "PASS" : "FAIL"}: ${line}`);
+
+  try {
+    // (a) total-supply at 1,000 and at 100,000, same service, same run.
+    await (await nft.mintForFree(SMALL - 1, filler)).wait();
+    await (await nft.mintForFree(1, small.address)).wait();
+    let service = await ServiceProcess.start({ rpcUrl: proxy.url, env: { DATA_DIR: dataDir(), LOG_LEVEL: "warn" } });
+    let api = new ApiClient(service.url);
+    const totalSupply = (key: string) => async () => {
+      const res = await api.post("/nft/total-supply", { privateKey: key, contractAddress: address });
+      if (res.status !== 200) throw new Error(`total-supply answered ${res.status}: ${res.text}`);
+    };
+    const walletOfOwner = (holder: string) => async () => {
+      await rpc(node.rpcUrl, "eth_call", [
+        { to: address, data: collectionInterface().encodeFunctionData("walletOfOwner", [holder]) },
+        "latest",
+      ]);
+    };
+    await totalSupply(small.privateKey)(); // registers the collection
+    await indexedTo(api, address, await provider.getBlockNumber());
+    rows["total-supply, supply 1,000"] = format(await timed(READS, totalSupply(small.privateKey)));
+    rows["direct walletOfOwner, supply 1,000"] = format(await timed(READS, walletOfOwner(small.address)));
+
+    for (let minted = SMALL; minted < LARGE - BATCH; minted += BATCH)
+      await (await nft.mintForFree(BATCH, filler)).wait();
+    await (await nft.mintForFree(BATCH - 1, filler)).wait();
+    await (await nft.mintForFree(1, large.address)).wait();
+    const head = await provider.getBlockNumber();
+    await indexedTo(api, address, head);
+    rows["total-supply, supply 100,000"] = format(await timed(READS, totalSupply(large.privateKey)));
+    try {
+      rows["direct walletOfOwner, supply 100,000"] = format(await timed(20, walletOfOwner(large.address)));
+    } catch (err) {
+      rows["direct walletOfOwner, supply 100,000"] = { note: (err as Error).message.slice(0, 60) };
+    }
+    proxy.refuse("eth_getLogs", { times: Infinity });
+    await (await nft.mintForFree(1, filler)).wait(); // the index cannot reach this head now
+    rows["total-supply, 100,000, index held back (chain pieces)"] = format(
+      await timed(10, totalSupply(large.privateKey)),
+    );
+    proxy.clearRules();
+    const ratio =
+      Number(rows["total-supply, supply 100,000"]["p50 ms"]) / Number(rows["total-supply, supply 1,000"]["p50 ms"]);
+    check(
+      ratio <= READ_TARGET,
+      `total-supply p50 at 100,000 / at 1,000 = ${ratio.toFixed(2)}x (target <= ${READ_TARGET}x)`,
+    );
+    await service.stop();
+
+    // (b) backfill of the 100,000 Transfer logs against a bare eth_getLogs sweep run just before it
+    // (the machine's load changes over minutes: each backfill is compared with its own sweep).
+    const last = await provider.getBlockNumber();
+    const pg = await startPostgresServer();
+    try {
+      for (const [name, env] of [
+        ["PGlite", { DATA_DIR: dataDir() }],
+        ["PostgreSQL", { DATABASE_URL: await pg.createDatabase() }],
+      ] as const) {
+        service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env: { ...env, LOG_LEVEL: "warn" } });
+        api = new ApiClient(service.url);
+        const logs = await sweep(node.rpcUrl, address, deployBlock, last);
+        rows[`bare eth_getLogs sweep, before ${name}`] = {
+          logs: logs.count,
+          seconds: logs.seconds.toFixed(2),
+          "logs/s": Math.round(logs.count / logs.seconds),
+        };
+        const started = performance.now();
+        const res = await api.post("/collections", { address, fromBlock: deployBlock });
+        if (res.status !== 201) throw new Error(`POST /collections: ${res.text}`);
+        await indexedTo(api, address, last);
+        const seconds = (performance.now() - started) / 1000;
+        const rate = logs.count / seconds;
+        rows[`backfill, ${name}`] = { logs: logs.count, seconds: seconds.toFixed(2), "logs/s": Math.round(rate) };
+        const vs = rate / (logs.count / logs.seconds);
+        check(
+          vs >= BACKFILL_TARGET,
+          `backfill (${name}) = ${vs.toFixed(2)}x the sweep's rate (target >= ${BACKFILL_TARGET}x)`,
+        );
+        if (name === "PostgreSQL") {
+          // (c) live: 1 s blocks of 200 mints, the lag of this service's index behind the head.
+          const lag = await liveLag(node.rpcUrl, api, address, owner);
+          rows["live, 1 s blocks x 200 mints"] = {
+            blocks: lag.blocks,
+            "max lag (blocks)": lag.max,
+            "p95 lag (blocks)": lag.p95,
+          };
+          check(
+            lag.max <= LAG_TARGET,
+            `live lag max ${lag.max} blocks over ${lag.blocks} blocks (target <= ${LAG_TARGET})`,
+          );
+        }
+        await service.stop();
+      }
+    } finally {
+      await pg.stop();
+    }
+  } finally {
+    console.table(rows);
+    for (const line of checks) console.log(line);
+    provider.destroy();
+    await proxy.close();
+    await node.stop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function format(p: Percentiles): Record<string, string> {
+  return { "p50 ms": p.p50.toFixed(1), "p99 ms": p.p99.toFixed(1) };
+}
+
+/** eth_getLogs over `from`..`to` in ranges of about 5,000 logs, parsed and dropped. */
+async function sweep(
+  url: string,
+  address: string,
+  from: number,
+  to: number,
+): Promise<{ count: number; seconds: number }> {
+  const started = performance.now();
+  let count = 0;
+  let span = 1;
+  for (let start = from; start <= to;) {
+    const end = Math.min(to, start + span - 1);
+    const logs = await rpc<unknown[]>(url, "eth_getLogs", [
+      { address, topics: [TRANSFER_TOPIC], fromBlock: toQuantity(start), toBlock: toQuantity(end) },
+    ]);
+    count += logs.length;
+    span = logs.length > 0 ? Math.max(1, Math.floor((span * 5_000) / logs.length)) : span * 4;
+    start = end + 1;
+  }
+  return { count, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * Mines a block a second with 200 mintForFree(1) each (pre-signed, sent in one batch per block)
+ * for LIVE_SECONDS, sampling the head and the index every 100 ms.
+ */
+async function liveLag(
+  url: string,
+  api: ApiClient,
+  address: string,
+  owner: Wallet,
+): Promise<{ blocks: number; max: number; p95: number }> {
+  await rpc(url, "evm_setAutomine", [false]);
+  await rpc(url, "evm_setIntervalMining", [1_000]);
+  const chainId = 31337n;
+  let nonce = Number(await rpc<string>(url, "eth_getTransactionCount", [owner.address, "pending"]));
+  const data = collectionInterface().encodeFunctionData("mintForFree", [1, owner.address]);
+  const fees = { maxFeePerGas: 50_000_000_000n, maxPriorityFeePerGas: 1_000_000_000n };
+  const firstHead = Number(await rpc<string>(url, "eth_blockNumber", []));
+  const lags: number[] = [];
+  let sending = true;
+  const sender = (async () => {
+    while (sending) {
+      const raws = await Promise.all(
+        Array.from({ length: MINTS_PER_BLOCK }, () =>
+          owner.signTransaction(
+            Transaction.from({ to: address, data, nonce: nonce++, gasLimit: 120_000n, chainId, type: 2, ...fees }),
+          ),
+        ),
+      );
+      await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(
+          raws.map((raw, id) => ({ jsonrpc: "2.0", id, method: "eth_sendRawTransaction", params: [raw] })),
+        ),
+      });
+      await sleep(1_000);
+    }
+  })();
+  const until = Date.now() + LIVE_SECONDS * 1000;
+  while (Date.now() < until) {
+    const [head, view] = await Promise.all([
+      rpc<string>(url, "eth_blockNumber", []).then(Number),
+      api.get(`/collections/${address}`),
+    ]);
+    lags.push(Math.max(0, head - (view.body.indexedBlock as number)));
+    await sleep(100);
+  }
+  sending = false;
+  await sender;
+  const lastHead = Number(await rpc<string>(url, "eth_blockNumber", []));
+  await rpc(url, "evm_setIntervalMining", [0]);
+  await rpc(url, "evm_setAutomine", [true]);
+  const sorted = [...lags].sort((a, b) => a - b);
+  return {
+    blocks: lastHead - firstHead,
+    max: sorted[sorted.length - 1],
+    p95: sorted[Math.floor(0.95 * (sorted.length - 1))],
+  };
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

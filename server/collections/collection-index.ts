@@ -1,0 +1,202 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { BlockFeed } from "../chain/block-feed";
+import type { ChainClient } from "../chain/chain-client";
+import type { SqlDriver } from "../db";
+import { ApiError } from "../http/errors";
+import type { Logger } from "../http/logger";
+import { ChainWalletReader } from "./chain-wallet";
+import { CollectionIndexer, LIVE_WINDOW } from "./indexer";
+import { CollectionStore, type CollectionRecord, type RegisteredBy, type TransfersFinalHook } from "./store";
+
+export interface CollectionIndexOptions {
+  chainId: bigint;
+  confirmations: number;
+  leaseMs?: number;
+  scanMs?: number;
+  /** How long /nft/total-supply waits for the index to reach the head before it reads the chain. */
+  catchUpMs?: number;
+}
+
+/** How long `?minBlock=` waits for the index (API.md: up to 5 s). */
+export const MIN_BLOCK_WAIT_MS = 5_000;
+const DEFAULT_LEASE_MS = 30_000;
+const DEFAULT_SCAN_MS = 2_000;
+const DEFAULT_CATCH_UP_MS = 1_500;
+
+/**
+ * The collections index as the rest of the service uses it: registering collections (once per
+ * process per address, no chain call), waiting for the index to reach a block, and the wallet
+ * /nft/total-supply answers. The indexer runs in every process; each collection is indexed by the
+ * one holding its lease, and every process reads.
+ */
+export class CollectionIndex {
+  readonly store: CollectionStore;
+  readonly indexer: CollectionIndexer;
+  private readonly wallets: ChainWalletReader;
+  /** Collections known to be registered, by lower-case address: an /nft request costs no query after the first. */
+  private readonly registered = new Map<string, number>();
+  private readonly waiting = new Set<() => void>();
+
+  constructor(
+    db: SqlDriver,
+    private readonly chain: ChainClient,
+    private readonly feed: BlockFeed,
+    private readonly logger: Logger,
+    private readonly options: CollectionIndexOptions,
+  ) {
+    this.store = new CollectionStore(db);
+    this.indexer = new CollectionIndexer(this.store, chain.rpc, feed, logger.child({ component: "index" }), {
+      chainId: options.chainId,
+      confirmations: options.confirmations,
+      leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
+      scanMs: options.scanMs ?? DEFAULT_SCAN_MS,
+      owner: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`,
+    });
+    this.wallets = new ChainWalletReader(chain.rpc);
+    this.indexer.onProgress(() => {
+      for (const wake of [...this.waiting]) wake();
+    });
+  }
+
+  get chainId(): string {
+    return this.options.chainId.toString();
+  }
+
+  /** Starts indexing; on PGlite (one process owns the data) every lease left by an earlier run is taken back first. */
+  async start(): Promise<void> {
+    if (this.store.db.backend === "pglite") await this.store.releaseAll();
+    this.indexer.start();
+  }
+
+  stop(): Promise<void> {
+    return this.indexer.stop();
+  }
+
+  /**
+   * Registers a collection (`address` checked to be an ERC-721 by the caller); `deployedBlock` is
+   * where its logs start, looked up by the indexer when unset.
+   */
+  async register(
+    address: string,
+    by: RegisteredBy,
+    deployedBlock?: number,
+  ): Promise<{ record: CollectionRecord; created: boolean }> {
+    const key = address.toLowerCase();
+    const result = await this.store.register(this.chainId, key, by, deployedBlock);
+    this.registered.set(key, result.record.id);
+    if (result.created || deployedBlock !== undefined) this.indexer.wake();
+    return result;
+  }
+
+  /**
+   * Registers a collection an /nft request named, once per process: after the first time it costs
+   * nothing, not even a query. Failures are logged, never the request's.
+   */
+  notice(address: string): void {
+    if (this.registered.has(address.toLowerCase())) return;
+    this.register(address, "request").catch((err: unknown) =>
+      this.logger.warn({ err: err instanceof Error ? err.message : String(err) }, "registering a collection failed"),
+    );
+  }
+
+  /** The chain's head: the block feed's when it polled lately, else asked; null when the chain does not answer. */
+  async head(): Promise<number | null> {
+    const recent = this.feed.recentHead(2_000);
+    if (recent !== undefined) return recent;
+    try {
+      return Number(BigInt(await this.chain.rpc.call<string>("eth_blockNumber", [])));
+    } catch {
+      return null;
+    }
+  }
+
+  /** The collection at `address`, or null when the index does not follow it. */
+  find(address: string): Promise<CollectionRecord | null> {
+    return this.store.find(this.chainId, address.toLowerCase());
+  }
+
+  /**
+   * The collection once its index reflects block `minBlock`, waiting up to `timeoutMs` (and asking
+   * for the head at once, rather than at the next poll); 503 INDEX_BEHIND with Retry-After past it.
+   */
+  async atBlock(record: CollectionRecord, minBlock: number, timeoutMs = MIN_BLOCK_WAIT_MS): Promise<void> {
+    if (record.indexedBlock !== null && record.indexedBlock >= minBlock) return;
+    const reached = await this.waitFor(record.id, minBlock, timeoutMs);
+    if (!reached) {
+      const at = await this.store.indexedBlock(record.id);
+      throw new ApiError(
+        "INDEX_BEHIND",
+        `The index of ${record.address} reflects block ${at ?? "none yet"}, not ${minBlock}; retry shortly`,
+        undefined,
+        { "Retry-After": "1" },
+      );
+    }
+  }
+
+  /** Whether collection `id`'s index reaches `block` within `timeoutMs`. */
+  private async waitFor(id: number, block: number, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const at = await this.store.indexedBlock(id);
+      if (at !== null && at >= block) return true;
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      this.feed.poke();
+      // Woken by this process's indexer; another process's progress is seen by asking the store again.
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          this.waiting.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, Math.min(left, 100));
+        this.waiting.add(wake);
+      });
+    }
+  }
+
+  /**
+   * The token ids `owner` holds in the collection at `address`, for /nft/total-supply: from the
+   * index once it has reached the chain's head as of now (waiting a moment for the last block),
+   * else from the chain in pieces; for an ERC-721 whose wallets only the index can tell, from the
+   * index once it is there (up to MIN_BLOCK_WAIT_MS, then 503 INDEX_BEHIND). `supply` comes with an
+   * answer from the index: the tokens held by anyone, for a collection without totalSupply().
+   */
+  async walletOf(address: string, owner: string): Promise<{ tokenIds: string[]; supply?: bigint }> {
+    const key = address.toLowerCase();
+    const record = (await this.find(key)) ?? (await this.register(key, "request")).record;
+    const head = Number(BigInt(await this.chain.rpc.call<string>("eth_blockNumber", [])));
+    const near = record.indexedBlock !== null && head - record.indexedBlock <= LIVE_WINDOW;
+    if (near && (await this.waitFor(record.id, head, this.options.catchUpMs ?? DEFAULT_CATCH_UP_MS))) {
+      const answer = await this.fromIndex(record.id, key, owner, head);
+      if (answer) return answer;
+    }
+    const tokenIds = await this.wallets.wallet(address, owner);
+    if (tokenIds) return { tokenIds };
+    await this.atBlock(record, head);
+    const answer = await this.fromIndex(record.id, key, owner, head);
+    if (!answer)
+      throw new ApiError("INDEX_BEHIND", "The index was rolled back by a reorg; retry", undefined, {
+        "Retry-After": "1",
+      });
+    return answer;
+  }
+
+  /** The wallet from the index, read with the collection's position; null if that is below `head` (a reorg meanwhile). */
+  private fromIndex(id: number, address: string, owner: string, head: number) {
+    return this.store.snapshot(async (db) => {
+      const now = await this.store.find(this.chainId, address, db);
+      if (!now || now.indexedBlock === null || now.indexedBlock < head) return null;
+      return { tokenIds: await this.store.wallet(db, id, owner.toLowerCase()), supply: now.supply };
+    });
+  }
+
+  /**
+   * Registers `hook`, run inside the transaction that makes indexed transfers CONFIRMATIONS deep
+   * (webhooks write their `collection.transfer` events there).
+   */
+  onTransfersFinal(hook: TransfersFinalHook): void {
+    this.indexer.addFinalHook(hook);
+  }
+}

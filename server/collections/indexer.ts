@@ -1,0 +1,388 @@
+import { isError } from "ethers";
+import type { BlockFeed, BlockHeader, Subscription } from "../chain/block-feed";
+import type { Rpc } from "../chain/rpc";
+import type { Logger } from "../http/logger";
+import { collectionMetadata, deploymentBlock } from "./deployment";
+import { LogRangeSizer, RangeRefused, transferLogs } from "./log-ranges";
+import { ReorgDetected, type CollectionStore, type TransferLog, type TransfersFinalHook } from "./store";
+
+/**
+ * Blocks below the head read with their hashes, linked to the stored ones, so that a reorg there is
+ * noticed and undone. Ranges further down (a backfill) are read by logs alone.
+ */
+export const LIVE_WINDOW = 64;
+/** Collections leased per scan at most. */
+const MAX_LEASED = 10_000;
+
+export interface IndexerOptions {
+  chainId: bigint;
+  /** CONFIRMATIONS: a transfer this many blocks deep (its own block counting) is final. */
+  confirmations: number;
+  /** How long a lease on a collection lasts without renewal. */
+  leaseMs: number;
+  /** How often leases are taken and renewed. */
+  scanMs: number;
+  /** This process's name on leases. */
+  owner: string;
+}
+
+interface Followed {
+  id: number;
+  address: string;
+  deployedBlock: number | null;
+  indexedBlock: number | null;
+  /** A pass (live or backfill) is moving it now. */
+  busy: boolean;
+}
+
+/** One block range read for some collections, ready to apply. */
+interface ReadRange {
+  from: number;
+  to: number;
+  members: Array<{ id: number; indexedBlock: number }>;
+  logs: TransferLog[];
+  blocks?: BlockHeader[];
+}
+
+/**
+ * Keeps the index of the collections this process holds leases on: a backfill from each one's
+ * deployment block in eth_getLogs ranges that adapt to what the node accepts (the next range is
+ * fetched while the last one is written), then, within LIVE_WINDOW of the head, once per new block
+ * of the shared block feed, one eth_getLogs for all of them. Blocks read near the head are checked
+ * against the stored hashes: a change rolls every collection back to the fork and reads again.
+ */
+export class CollectionIndexer {
+  private readonly followed = new Map<number, Followed>();
+  private readonly sizer = new LogRangeSizer();
+  private readonly progress = new Set<(ids: number[]) => void>();
+  private readonly hooks: TransfersFinalHook[] = [];
+  private subscription?: Subscription;
+  private scanTimer?: NodeJS.Timeout;
+  private running = false;
+  private backfilling?: Promise<void>;
+  private livePass?: Promise<void>;
+  private scanning?: Promise<void>;
+  private warned = new Set<string>();
+
+  constructor(
+    private readonly store: CollectionStore,
+    private readonly rpc: Rpc,
+    private readonly feed: BlockFeed,
+    private readonly logger: Logger,
+    private readonly options: IndexerOptions,
+  ) {}
+
+  get chainId(): string {
+    return this.options.chainId.toString();
+  }
+
+  start(): void {
+    this.running = true;
+    void this.scan();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.scanTimer);
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+    await Promise.all([this.scanning, this.backfilling, this.livePass].map((p) => p?.catch(() => {})));
+    await this.store.release(this.options.owner).catch(() => {});
+  }
+
+  /** Called after each change of some collections' index positions is committed. */
+  onProgress(listener: (ids: number[]) => void): () => void {
+    this.progress.add(listener);
+    return () => this.progress.delete(listener);
+  }
+
+  addFinalHook(hook: TransfersFinalHook): void {
+    this.hooks.push(hook);
+  }
+
+  /** Whether this process indexes collection `id` now (holds its lease). */
+  follows(id: number): boolean {
+    return this.followed.has(id);
+  }
+
+  /** Takes the leases of new collections at once rather than at the next scan. */
+  wake(): void {
+    if (!this.running) return;
+    clearTimeout(this.scanTimer);
+    void this.scan();
+  }
+
+  private async scan(): Promise<void> {
+    if (!this.running) return;
+    if (this.scanning) return this.scanning;
+    this.scanning = this.claimAndResolve()
+      .catch((err) => this.warn("scan", "taking collection leases failed", err))
+      .finally(() => {
+        this.scanning = undefined;
+        if (this.running) this.scanTimer = setTimeout(() => void this.scan(), this.options.scanMs);
+      });
+    return this.scanning;
+  }
+
+  private async claimAndResolve(): Promise<void> {
+    const claimed = await this.store.claim(this.chainId, this.options.owner, this.options.leaseMs, MAX_LEASED);
+    const held = new Set<number>();
+    for (const record of claimed) {
+      held.add(record.id);
+      const known = this.followed.get(record.id);
+      if (!known) {
+        this.followed.set(record.id, {
+          id: record.id,
+          address: record.address,
+          deployedBlock: record.deployedBlock,
+          indexedBlock: record.indexedBlock,
+          busy: false,
+        });
+      } else if (known.indexedBlock === null && record.indexedBlock !== null) {
+        known.deployedBlock = record.deployedBlock;
+        known.indexedBlock = record.indexedBlock;
+      }
+    }
+    for (const id of [...this.followed.keys()]) if (!held.has(id)) this.followed.delete(id); // lease lost
+    await this.resolveDeployments();
+    if (this.followed.size > 0 && !this.subscription && this.running) {
+      this.subscription = this.feed.subscribe(({ head }) => this.onHead(head));
+    } else if (this.followed.size === 0 && this.subscription) {
+      this.subscription.unsubscribe();
+      this.subscription = undefined;
+    }
+    this.startBackfill();
+  }
+
+  /** Finds where collections registered without a start block begin (and their name and symbol). */
+  private async resolveDeployments(): Promise<void> {
+    for (const c of this.followed.values()) {
+      if (c.indexedBlock !== null || !this.running) continue;
+      const head = await this.head();
+      const start = c.deployedBlock ?? (await deploymentBlock(this.rpc, c.address, head));
+      const { name, symbol } = await collectionMetadata(this.rpc, c.address).catch(() => ({
+        name: null,
+        symbol: null,
+      }));
+      await this.store.setDeployment(c.id, start, name, symbol);
+      const record = await this.store.find(this.chainId, c.address);
+      if (record) {
+        c.deployedBlock = record.deployedBlock;
+        c.indexedBlock = record.indexedBlock;
+      }
+      this.logger.info({ collection: c.address, deployedBlock: c.deployedBlock }, "indexing a collection");
+    }
+  }
+
+  private async head(): Promise<number> {
+    return this.feed.head ?? Number(BigInt(await this.rpc.call<string>("eth_blockNumber", [])));
+  }
+
+  // ---- live: once per new block, near the head ----------------------------------------------
+
+  private async onHead(head: number): Promise<void> {
+    if (!this.running) return;
+    this.livePass = this.followHead(head).catch((err) => this.warn("live", "indexing the new blocks failed", err));
+    await this.livePass;
+    if (this.followed.size > 0) this.startBackfill();
+  }
+
+  private async followHead(head: number): Promise<void> {
+    if (await this.undoReorgAt(head)) return;
+    const near = [...this.followed.values()].filter(
+      (c) => c.indexedBlock !== null && !c.busy && c.indexedBlock < head && head - c.indexedBlock <= LIVE_WINDOW,
+    );
+    if (near.length === 0) return;
+    for (const c of near) c.busy = true;
+    try {
+      let from = Math.min(...near.map((c) => c.indexedBlock!)) + 1;
+      while (from <= head && this.running) {
+        const range = await this.readRange(near, from, head, true);
+        if (!range) return; // blocks that do not link: a reorg is under way; the next block sorts it out
+        if (!(await this.applyRange(range, head))) return;
+        from = range.to + 1;
+      }
+    } finally {
+      for (const c of near) c.busy = false;
+    }
+  }
+
+  /**
+   * Compares the newest stored block hash at or below `head` with the chain's; when they differ,
+   * finds the fork (the newest block both agree on) and rolls the whole index back to it.
+   */
+  private async undoReorgAt(head: number): Promise<boolean> {
+    const stored = await this.store.blockHashes(this.chainId, Math.max(0, head - LIVE_WINDOW), head);
+    if (stored.size === 0) return false;
+    const top = Math.max(...stored.keys());
+    const [canonical] = (await this.feed.blocks(top, top)) ?? [];
+    if (!canonical || canonical.hash === stored.get(top)) return false;
+    await this.rollBack(head);
+    return true;
+  }
+
+  private async rollBack(head: number): Promise<void> {
+    const low = Math.max(0, head - LIVE_WINDOW);
+    const stored = await this.store.blockHashes(this.chainId, low, head);
+    const chain = (await this.feed.blocks(low, head)) ?? [];
+    const canonical = new Map(chain.map((b) => [b.number, b.hash]));
+    let fork = low - 1;
+    for (const n of [...stored.keys()].sort((a, b) => b - a)) {
+      if (canonical.get(n) === stored.get(n)) {
+        fork = n;
+        break;
+      }
+    }
+    if (fork < low)
+      this.logger.warn({ head, low }, "reorg deeper than the blocks the index keeps: rolled back to them");
+    const { removed } = await this.store.rollback(this.chainId, fork);
+    for (const c of this.followed.values()) if (c.indexedBlock !== null && c.indexedBlock > fork) c.indexedBlock = fork;
+    this.logger.warn({ fork, head, tokensAffected: removed }, "reorg: index rolled back to the fork");
+    this.notify([...this.followed.keys()]);
+  }
+
+  // ---- backfill: far below the head, range after range ----------------------------------------
+
+  private startBackfill(): void {
+    if (this.backfilling || !this.running) return;
+    this.backfilling = this.backfill()
+      .catch((err) => this.warn("backfill", "backfill paused; it resumes at the next scan", err))
+      .finally(() => (this.backfilling = undefined));
+  }
+
+  private async backfill(): Promise<void> {
+    while (this.running) {
+      const started = [...this.followed.values()].filter((c) => c.indexedBlock !== null && !c.busy);
+      if (started.length === 0) return;
+      const target = (await this.head()) - LIVE_WINDOW;
+      const behind = started.filter((c) => c.indexedBlock! < target);
+      if (behind.length === 0) return;
+      for (const c of behind) c.busy = true;
+      try {
+        await this.backfillTo(behind, target);
+      } finally {
+        for (const c of behind) c.busy = false;
+      }
+    }
+  }
+
+  /** Ranges from the lowest position up to `target`, the next one read while the last is written. */
+  private async backfillTo(collections: Followed[], target: number): Promise<void> {
+    const planned = new Map(collections.map((c) => [c.id, c.indexedBlock!]));
+    const read = (from: number) => {
+      const range = this.readRange(collections, from, target, false, planned);
+      range.catch(() => {}); // awaited below; a prefetch abandoned after a failed write must not go unhandled
+      return range;
+    };
+    let next: Promise<ReadRange | null> | undefined = read(Math.min(...planned.values()) + 1);
+    while (next && this.running) {
+      const range: ReadRange | null = await next;
+      if (!range) return;
+      next = range.to < target ? read(range.to + 1) : undefined;
+      // Let the next request leave before the write: PGlite's work holds the event loop while it runs.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (!(await this.applyRange(range, await this.head()))) return;
+    }
+  }
+
+  // ---- reading and writing one range ----------------------------------------------------------
+
+  /**
+   * Reads the Transfer logs of every collection in `collections` whose position is below the range's
+   * end, from `from` to at most `to` (as far as the node accepts): one eth_getLogs for all of them.
+   * With `withBlocks`, the range's blocks too, and the logs checked against them. `planned` holds
+   * the positions the collections will have once the ranges read before are written.
+   */
+  private async readRange(
+    collections: Followed[],
+    from: number,
+    to: number,
+    withBlocks: boolean,
+    planned?: Map<number, number>,
+  ): Promise<ReadRange | null> {
+    const positionOf = (c: Followed) => planned?.get(c.id) ?? c.indexedBlock!;
+    for (;;) {
+      const span = this.sizer.span;
+      const end = Math.min(to, from + span - 1);
+      const members = collections.filter((c) => positionOf(c) < end);
+      const addresses = new Map(members.map((c) => [c.address, c.id]));
+      let logs: TransferLog[];
+      try {
+        logs = await transferLogs(this.rpc, addresses, from, end);
+      } catch (err) {
+        if (!(err instanceof RangeRefused) && !isError(err, "TIMEOUT")) throw err;
+        if (end - from + 1 <= 1) throw err;
+        this.sizer.refused(end - from + 1, err instanceof RangeRefused ? err.message : "");
+        this.logger.debug({ from, to: end, next: this.sizer.span }, "eth_getLogs range refused: smaller ranges");
+        continue;
+      }
+      this.sizer.succeeded(end - from + 1, logs.length);
+      const position = new Map(members.map((c) => [c.id, positionOf(c)]));
+      const range: ReadRange = {
+        from,
+        to: end,
+        members: members.map((c) => ({ id: c.id, indexedBlock: position.get(c.id)! })),
+        logs: logs.filter((log) => log.blockNumber > position.get(log.collectionId)!),
+      };
+      if (withBlocks) {
+        const blocks = await this.feed.blocks(from, end);
+        if (!blocks) return null;
+        if (range.logs.some((log) => blocks[log.blockNumber - from]?.hash !== log.blockHash)) return null;
+        range.blocks = blocks;
+      }
+      for (const c of members) planned?.set(c.id, end);
+      return range;
+    }
+  }
+
+  /** Writes a range; false when some collection was not where expected (its position is read again). */
+  private async applyRange(range: ReadRange, head: number): Promise<boolean> {
+    if (range.members.length === 0) return true;
+    let result;
+    try {
+      result = await this.store.apply({
+        chainId: this.chainId,
+        owner: this.options.owner,
+        collections: range.members,
+        to: range.to,
+        blocks: range.blocks,
+        logs: range.logs,
+        finalTo: Math.min(range.to, head - this.options.confirmations + 1),
+        hooks: this.hooks,
+      });
+    } catch (err) {
+      if (!(err instanceof ReorgDetected)) throw err;
+      await this.rollBack(Math.max(head, err.blockNumber));
+      return false;
+    }
+    for (const id of result.applied) {
+      const c = this.followed.get(id);
+      if (c) c.indexedBlock = range.to;
+    }
+    for (const stale of result.stale) {
+      const c = this.followed.get(stale.id);
+      if (!c) continue;
+      if (!stale.leased) this.followed.delete(stale.id);
+      else c.indexedBlock = stale.indexedBlock;
+    }
+    if (result.applied.length > 0) this.notify(result.applied);
+    return result.stale.length === 0;
+  }
+
+  private notify(ids: number[]): void {
+    for (const listener of this.progress) listener(ids);
+  }
+
+  /** Logs a failure once until the same kind of work succeeds again (a chain outage is one line, not one a block). */
+  private warn(kind: string, message: string, err: unknown): void {
+    if (this.warned.has(kind)) return;
+    this.warned.add(kind);
+    setTimeout(() => this.warned.delete(kind), 60_000).unref();
+    this.logger.warn({ err: describe(err) }, message);
+  }
+}
+
+/** An error's kind and message, never its parameters (a database error can carry them). */
+function describe(err: unknown): { name?: string; message?: string } {
+  return err instanceof Error ? { name: err.name, message: err.message.slice(0, 300) } : {};
+}

@@ -1,0 +1,143 @@
+import type Router from "@koa/router";
+import { getAddress } from "ethers";
+import { z } from "zod";
+import type { AccessControl } from "../../access";
+import type { ChainClient } from "../../chain/chain-client";
+import type { SqlExecutor } from "../../db";
+import { ApiError } from "../../http/errors";
+import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
+import { address, decimal } from "../../nft/fields";
+import type { CollectionIndex } from "../collection-index";
+import type { CollectionRecord } from "../store";
+
+export interface CollectionRouteDeps {
+  index: CollectionIndex;
+  chain: ChainClient;
+  access: AccessControl;
+}
+
+/** One /collections route: mounted on the router, documented in the OpenAPI document. */
+export interface CollectionRoute {
+  mount(router: Router, deps: CollectionRouteDeps): void;
+  document(registry: OpenAPIRegistry): void;
+}
+
+/** Reads of the index: nft:read, open like the /nft reads, within the key's collections. */
+export const READ_ACCESS = {
+  scope: "nft:read",
+  key: "open",
+  params: { collection: "address" },
+} as const;
+
+export const CollectionPath = z.object({ address: address("address") });
+
+/** `?minBlock=`: the block the answer must reflect at least (read-your-writes after a write's blockNumber). */
+export const minBlock = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().openapi({
+  description:
+    "Wait (up to 5 s) until the index reflects this block, e.g. the blockNumber of a write just answered; then 503 INDEX_BEHIND with Retry-After",
+  example: 12,
+});
+
+export const limit = (fallback: number, max: number) => z.coerce.number().int().min(1).max(max).default(fallback);
+
+export const cursorParam = z.string().max(200).optional().openapi({ description: "The `cursor` of the previous page" });
+
+export const blockNumber = z.number().int().openapi({ description: "The block the answer reflects", example: 12 });
+
+/** An opaque page cursor: base64url of JSON. */
+export function encodeCursor(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString("base64url");
+}
+
+export function decodeCursor<T>(cursor: string | undefined, schema: z.ZodType<T>): T | undefined {
+  if (cursor === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    parsed = undefined;
+  }
+  const result = schema.safeParse(parsed);
+  if (!result.success)
+    throw new ApiError("VALIDATION_ERROR", "cursor must come from a previous page", [
+      { path: "cursor", message: "not a cursor this route gave" },
+    ]);
+  return result.data;
+}
+
+/**
+ * The indexed collection at `address` as of a snapshot that reflects at least `minBlock`: 404
+ * COLLECTION_NOT_FOUND when the index does not follow it, 503 INDEX_BEHIND when it has not started
+ * or does not reach `minBlock` within 5 s. `read` runs on that snapshot.
+ */
+export async function readIndexed<T>(
+  deps: CollectionRouteDeps,
+  at: string,
+  minBlock: number | undefined,
+  read: (db: SqlExecutor, record: CollectionRecord & { indexedBlock: number }) => Promise<T>,
+): Promise<T> {
+  const found = await deps.index.find(at);
+  if (!found) throw notFound(at);
+  if (minBlock !== undefined) await deps.index.atBlock(found, minBlock);
+  return deps.index.store.snapshot(async (db) => {
+    const record = await deps.index.store.find(deps.index.chainId, at.toLowerCase(), db);
+    if (!record) throw notFound(at);
+    if (record.indexedBlock === null)
+      throw new ApiError("INDEX_BEHIND", `The index of ${at} has not started yet`, undefined, { "Retry-After": "1" });
+    return read(db, record as CollectionRecord & { indexedBlock: number });
+  });
+}
+
+export function notFound(at: string): ApiError {
+  return new ApiError(
+    "COLLECTION_NOT_FOUND",
+    `The index does not follow ${at}: register it with POST /collections (an ERC-721 only)`,
+  );
+}
+
+/** A lower-case address as clients see it (EIP-55). */
+export const checksummed = (lower: string) => getAddress(lower);
+
+export const CollectionView = z
+  .object({
+    address: z.string(),
+    name: z.string().nullable(),
+    symbol: z.string().nullable(),
+    totalSupply: decimal.openapi({ description: "Tokens held by an address other than zero" }),
+    holders: z.number().int(),
+    deployedBlock: z.number().int().nullable(),
+    indexedBlock: z.number().int().nullable().openapi({ description: "The block the index reflects" }),
+    chainHead: z.number().int().nullable(),
+    blockNumber: blockNumber.nullable(),
+  })
+  .openapi("Collection");
+
+export function collectionView(record: CollectionRecord, chainHead: number | null) {
+  return {
+    address: checksummed(record.address),
+    name: record.name,
+    symbol: record.symbol,
+    totalSupply: record.supply.toString(),
+    holders: Number(record.holders),
+    deployedBlock: record.deployedBlock,
+    indexedBlock: record.indexedBlock,
+    chainHead,
+    blockNumber: record.indexedBlock,
+  };
+}
+
+/** Error responses every index read can answer. */
+export function readErrors(extra: Record<number, ReturnType<typeof errorResponse>> = {}) {
+  return {
+    400: errorResponse("VALIDATION_ERROR"),
+    401: errorResponse("UNAUTHORIZED"),
+    403: errorResponse("FORBIDDEN"),
+    404: errorResponse("COLLECTION_NOT_FOUND"),
+    429: errorResponse("RATE_LIMITED"),
+    503: errorResponse("INDEX_BEHIND (with Retry-After), STORE_UNAVAILABLE"),
+    ...extra,
+  };
+}
+
+/** Open routes: an access key only with REQUIRE_ACCESS_KEY=true. */
+export const OPEN_SECURITY: Array<Record<string, string[]>> = [{}, { AccessKey: [] }];

@@ -1,0 +1,151 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { openDatabase, type SqlDriver } from "../../server/db";
+import type { BlockHeader } from "../../server/chain/block-feed";
+import {
+  CollectionStore,
+  ReorgDetected,
+  ZERO_ADDRESS,
+  type IndexedTransfer,
+  type TransfersFinalHook,
+} from "../../server/collections";
+import type { TransferLog } from "../../server/collections/store";
+import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
+
+const CHAIN = "31337";
+const OWNER = "this-process";
+const [ALICE, BOB] = ["0x" + "a1".repeat(20), "0x" + "b0".repeat(20)];
+const hash = (n: number, branch = "0") => `0x${branch.repeat(2)}${n.toString(16).padStart(62, "0")}`;
+const block = (n: number, branch = "0", parentBranch = branch): BlockHeader => ({
+  number: n,
+  hash: hash(n, branch),
+  parentHash: hash(n - 1, parentBranch),
+  transactions: [],
+});
+
+for (const backend of ["PGlite", "PostgreSQL"] as const) {
+  describe(`collections store on ${backend}: ranges, final-transfer hooks, reorg roll-back`, function () {
+    let db: SqlDriver;
+    let store: CollectionStore;
+    let pg: PostgresServer | undefined;
+    let dir: string | undefined;
+    let id: number;
+    const handed: IndexedTransfer[] = [];
+    /** Writes a row beside the index, in its transaction, as webhooks will. */
+    const hook: TransfersFinalHook = async (tx, transfers, { live }) => {
+      handed.push(...transfers);
+      expect(live).to.equal(true);
+      await tx.query("INSERT INTO hook_events (n) VALUES ($1)", [transfers.length]);
+    };
+    const log = (
+      n: number,
+      logIndex: number,
+      from: string,
+      to: string,
+      tokenId: number,
+      branch = "0",
+    ): TransferLog => ({
+      collectionId: id,
+      blockNumber: n,
+      blockHash: hash(n, branch),
+      logIndex,
+      transactionHash: hash(n * 100 + logIndex, "7"),
+      from,
+      to,
+      tokenId: String(tokenId),
+    });
+    const apply = (at: number, to: number, logs: TransferLog[], blocks: BlockHeader[], finalTo = to) =>
+      store.apply({
+        chainId: CHAIN,
+        owner: OWNER,
+        collections: [{ id, indexedBlock: at }],
+        to,
+        blocks,
+        logs,
+        finalTo,
+        hooks: [hook],
+      });
+    const hookRows = async () =>
+      Number((await db.query<{ n: string }>("SELECT coalesce(sum(n), 0)::text AS n FROM hook_events")).rows[0].n);
+
+    before(async function () {
+      this.timeout(60_000);
+      if (backend === "PostgreSQL") {
+        pg = await startPostgresServer();
+        db = await openDatabase({ databaseUrl: await pg.createDatabase(), dataDir: "" });
+      } else {
+        dir = mkdtempSync(path.join(tmpdir(), "collections-store-"));
+        db = await openDatabase({ dataDir: dir });
+      }
+      await db.exec("CREATE TABLE hook_events (n integer NOT NULL)");
+      store = new CollectionStore(db);
+      ({ id } = (await store.register(CHAIN, "0x" + "c0".repeat(20), "api", 10)).record);
+      expect((await store.claim(CHAIN, OWNER, 30_000, 10)).map((r) => r.id)).to.deep.equal([id]);
+    });
+
+    after(async function () {
+      this.timeout(30_000);
+      await db?.close();
+      await pg?.stop();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it("applies a range with its owners and counts; transfers are handed to the hook once CONFIRMATIONS deep, in the same transaction", async function () {
+      const first = await apply(
+        9,
+        11,
+        [log(10, 0, ZERO_ADDRESS, ALICE, 1), log(10, 1, ZERO_ADDRESS, ALICE, 2), log(11, 0, ALICE, BOB, 2)],
+        [block(10), block(11)],
+        10, // CONFIRMATIONS = 2: block 11 is not final yet
+      );
+      expect(first).to.deep.include({ applied: [id], stored: 3 });
+      expect(handed.map((t) => t.blockNumber)).to.deep.equal([10, 10]);
+      expect(await hookRows()).to.equal(2);
+      const record = (await store.find(CHAIN, "0x" + "c0".repeat(20)))!;
+      expect(record).to.include({ indexedBlock: 11, finalBlock: 10, supply: 2n, holders: 2n });
+
+      await apply(11, 12, [], [block(12)], 11);
+      expect(handed.map((t) => `${t.blockNumber}:${t.logIndex}`)).to.deep.equal(["10:0", "10:1", "11:0"]);
+      expect(handed[2]).to.include({ from: ALICE, to: BOB, tokenId: "2", chainId: CHAIN });
+    });
+
+    it("a range that does not start where the index stands is not applied: no log is stored twice", async function () {
+      const again = await apply(9, 12, [log(10, 0, ZERO_ADDRESS, ALICE, 1)], []);
+      expect(again.applied).to.deep.equal([]);
+      expect(again.stale).to.deep.equal([{ id, indexedBlock: 12, leased: true }]);
+      const { rows } = await db.query<{ n: string }>(
+        "SELECT count(*)::text AS n FROM index_transfers WHERE collection_id = $1",
+        [id],
+      );
+      expect(Number(rows[0].n)).to.equal(3);
+    });
+
+    it("blocks that do not link to the stored hashes throw ReorgDetected and change nothing, the hook's rows included", async function () {
+      const before = await hookRows();
+      let thrown: unknown;
+      try {
+        await apply(12, 13, [log(13, 0, BOB, ALICE, 2, "1")], [block(13, "1", "1")], 13);
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).to.be.instanceOf(ReorgDetected);
+      expect((thrown as ReorgDetected).blockNumber).to.equal(12);
+      expect(await hookRows()).to.equal(before);
+      expect((await store.find(CHAIN, "0x" + "c0".repeat(20)))!.indexedBlock).to.equal(12);
+    });
+
+    it("rolling back to a fork removes the logs above it and recomputes owners and counts", async function () {
+      await store.rollback(CHAIN, 10);
+      const record = (await store.find(CHAIN, "0x" + "c0".repeat(20)))!;
+      expect(record).to.include({ indexedBlock: 10, finalBlock: 10, supply: 2n, holders: 1n });
+      const token = await store.snapshot((tx) => store.token(tx, id, "2"));
+      expect(token).to.deep.equal({ owner: ALICE, mintedBlock: 10 });
+      expect(await store.blockHashes(CHAIN, 0, 20)).to.deep.equal(new Map([[10, hash(10)]]));
+      // The new branch applies on top of the fork.
+      await apply(10, 11, [log(11, 0, ALICE, BOB, 1, "2")], [block(11, "2", "0")]);
+      expect(await store.snapshot((tx) => store.wallet(tx, id, BOB))).to.deep.equal(["1"]);
+    });
+  });
+}
