@@ -1,3 +1,4 @@
+import { toQuantity } from "ethers";
 import type { Subscription } from "../chain/block-feed";
 import { parseReceipt, type Receipt } from "../chain/receipt";
 import type { RpcAnswer } from "../chain/rpc";
