@@ -14,6 +14,7 @@ import { ServiceMetrics, type RpcObserver } from "./metrics/metrics";
 import { OPERATION_KINDS } from "./nft";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
+import { openWebhooks, type WebhookWorkerOptions } from "./webhooks";
 
 export interface ConnectedChain {
   provider: JsonRpcProvider;
@@ -26,6 +27,8 @@ export interface StartOptions {
    * `config.rpcUrl`. The embedded chain passes its in-process provider here.
    */
   connect?: (observer: RpcObserver) => Promise<ConnectedChain>;
+  /** Webhook delivery timing (tests and benchmarks shorten the retries); the defaults otherwise. */
+  webhookWorker?: Partial<WebhookWorkerOptions>;
 }
 
 export interface RunningService {
@@ -77,12 +80,27 @@ export async function startService(
       blockPollMs: config.blockPollMs,
     },
   });
+  const { access, audit } = openAccess(db, {
+    rootKey: config.apiKey,
+    requireAccessKey: config.requireAccessKey,
+    logger,
+  });
+  const webhooks = await openWebhooks(db, {
+    access,
+    audit,
+    logger,
+    registry: metrics.registry,
+    allowPrivate: config.webhookAllowPrivate,
+    worker: options.webhookWorker,
+  });
   const apps = createServiceApps({
     chain,
     engine,
     userStore,
     logger,
-    ...openAccess(db, { rootKey: config.apiKey, requireAccessKey: config.requireAccessKey, logger }),
+    access,
+    audit,
+    webhooks: webhooks.routes,
     separateDemo: config.demoPort !== undefined,
     trustProxy: config.trustProxy,
     database: db,
@@ -97,6 +115,7 @@ export async function startService(
   } catch (err) {
     await Promise.all(servers.map((s) => s.close(0)));
     await engine.stop();
+    await webhooks.worker.stop();
     await userStore.close();
     await db.close();
     provider.destroy();
@@ -104,6 +123,7 @@ export async function startService(
   }
   const [api, demo] = servers;
   const hooks = new ShutdownHooks(logger);
+  webhooks.worker.start();
 
   return {
     apiUrl: urlOf(api.server, config.host),
@@ -119,6 +139,8 @@ export async function startService(
       }
       // What is unfinished stays in the store: the next start (or another process) follows it on.
       await engine.stop();
+      // Attempts in flight are cut and given back: the next start (or another process) sends them.
+      await webhooks.worker.stop();
       await hooks.run();
       await userStore.close();
       await db.close();

@@ -17,6 +17,7 @@ import { ServiceMetrics } from "./metrics/metrics";
 import { createNftRouter, registerNftOpenApi } from "./nft";
 import type { HeldWallets } from "./signers/signer";
 import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
+import { createWebhookRouter, registerWebhookOpenApi, type WebhookRouteDeps } from "./webhooks";
 
 export interface ServiceAppDeps {
   chain: ChainClient;
@@ -41,6 +42,8 @@ export interface ServiceAppDeps {
   database?: SqlDriver;
   /** Served on GET /metrics and fed by every request; a registry of its own when unset. */
   metrics?: ServiceMetrics;
+  /** The /webhooks routes (openWebhooks); unset = not served. */
+  webhooks?: WebhookRouteDeps;
 }
 
 export interface ServiceApps {
@@ -68,6 +71,7 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   registerServiceOpenApi(api);
   registerDocsOpenApi(api);
   registerAccessOpenApi(api);
+  registerWebhookOpenApi(api);
   registerNftOpenApi(api);
   if (!separateDemo) {
     registerUserOpenApi(api);
@@ -114,13 +118,19 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   const accessRouter = database
     ? createAccessRouter({ access: deps.access, audit: deps.audit, db: database })
     : undefined;
+  const webhookRouter = deps.webhooks ? createWebhookRouter(deps.webhooks) : undefined;
   const userRouter = createUserRouter({ store: deps.userStore, database: deps.database });
   const app = (logger: Logger, routers: Router[]) =>
     createKoaApp({ logger, trustProxy: deps.trustProxy, metrics, routers });
 
   if (documents.demo) {
     return {
-      api: app(deps.logger, [serviceRouter, createDocsRouter(documents.api), nftRouter, ...routers(accessRouter)]),
+      api: app(deps.logger, [
+        serviceRouter,
+        createDocsRouter(documents.api),
+        nftRouter,
+        ...routers(accessRouter, webhookRouter),
+      ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
       metrics,
     };
@@ -130,7 +140,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       serviceRouter,
       createDocsRouter(documents.api),
       nftRouter,
-      ...routers(accessRouter),
+      ...routers(accessRouter, webhookRouter),
       userRouter,
     ]),
     metrics,

@@ -29,6 +29,17 @@ const ACCESS_OPERATIONS = [
   "DELETE /access-keys/{id} revokeAccessKey",
   "GET /audit-events listAuditEvents",
 ];
+const WEBHOOK_OPERATIONS = [
+  "POST /webhooks createWebhook",
+  "GET /webhooks listWebhooks",
+  "GET /webhooks/{id} getWebhook",
+  "PATCH /webhooks/{id} updateWebhook",
+  "DELETE /webhooks/{id} deleteWebhook",
+  "POST /webhooks/{id}/rotate-secret rotateWebhookSecret",
+  "POST /webhooks/{id}/test sendWebhookTestEvent",
+  "GET /webhooks/{id}/deliveries listWebhookDeliveries",
+  "POST /webhooks/{id}/deliveries/{eventId}/retry retryWebhookDelivery",
+];
 const USER_OPERATIONS = [
   "POST /v2/user createUser",
   "POST /v2/user/createWithList createUsersWithListInput",
@@ -59,11 +70,22 @@ describe("the OpenAPI documents", function () {
 
   describe("operations", function () {
     it("on one listener: every /nft, service and /v2/user operation, each under its operationId", function () {
-      expect(listed(one)).to.have.members([...NFT_OPERATIONS, ...SERVICE_OPERATIONS, ...ACCESS_OPERATIONS, ...USER_OPERATIONS]);
+      expect(listed(one)).to.have.members([
+        ...NFT_OPERATIONS,
+        ...SERVICE_OPERATIONS,
+        ...ACCESS_OPERATIONS,
+        ...WEBHOOK_OPERATIONS,
+        ...USER_OPERATIONS,
+      ]);
     });
 
     it("with DEMO_PORT each listener documents only its own routes: /nft and the service on PORT, /v2/user on DEMO_PORT", function () {
-      expect(listed(api)).to.have.members([...NFT_OPERATIONS, ...SERVICE_OPERATIONS, ...ACCESS_OPERATIONS]);
+      expect(listed(api)).to.have.members([
+        ...NFT_OPERATIONS,
+        ...SERVICE_OPERATIONS,
+        ...ACCESS_OPERATIONS,
+        ...WEBHOOK_OPERATIONS,
+      ]);
       expect(listed(demo)).to.have.members([...USER_OPERATIONS, "GET /openapi.json openApiDocument"]);
     });
 
