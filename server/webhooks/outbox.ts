@@ -65,52 +65,16 @@ const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.par
 const date = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
 
 /**
- * The outbox and its deliveries (tables webhook_events, webhook_deliveries). Fan-out turns each
- * event into one delivery per endpoint that takes it; deliveries are leased for an attempt by
- * pushing next_attempt_at past the attempt's end, so with several processes each attempt is
- * made by one of them, and one that dies leaves its deliveries due again when the lease runs out.
+ * Fan-out: up to $FANOUT events, oldest first, each to one delivery per endpoint that takes it
+ * (its type; its collection and wallet filters; enabled and made before the event) and whose key
+ * could read it (held, unexpired, with the read scope of the event's type, and the event's
+ * collection and wallet within its limits, or the key made the operation itself); the root
+ * key's endpoints (no key) read everything. The same rule as readableBy(), which each attempt
+ * checks again. Events locked by another process's fan-out are skipped.
  */
-export class OutboxStore {
-  constructor(private readonly db: SqlDriver) {}
-
-  get backend(): "pglite" | "postgres" {
-    return this.db.backend;
-  }
-
-  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.db.transaction(fn);
-  }
-
-  /**
-   * Whether there is anything to do: events to fan out, and when the next delivery is due (leased
-   * ones included, at their lease's end). One cheap query: what an idle worker asks on each poll.
-   */
-  async pulse(): Promise<{ unfanned: boolean; nextDueInMs: number | null }> {
-    const { rows } = await this.db.query<{ unfanned: boolean; next_due_ms: string | number | null }>(
-      `SELECT EXISTS (SELECT 1 FROM webhook_events WHERE NOT fanned_out) AS unfanned,
-              (SELECT extract(epoch FROM min(next_attempt_at) - now()) * 1000
-                 FROM webhook_deliveries WHERE status = 'pending') AS next_due_ms`,
-    );
-    const due = rows[0]?.next_due_ms;
-    return {
-      unfanned: Boolean(rows[0]?.unfanned),
-      nextDueInMs: due === null || due === undefined ? null : Number(due),
-    };
-  }
-
-  /**
-   * Fans out up to `limit` events, oldest first, in one statement: one delivery per endpoint that
-   * takes the event (its type; its collection and wallet filters; enabled and made before the
-   * event) and whose key could read it (held, unexpired, with the read scope of the event's type,
-   * and the event's collection and wallet within its limits, or the key made the operation
-   * itself); the root key's endpoints (no key) read everything. The same rule as readableBy(),
-   * which each attempt checks again. Events locked by another process's fan-out are skipped.
-   */
-  async fanOut(limit: number): Promise<number> {
-    const { rows } = await this.db.query<{ fanned: string | number }>(
-      `WITH events AS (
+const FAN_OUT = (limit: string) => `events AS (
          SELECT seq, type, collection, wallet, access_key_id, order_key, endpoint_id, created_at
-         FROM webhook_events WHERE NOT fanned_out ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED
+         FROM webhook_events WHERE NOT fanned_out ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED
        ), deliveries AS (
          INSERT INTO webhook_deliveries (endpoint_id, event_seq, order_key, status)
          SELECT w.id, e.seq, w.id || ' ' || e.order_key, 'pending'
@@ -129,44 +93,14 @@ export class OutboxStore {
          ON CONFLICT DO NOTHING
        ), marked AS (
          UPDATE webhook_events SET fanned_out = true WHERE seq IN (SELECT seq FROM events) RETURNING 1
-       )
-       SELECT count(*) AS fanned FROM marked`,
-      [limit],
-    );
-    return Number(rows[0]?.fanned ?? 0);
-  }
+       )`;
 
-  /**
-   * Leases due deliveries to `owner`: per endpoint at most its free slots (`slots`, else
-   * `perEndpoint`), so one endpoint's backlog never takes another's turn; and never a delivery
-   * while an earlier one with its order key waits (to be fanned out, or to be delivered).
-   */
-  async claim(options: {
-    owner: string;
-    leaseMs: number;
-    perEndpoint: number;
-    slots: Map<string, number>;
-    limit: number;
-  }): Promise<ClaimedDelivery[]> {
-    const { rows } = await this.db.query<{
-      endpoint_id: string;
-      event_seq: string | number;
-      event_id: string;
-      type: string;
-      data: Record<string, unknown> | string;
-      event_created_at: Date | string;
-      collection: string | null;
-      wallet: string | null;
-      operation_key_id: string | null;
-      url: string;
-      endpoint_key_id: string | null;
-      secret: string;
-      previous_secret: string | null;
-      previous_secret_until: Date | string | null;
-      attempts: number;
-      created_at: Date | string;
-    }>(
-      `WITH slots AS (
+/**
+ * Claim: leases due deliveries to $1 for $2 ms: per endpoint at most its free slots ($3/$4, else
+ * $5), so one endpoint's backlog never takes another's turn; at most $6 in all; never a delivery
+ * while an earlier one with its order key waits (to be fanned out, or to be delivered).
+ */
+const CLAIM = `slots AS (
          SELECT * FROM unnest($3::text[], $4::int[]) AS s(endpoint_id, free)
        ), picked AS (
          SELECT ranked.endpoint_id, ranked.event_seq FROM (
@@ -202,14 +136,75 @@ export class OutboxStore {
          FROM picked
          JOIN webhook_events e ON e.seq = picked.event_seq
          JOIN webhook_endpoints w ON w.id = picked.endpoint_id
-       )
+       ), leased AS (
        -- The rows are locked (FOR UPDATE above): one another process claimed meanwhile was
        -- rechecked then, and left out as not due any more.
        UPDATE webhook_deliveries d
        SET lease_owner = $1, next_attempt_at = now() + $2 * interval '1 millisecond'
        FROM claimed c
        WHERE d.endpoint_id = c.endpoint_id AND d.event_seq = c.event_seq
-       RETURNING c.*, d.attempts, d.created_at`,
+       RETURNING c.*, d.attempts, d.created_at
+       )`;
+
+/**
+ * The outbox and its deliveries (tables webhook_events, webhook_deliveries). Fan-out turns each
+ * event into one delivery per endpoint that takes it; deliveries are leased for an attempt by
+ * pushing next_attempt_at past the attempt's end, so with several processes each attempt is
+ * made by one of them, and one that dies leaves its deliveries due again when the lease runs out.
+ */
+export class OutboxStore {
+  constructor(private readonly db: SqlDriver) {}
+
+  get backend(): "pglite" | "postgres" {
+    return this.db.backend;
+  }
+
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.db.transaction(fn);
+  }
+
+  /**
+   * Whether there is anything to do: events to fan out, and when the next delivery is due (leased
+   * ones included, at their lease's end). One cheap query: what an idle worker asks on each poll.
+   */
+  async pulse(): Promise<{ unfanned: boolean; nextDueInMs: number | null }> {
+    const { rows } = await this.db.query<{ unfanned: boolean; next_due_ms: string | number | null }>(
+      `SELECT EXISTS (SELECT 1 FROM webhook_events WHERE NOT fanned_out) AS unfanned,
+              (SELECT extract(epoch FROM min(next_attempt_at) - now()) * 1000
+                 FROM webhook_deliveries WHERE status = 'pending') AS next_due_ms`,
+    );
+    const due = rows[0]?.next_due_ms;
+    return {
+      unfanned: Boolean(rows[0]?.unfanned),
+      nextDueInMs: due === null || due === undefined ? null : Number(due),
+    };
+  }
+
+  /** Fans out up to `limit` events (FAN_OUT); answers how many. */
+  async fanOut(limit: number): Promise<number> {
+    const { rows } = await this.db.query<{ fanned: string | number }>(
+      `WITH ${FAN_OUT("$1")} SELECT count(*) AS fanned FROM marked`,
+      [limit],
+    );
+    return Number(rows[0]?.fanned ?? 0);
+  }
+
+  /**
+   * One statement for a worker's round: fans out new events (FAN_OUT), and leases due
+   * deliveries (CLAIM). The claim sees the store as it was before this statement: what is fanned
+   * out now is claimed by the next round.
+   */
+  async fanOutAndClaim(options: {
+    owner: string;
+    leaseMs: number;
+    perEndpoint: number;
+    slots: Map<string, number>;
+    limit: number;
+    fanOutLimit: number;
+  }): Promise<{ fanned: number; deliveries: ClaimedDelivery[] }> {
+    const { rows } = await this.db.query<{ fanned: string | number; claimed: ClaimedRow[] | string }>(
+      `WITH ${FAN_OUT("$7")}, ${CLAIM}
+       SELECT (SELECT count(*) FROM marked) AS fanned, (SELECT coalesce(json_agg(l), '[]') FROM leased l) AS claimed`,
       [
         options.owner,
         options.leaseMs,
@@ -217,26 +212,10 @@ export class OutboxStore {
         [...options.slots.values()],
         options.perEndpoint,
         options.limit,
+        options.fanOutLimit,
       ],
     );
-    return rows.map((row) => ({
-      endpointId: row.endpoint_id,
-      eventSeq: String(row.event_seq),
-      eventId: row.event_id,
-      type: row.type,
-      data: json(row.data),
-      eventCreatedAt: new Date(row.event_created_at),
-      collection: row.collection,
-      wallet: row.wallet,
-      operationAccessKeyId: row.operation_key_id,
-      url: row.url,
-      endpointAccessKeyId: row.endpoint_key_id,
-      secret: row.secret,
-      previousSecret: row.previous_secret,
-      previousSecretUntil: date(row.previous_secret_until),
-      attempts: row.attempts,
-      createdAt: new Date(row.created_at),
-    }));
+    return { fanned: Number(rows[0].fanned), deliveries: json(rows[0].claimed).map(toClaimed) };
   }
 
   /**
@@ -401,5 +380,45 @@ function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
     deliveredAt: date(row.delivered_at),
     createdAt: new Date(row.created_at),
     cursor: String(row.event_seq),
+  };
+}
+
+interface ClaimedRow {
+  endpoint_id: string;
+  event_seq: string | number;
+  event_id: string;
+  type: string;
+  data: Record<string, unknown> | string;
+  event_created_at: Date | string;
+  collection: string | null;
+  wallet: string | null;
+  operation_key_id: string | null;
+  url: string;
+  endpoint_key_id: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: Date | string | null;
+  attempts: number;
+  created_at: Date | string;
+}
+
+function toClaimed(row: ClaimedRow): ClaimedDelivery {
+  return {
+    endpointId: row.endpoint_id,
+    eventSeq: String(row.event_seq),
+    eventId: row.event_id,
+    type: row.type,
+    data: json(row.data),
+    eventCreatedAt: new Date(row.event_created_at),
+    collection: row.collection,
+    wallet: row.wallet,
+    operationAccessKeyId: row.operation_key_id,
+    url: row.url,
+    endpointAccessKeyId: row.endpoint_key_id,
+    secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousSecretUntil: date(row.previous_secret_until),
+    attempts: row.attempts,
+    createdAt: new Date(row.created_at),
   };
 }

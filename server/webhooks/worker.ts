@@ -28,10 +28,10 @@ export interface WebhookWorkerOptions {
 
 export const DEFAULT_WORKER_OPTIONS: WebhookWorkerOptions = {
   retry: DEFAULT_RETRY,
-  perEndpointConcurrency: 16,
-  maxInFlight: 256,
+  perEndpointConcurrency: 32,
+  maxInFlight: 512,
   idlePollMs: 100,
-  busyPollMs: 10,
+  busyPollMs: 2,
   fanOutBatch: 500,
   leaseMs: 30_000,
 };
@@ -132,19 +132,20 @@ export class WebhookWorker {
     const recorded = await this.flush();
     // After a round that found work, look again at once; an idle worker first asks (one query).
     const pulse = this.busy ? { unfanned: true, nextDueInMs: 0 } : await outbox.pulse();
-    const fanned = pulse.unfanned ? await outbox.fanOut(options.fanOutBatch) : 0;
+    let fanned = 0;
     let claimed = 0;
-    const due = fanned > 0 || (pulse.nextDueInMs !== null && pulse.nextDueInMs <= 0);
-    if (due && this.inFlight < options.maxInFlight && !this.stopping) {
-      const deliveries = await outbox.claim({
+    if (pulse.unfanned || (pulse.nextDueInMs !== null && pulse.nextDueInMs <= 0)) {
+      const round = await outbox.fanOutAndClaim({
         owner: this.deps.owner,
         leaseMs: options.leaseMs,
         perEndpoint: options.perEndpointConcurrency,
         slots: this.freeSlots(),
-        limit: options.maxInFlight - this.inFlight,
+        limit: this.stopping ? 0 : Math.max(0, options.maxInFlight - this.inFlight),
+        fanOutLimit: options.fanOutBatch,
       });
-      for (const delivery of deliveries) this.attempt(delivery);
-      claimed = deliveries.length;
+      for (const delivery of round.deliveries) this.attempt(delivery);
+      fanned = round.fanned;
+      claimed = round.deliveries.length;
     }
     this.busy = fanned > 0 || claimed > 0 || recorded > 0;
     if (this.busy) return options.busyPollMs;
