@@ -147,6 +147,56 @@ const CLAIM = `slots AS (
        )`;
 
 /**
+ * Record: the attempts finished under $1's leases, as arrays from $first on (see recordColumns):
+ * each delivered, failed (final, or past its retry window), or due again after its retry delay.
+ * A delivery whose lease was lost (another process took it over) is left alone.
+ */
+const RECORD = (first: number) => {
+  const $ = (i: number) => `$${first + i}`;
+  return `UPDATE webhook_deliveries d SET
+         status = CASE WHEN a.delivered THEN 'delivered'
+                       WHEN a.final OR now() >= coalesce(d.retry_until, now() + a.window_ms * interval '1 millisecond')
+                         THEN 'failed'
+                       ELSE 'pending' END,
+         next_attempt_at = now() + a.retry_ms * interval '1 millisecond',
+         retry_until = coalesce(d.retry_until, now() + a.window_ms * interval '1 millisecond'),
+         attempts = d.attempts + 1,
+         attempt_log = d.attempt_log || jsonb_build_array(a.entry),
+         last_status = a.last_status,
+         last_error = a.last_error,
+         last_attempt_at = now(),
+         delivered_at = CASE WHEN a.delivered THEN now() END,
+         lease_owner = NULL
+       FROM unnest(${$(0)}::text[], ${$(1)}::bigint[], ${$(2)}::boolean[], ${$(3)}::boolean[], ${$(4)}::bigint[],
+                   ${$(5)}::bigint[], ${$(6)}::jsonb[], ${$(7)}::int[], ${$(8)}::text[])
+         AS a(endpoint_id, event_seq, delivered, final, retry_ms, window_ms, entry, last_status, last_error)
+       WHERE d.endpoint_id = a.endpoint_id AND d.event_seq = a.event_seq AND d.lease_owner = $1
+         AND d.status = 'pending'`;
+};
+
+/** An attempt made and not recorded yet. */
+export interface FinishedAttempt {
+  delivery: Pick<ClaimedDelivery, "endpointId" | "eventSeq">;
+  record: AttemptRecord;
+}
+
+/** RECORD's nine arrays, one element per attempt. */
+function recordColumns(attempts: FinishedAttempt[]): unknown[] {
+  const column = <T>(pick: (a: FinishedAttempt) => T) => attempts.map(pick);
+  return [
+    column((a) => a.delivery.endpointId),
+    column((a) => a.delivery.eventSeq),
+    column((a) => a.record.delivered),
+    column((a) => a.record.final),
+    column((a) => a.record.retryInMs),
+    column((a) => a.record.retryWindowMs),
+    column((a) => JSON.stringify(a.record.entry)),
+    column((a) => a.record.entry.status ?? null),
+    column((a) => a.record.entry.error ?? null),
+  ];
+}
+
+/**
  * The outbox and its deliveries (tables webhook_events, webhook_deliveries). Fan-out turns each
  * event into one delivery per endpoint that takes it; deliveries are leased for an attempt by
  * pushing next_attempt_at past the attempt's end, so with several processes each attempt is
@@ -190,21 +240,33 @@ export class OutboxStore {
   }
 
   /**
-   * One statement for a worker's round: fans out new events (FAN_OUT), and leases due
-   * deliveries (CLAIM). The claim sees the store as it was before this statement: what is fanned
-   * out now is claimed by the next round.
+   * A worker's round in one statement: records the attempts finished since the last round
+   * (RECORD), fans out new events (FAN_OUT) and leases due deliveries (CLAIM). Every part sees the
+   * store as it was before the statement: what is fanned out or recorded now counts from the next
+   * round on (a later event of an operation is claimed the round after the earlier one is recorded).
    */
-  async fanOutAndClaim(options: {
+  async round(options: {
     owner: string;
     leaseMs: number;
     perEndpoint: number;
     slots: Map<string, number>;
     limit: number;
     fanOutLimit: number;
-  }): Promise<{ fanned: number; deliveries: ClaimedDelivery[] }> {
-    const { rows } = await this.db.query<{ fanned: string | number; claimed: ClaimedRow[] | string }>(
-      `WITH ${FAN_OUT("$7")}, ${CLAIM}
-       SELECT (SELECT count(*) FROM marked) AS fanned, (SELECT coalesce(json_agg(l), '[]') FROM leased l) AS claimed`,
+    finished: FinishedAttempt[];
+  }): Promise<{
+    fanned: number;
+    deliveries: ClaimedDelivery[];
+    recorded: { endpointId: string; eventSeq: string; status: DeliveryStatus }[];
+  }> {
+    const { rows } = await this.db.query<{
+      fanned: string | number;
+      claimed: ClaimedRow[] | string;
+      recorded: RecordedRow[] | string;
+    }>(
+      `WITH recorded AS (${RECORD(8)} RETURNING d.endpoint_id, d.event_seq, d.status), ${FAN_OUT("$7")}, ${CLAIM}
+       SELECT (SELECT count(*) FROM marked) AS fanned,
+              (SELECT coalesce(json_agg(l), '[]') FROM leased l) AS claimed,
+              (SELECT coalesce(json_agg(r), '[]') FROM recorded r) AS recorded`,
       [
         options.owner,
         options.leaseMs,
@@ -213,58 +275,28 @@ export class OutboxStore {
         options.perEndpoint,
         options.limit,
         options.fanOutLimit,
+        ...recordColumns(options.finished),
       ],
     );
-    return { fanned: Number(rows[0].fanned), deliveries: json(rows[0].claimed).map(toClaimed) };
+    return {
+      fanned: Number(rows[0].fanned),
+      deliveries: json(rows[0].claimed).map(toClaimed),
+      recorded: json(rows[0].recorded).map(toRecorded),
+    };
   }
 
-  /**
-   * Records attempts made under `owner`'s leases, in one statement: each delivered, failed (final,
-   * or past its retry window), or due again after its `retryInMs`. Answers the new status of
-   * each recorded; a delivery whose lease was lost (another process took it over) is left out.
-   */
+  /** Records attempts made under `owner`'s leases (RECORD); answers the new status of each recorded. */
   async recordAttempts(
     db: SqlExecutor,
     owner: string,
-    attempts: { delivery: Pick<ClaimedDelivery, "endpointId" | "eventSeq">; record: AttemptRecord }[],
+    attempts: FinishedAttempt[],
   ): Promise<{ endpointId: string; eventSeq: string; status: DeliveryStatus }[]> {
     if (attempts.length === 0) return [];
-    const column = <T>(pick: (a: (typeof attempts)[number]) => T) => attempts.map(pick);
-    const { rows } = await db.query<{ endpoint_id: string; event_seq: string | number; status: DeliveryStatus }>(
-      `UPDATE webhook_deliveries d SET
-         status = CASE WHEN a.delivered THEN 'delivered'
-                       WHEN a.final OR now() >= coalesce(d.retry_until, now() + a.window_ms * interval '1 millisecond')
-                         THEN 'failed'
-                       ELSE 'pending' END,
-         next_attempt_at = now() + a.retry_ms * interval '1 millisecond',
-         retry_until = coalesce(d.retry_until, now() + a.window_ms * interval '1 millisecond'),
-         attempts = d.attempts + 1,
-         attempt_log = d.attempt_log || jsonb_build_array(a.entry),
-         last_status = a.last_status,
-         last_error = a.last_error,
-         last_attempt_at = now(),
-         delivered_at = CASE WHEN a.delivered THEN now() END,
-         lease_owner = NULL
-       FROM unnest($2::text[], $3::bigint[], $4::boolean[], $5::boolean[], $6::bigint[], $7::bigint[], $8::jsonb[],
-                   $9::int[], $10::text[])
-         AS a(endpoint_id, event_seq, delivered, final, retry_ms, window_ms, entry, last_status, last_error)
-       WHERE d.endpoint_id = a.endpoint_id AND d.event_seq = a.event_seq AND d.lease_owner = $1
-         AND d.status = 'pending'
-       RETURNING d.endpoint_id, d.event_seq, d.status`,
-      [
-        owner,
-        column((a) => a.delivery.endpointId),
-        column((a) => a.delivery.eventSeq),
-        column((a) => a.record.delivered),
-        column((a) => a.record.final),
-        column((a) => a.record.retryInMs),
-        column((a) => a.record.retryWindowMs),
-        column((a) => JSON.stringify(a.record.entry)),
-        column((a) => a.record.entry.status ?? null),
-        column((a) => a.record.entry.error ?? null),
-      ],
-    );
-    return rows.map((row) => ({ endpointId: row.endpoint_id, eventSeq: String(row.event_seq), status: row.status }));
+    const { rows } = await db.query<RecordedRow>(`${RECORD(2)} RETURNING d.endpoint_id, d.event_seq, d.status`, [
+      owner,
+      ...recordColumns(attempts),
+    ]);
+    return rows.map(toRecorded);
   }
 
   /** Gives back `owner`'s leases (a clean shutdown cut their attempts): due again at once. */
@@ -421,4 +453,14 @@ function toClaimed(row: ClaimedRow): ClaimedDelivery {
     attempts: row.attempts,
     createdAt: new Date(row.created_at),
   };
+}
+
+interface RecordedRow {
+  endpoint_id: string;
+  event_seq: string | number;
+  status: DeliveryStatus;
+}
+
+function toRecorded(row: RecordedRow) {
+  return { endpointId: row.endpoint_id, eventSeq: String(row.event_seq), status: row.status };
 }

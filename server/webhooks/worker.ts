@@ -18,8 +18,14 @@ export interface WebhookWorkerOptions {
   maxInFlight: number;
   /** How often an idle worker asks the store whether there is work (one cheap query). */
   idlePollMs: number;
-  /** The shortest pause between two rounds while there is work, so the store serves writes too. */
+  /** The shortest pause between two rounds while there is work. */
   busyPollMs: number;
+  /**
+   * After a round that found work, pause at least this many times as long as the round took, so
+   * the store and this process serve writes too: PGlite runs in this process's thread, one
+   * statement at a time, so its rounds must leave most of it to the writes they report.
+   */
+  roundPacing: number;
   /** Events fanned out per statement. */
   fanOutBatch: number;
   /** How long a claimed delivery is this process's: past the delivery timeout, with a margin. */
@@ -32,6 +38,7 @@ export const DEFAULT_WORKER_OPTIONS: WebhookWorkerOptions = {
   maxInFlight: 512,
   idlePollMs: 100,
   busyPollMs: 2,
+  roundPacing: 1,
   fanOutBatch: 500,
   leaseMs: 30_000,
 };
@@ -129,26 +136,28 @@ export class WebhookWorker {
   /** One round; answers how long to wait before the next. */
   private async round(): Promise<number> {
     const { options, outbox } = this.deps;
-    const recorded = await this.flush();
-    // After a round that found work, look again at once; an idle worker first asks (one query).
+    const started = performance.now();
+    // After a round that found work, look again soon; an idle worker first asks (one query).
     const pulse = this.busy ? { unfanned: true, nextDueInMs: 0 } : await outbox.pulse();
-    let fanned = 0;
-    let claimed = 0;
-    if (pulse.unfanned || (pulse.nextDueInMs !== null && pulse.nextDueInMs <= 0)) {
-      const round = await outbox.fanOutAndClaim({
+    const due = pulse.unfanned || (pulse.nextDueInMs !== null && pulse.nextDueInMs <= 0);
+    this.busy = false;
+    if (due || this.finished.length > 0) {
+      const finished = this.finished;
+      this.finished = [];
+      const round = await outbox.round({
         owner: this.deps.owner,
         leaseMs: options.leaseMs,
         perEndpoint: options.perEndpointConcurrency,
         slots: this.freeSlots(),
         limit: this.stopping ? 0 : Math.max(0, options.maxInFlight - this.inFlight),
         fanOutLimit: options.fanOutBatch,
+        finished,
       });
+      this.countRecorded(finished, round.recorded);
       for (const delivery of round.deliveries) this.attempt(delivery);
-      fanned = round.fanned;
-      claimed = round.deliveries.length;
+      this.busy = round.fanned > 0 || round.deliveries.length > 0 || finished.length > 0;
     }
-    this.busy = fanned > 0 || claimed > 0 || recorded > 0;
-    if (this.busy) return options.busyPollMs;
+    if (this.busy) return Math.max(options.busyPollMs, (performance.now() - started) * options.roundPacing);
     const nextDue = pulse.nextDueInMs;
     return nextDue !== null && nextDue > 0 ? Math.min(options.idlePollMs, nextDue) : options.idlePollMs;
   }
@@ -243,21 +252,29 @@ export class WebhookWorker {
     if (!this.busy) this.wake();
   }
 
-  /** Records the attempts finished since the last round, in one statement; answers how many. */
-  private async flush(): Promise<number> {
-    if (this.finished.length === 0) return 0;
-    const batch = this.finished;
+  /** Records the attempts finished and not recorded yet (on stop; rounds record them otherwise). */
+  private async flush(): Promise<void> {
+    if (this.finished.length === 0) return;
+    const finished = this.finished;
     this.finished = [];
     try {
-      const recorded = await this.deps.outbox.recordAttempts(this.deps.db, this.deps.owner, batch);
-      const byKey = new Map(batch.map((f) => [`${f.delivery.endpointId}:${f.delivery.eventSeq}`, f.delivery]));
-      for (const { endpointId, eventSeq, status } of recorded)
-        this.count(byKey.get(`${endpointId}:${eventSeq}`)!, status);
+      this.countRecorded(finished, await this.deps.outbox.recordAttempts(this.deps.db, this.deps.owner, finished));
     } catch (err) {
       // Their leases run out and they are tried again: at least once, never lost.
-      this.deps.logger.warn({ err: describe(err), attempts: batch.length }, "recording webhook attempts failed");
+      this.deps.logger.warn({ err: describe(err), attempts: finished.length }, "recording webhook attempts failed");
     }
-    return batch.length;
+  }
+
+  private countRecorded(
+    finished: Finished[],
+    recorded: { endpointId: string; eventSeq: string; status: DeliveryStatus }[],
+  ) {
+    if (!this.deps.metrics) return;
+    const byKey = new Map(finished.map((f) => [`${f.delivery.endpointId}:${f.delivery.eventSeq}`, f.delivery]));
+    for (const { endpointId, eventSeq, status } of recorded) {
+      const delivery = byKey.get(`${endpointId}:${eventSeq}`);
+      if (delivery) this.count(delivery, status);
+    }
   }
 
   private count(delivery: ClaimedDelivery, status: DeliveryStatus | null): void {
