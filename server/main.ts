@@ -15,6 +15,8 @@ import { OPERATION_KINDS } from "./nft";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
 import { openWebhooks, type WebhookWorkerOptions } from "./webhooks";
+import { openWallets, resolveMasterKey, type MasterKeySource } from "./wallets";
+import { WalletStore } from "./wallets/wallet-store";
 
 export interface ConnectedChain {
   provider: JsonRpcProvider;
@@ -29,6 +31,11 @@ export interface StartOptions {
   connect?: (observer: RpcObserver) => Promise<ConnectedChain>;
   /** Webhook delivery timing (tests and benchmarks shorten the retries); the defaults otherwise. */
   webhookWorker?: Partial<WebhookWorkerOptions>;
+  /**
+   * Where to keep a master key made for this data directory when WALLET_MASTER_KEY is not set
+   * (npm start's embedded chain: $DATA_DIR/master.key); unset = no local wallets without the setting.
+   */
+  masterKeyFile?: string;
 }
 
 export interface RunningService {
@@ -36,6 +43,8 @@ export interface RunningService {
   demoUrl?: string;
   chain: ChainClient;
   metrics: ServiceMetrics;
+  /** Where the wallets' master key came from, for the banner (never the key). */
+  masterKey: Pick<MasterKeySource, "from" | "file" | "created">;
   /**
    * Registers work to stop on shutdown (a background follower of transactions, say): hooks run
    * after the HTTP servers have drained and before the database closes, the last added first.
@@ -65,6 +74,15 @@ export async function startService(
   const { provider, chainId } = await connect(metrics);
   const chain = new ChainClient(provider, { chainId, maxFeePerGas: config.maxFeePerGas });
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: path.join(config.dataDir, "pglite") });
+  let wallets;
+  try {
+    const masterKey = await resolveMasterKey(config.walletMasterKey, options.masterKeyFile, new WalletStore(db));
+    wallets = await openWallets({ db, masterKey, pkcs11: config.pkcs11, logger });
+  } catch (err) {
+    await db.close().catch(() => {});
+    provider.destroy();
+    throw err;
+  }
   const userStore = new SqlUserStore(db);
   const engine = await openEngine({
     chain,
@@ -72,6 +90,9 @@ export async function startService(
     kinds: OPERATION_KINDS,
     logger,
     metrics,
+    // A wallet's operations are re-signed by the follower with no request, after a restart too.
+    signers: wallets.directory(chain.signers),
+    spendGuard: wallets.spendGuard,
     options: {
       chainId,
       confirmations: config.confirmations,
@@ -101,6 +122,7 @@ export async function startService(
     access,
     audit,
     webhooks: webhooks.routes,
+    wallets,
     separateDemo: config.demoPort !== undefined,
     trustProxy: config.trustProxy,
     database: db,
@@ -116,6 +138,7 @@ export async function startService(
     await Promise.all(servers.map((s) => s.close(0)));
     await engine.stop();
     await webhooks.worker.stop();
+    await wallets.close();
     await userStore.close();
     await db.close();
     provider.destroy();
@@ -130,6 +153,7 @@ export async function startService(
     demoUrl: demo ? urlOf(demo.server, config.host) : undefined,
     chain,
     metrics,
+    masterKey: { from: wallets.masterKey.from, file: wallets.masterKey.file, created: wallets.masterKey.created },
     onShutdown: (name, hook) => hooks.add(name, hook),
     async close() {
       const drained = await Promise.all(servers.map((s) => s.close(config.shutdownTimeoutMs)));
@@ -141,6 +165,7 @@ export async function startService(
       await engine.stop();
       // Attempts in flight are cut and given back: the next start (or another process) sends them.
       await webhooks.worker.stop();
+      await wallets.close();
       await hooks.run();
       await userStore.close();
       await db.close();

@@ -15,9 +15,9 @@ import {
 } from "./http/service-routes";
 import { ServiceMetrics } from "./metrics/metrics";
 import { createNftRouter, registerNftOpenApi } from "./nft";
-import type { HeldWallets } from "./signers/signer";
 import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
 import { createWebhookRouter, registerWebhookOpenApi, type WebhookRouteDeps } from "./webhooks";
+import { createWalletRouter, registerWalletOpenApi, type Wallets } from "./wallets";
 
 export interface ServiceAppDeps {
   chain: ChainClient;
@@ -29,8 +29,8 @@ export interface ServiceAppDeps {
   access: AccessControl;
   /** Changes to keys, wallets, webhooks and policies. */
   audit: AuditLog;
-  /** The wallets the service holds (`from`); unset = none. */
-  wallets?: HeldWallets;
+  /** The wallets the service holds: `from` on /nft, and the /wallets routes; unset = none. */
+  wallets?: Wallets;
   /** Serve /v2/user on an app of its own (DEMO_PORT) instead of beside /nft. */
   separateDemo?: boolean;
   /** Read the client address from X-Forwarded-For (TRUST_PROXY). */
@@ -72,6 +72,7 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   registerDocsOpenApi(api);
   registerAccessOpenApi(api);
   registerWebhookOpenApi(api);
+  registerWalletOpenApi(api);
   registerNftOpenApi(api);
   if (!separateDemo) {
     registerUserOpenApi(api);
@@ -119,6 +120,9 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     ? createAccessRouter({ access: deps.access, audit: deps.audit, db: database })
     : undefined;
   const webhookRouter = deps.webhooks ? createWebhookRouter(deps.webhooks) : undefined;
+  const walletRouter = deps.wallets
+    ? createWalletRouter({ access: deps.access, audit: deps.audit, chain: deps.chain, wallets: deps.wallets })
+    : undefined;
   const userRouter = createUserRouter({ store: deps.userStore, database: deps.database });
   const app = (logger: Logger, routers: Router[]) =>
     createKoaApp({ logger, trustProxy: deps.trustProxy, metrics, routers });
@@ -129,7 +133,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         serviceRouter,
         createDocsRouter(documents.api),
         nftRouter,
-        ...routers(accessRouter, webhookRouter),
+        ...routers(accessRouter, webhookRouter, walletRouter),
       ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
       metrics,
@@ -140,7 +144,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       serviceRouter,
       createDocsRouter(documents.api),
       nftRouter,
-      ...routers(accessRouter, webhookRouter),
+      ...routers(accessRouter, webhookRouter, walletRouter),
       userRouter,
     ]),
     metrics,

@@ -138,6 +138,52 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     `,
   },
   {
+    version: 5,
+    name: "wallets",
+    sql: `
+      -- Keys the service holds (API.md, "Wallets"). Never a plaintext key: a local key is sealed with
+      -- AES-256-GCM under WALLET_MASTER_KEY, its address bound as associated data; a pkcs11 key stays in
+      -- its token, named here by its label.
+      CREATE TABLE wallets (
+        address           text PRIMARY KEY,            -- checksummed
+        label             text NOT NULL UNIQUE,
+        kind              text NOT NULL CHECK (kind IN ('local', 'pkcs11')),
+        key_ciphertext    bytea,
+        key_nonce         bytea,
+        key_tag           bytea,
+        pkcs11_key_label  text,
+        daily_spend_limit numeric(78, 0),              -- wei of value + gas at the signed max fee, per UTC day
+        low_balance       numeric(78, 0),              -- wei; the wallet.low_balance webhook fires below it
+        -- Whether the balance was last seen below low_balance: the webhook fires once per crossing.
+        below_low_balance boolean NOT NULL DEFAULT false,
+        created_at        timestamptz NOT NULL DEFAULT now(),
+        updated_at        timestamptz NOT NULL DEFAULT now(),
+        CHECK (
+          (kind = 'local' AND key_ciphertext IS NOT NULL AND key_nonce IS NOT NULL AND key_tag IS NOT NULL
+            AND pkcs11_key_label IS NULL)
+          OR (kind = 'pkcs11' AND pkcs11_key_label IS NOT NULL AND key_ciphertext IS NULL AND key_nonce IS NULL
+            AND key_tag IS NULL)
+        )
+      );
+      -- One row: a constant sealed under the master key, so a start with the wrong key is refused
+      -- before any wallet is used, and an instance with a rotated-out key cannot seal new wallets.
+      CREATE TABLE wallet_master_key (
+        singleton        boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        check_ciphertext bytea NOT NULL,
+        check_nonce      bytea NOT NULL,
+        check_tag        bytea NOT NULL,
+        updated_at       timestamptz NOT NULL DEFAULT now()
+      );
+      -- What each wallet has committed to spend per UTC day, reserved before a write is signed.
+      CREATE TABLE wallet_spend (
+        address text NOT NULL REFERENCES wallets (address) ON DELETE CASCADE,
+        day     date NOT NULL,
+        spent   numeric(78, 0) NOT NULL DEFAULT 0,
+        PRIMARY KEY (address, day)
+      );
+    `,
+  },
+  {
     version: 7,
     name: "webhooks",
     sql: `

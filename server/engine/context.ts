@@ -1,7 +1,7 @@
 import type { ChainClient } from "../chain/chain-client";
 import type { Receipt } from "../chain/receipt";
 import type { Logger } from "../http/logger";
-import type { SignerDirectory } from "../signers/signer";
+import type { SignerDirectory, TransactionSigner } from "../signers/signer";
 import type { NonceAllocator } from "./nonce-allocator";
 import type { Operation } from "./operation";
 import type { OperationStore } from "./operation-store";
@@ -39,6 +39,18 @@ export interface EngineMetrics {
   setSignerPoolSize(size: number): void;
 }
 
+/** Gives back a spend reservation whose write sent nothing. */
+export type SpendRefund = () => Promise<void>;
+
+/**
+ * A policy on what a signer may spend (a wallet's daily spend limit), asked before a write's nonce
+ * is taken and before it is signed. `reserve` throws the API error that refuses the write, or
+ * answers how to give the reservation back if nothing is sent (undefined: nothing was reserved).
+ */
+export interface SpendGuard {
+  reserve(signer: TransactionSigner, wei: bigint): Promise<SpendRefund | undefined>;
+}
+
 /** What the request path and the follower share. */
 export interface EngineContext {
   metrics?: EngineMetrics;
@@ -47,6 +59,8 @@ export interface EngineContext {
   nonces: NonceAllocator;
   /** Who can sign for an address without a request: the follower's re-signs and nonce fills. */
   signers: SignerDirectory;
+  /** Spend limits checked before a new write is signed (the follower's re-signs are not counted again). */
+  spendGuard?: SpendGuard;
   kinds: Map<string, OperationKind>;
   options: EngineOptions;
   logger: Logger;

@@ -1,6 +1,13 @@
 /** The transaction engine: operations in the store, pipelined nonces, and the follower. */
 export { TransactionEngine, type WriteAnswer, type WriteRequest } from "./transaction-engine";
-export { DEFAULT_ENGINE_TIMING, type EngineMetrics, type EngineOptions, type OperationKind } from "./context";
+export {
+  DEFAULT_ENGINE_TIMING,
+  type EngineMetrics,
+  type EngineOptions,
+  type OperationKind,
+  type SpendGuard,
+  type SpendRefund,
+} from "./context";
 export { OperationStore } from "./operation-store";
 export { MemoryNonceAllocator, SqlNonceAllocator, type NonceAllocator } from "./nonce-allocator";
 export type { Operation, OperationStatus } from "./operation";

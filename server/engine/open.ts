@@ -4,7 +4,13 @@ import type { ChainClient } from "../chain/chain-client";
 import type { SqlDriver } from "../db";
 import type { Logger } from "../http/logger";
 import type { SignerDirectory } from "../signers/signer";
-import { DEFAULT_ENGINE_TIMING, type EngineMetrics, type EngineOptions, type OperationKind } from "./context";
+import {
+  DEFAULT_ENGINE_TIMING,
+  type EngineMetrics,
+  type EngineOptions,
+  type OperationKind,
+  type SpendGuard,
+} from "./context";
 import { MemoryNonceAllocator, SqlNonceAllocator } from "./nonce-allocator";
 import { OperationStore } from "./operation-store";
 import { TransactionEngine } from "./transaction-engine";
@@ -29,6 +35,8 @@ export async function openEngine(deps: {
   metrics?: EngineMetrics;
   /** Who signs without a request (the follower's re-signs); the request keys still in memory when unset. */
   signers?: SignerDirectory;
+  /** Spend limits of the signers (the held wallets' daily limits); none when unset. */
+  spendGuard?: SpendGuard;
 }): Promise<TransactionEngine> {
   const store = new OperationStore(deps.db);
   const chainId = deps.options.chainId.toString();
@@ -38,6 +46,7 @@ export async function openEngine(deps: {
     store,
     nonces: deps.db.backend === "pglite" ? new MemoryNonceAllocator() : new SqlNonceAllocator(deps.db, chainId),
     signers: deps.signers ?? deps.chain.signers,
+    spendGuard: deps.spendGuard,
     kinds: deps.kinds,
     options: { ...DEFAULT_ENGINE_TIMING, ...deps.options },
     logger: deps.logger.child({ component: "engine" }),

@@ -3,7 +3,8 @@ import type { TransactionSigner } from "../signers/signer";
 import { parseReceipt } from "../chain/receipt";
 import { ApiError } from "../http/errors";
 import { broadcast } from "./broadcast";
-import type { EngineContext } from "./context";
+import type { Fees } from "../chain/fee-oracle";
+import type { EngineContext, SpendRefund } from "./context";
 import { Follower } from "./follower";
 import { IdempotencyKeyTaken } from "./operation-store";
 import { currentTransaction, type Operation } from "./operation";
@@ -118,25 +119,32 @@ export class TransactionEngine {
       this.ctx.chain.fees.quote(),
     ]);
     const call = { to: request.to ?? null, data: request.data, value: request.value ?? 0n, gasLimit };
-    const nonce = await this.takeNonce(signer.address);
+    // A spend limit refuses here: before a nonce is taken, anything signed or anything stored.
+    const refund = (await this.ctx.spendGuard?.reserve(signer, spendOf(call, fees))) ?? noRefund;
+    const nonce = await this.takeNonce(signer.address).catch(async (err: unknown) => {
+      await refund();
+      throw err;
+    });
     const op = this.newOperation(request, targetAddress(signer.address, call, nonce));
     op.call = call;
     op.nonce = nonce;
     this.reservations.hold(op.id, signer.address, nonce);
     let accepted: boolean;
     try {
-      op.transactions = [await signCall(signer, this.ctx.options.chainId, nonce, call, fees)];
       try {
+        op.transactions = [await signCall(signer, this.ctx.options.chainId, nonce, call, fees)];
         await this.insert(op);
       } catch (err) {
+        // Nothing was sent: the nonce and the spend go back.
         await this.ctx.nonces.recycle(signer.address, nonce);
+        await refund();
         if (err instanceof IdempotencyKeyTaken && request.idempotencyKey) {
           const answer = await this.replay(signer.address, request.idempotencyKey, request.fingerprint);
           if (answer) return answer;
         }
         throw err;
       }
-      accepted = await this.broadcastFirst(op, signer);
+      accepted = await this.broadcastFirst(op, signer, refund);
     } finally {
       this.reservations.release(op.id);
     }
@@ -186,7 +194,7 @@ export class TransactionEngine {
    * transaction is not in the mempool either re-signs it (nonce conflicts) or forgets the
    * operation, gives its nonce back and throws the refusal's API error.
    */
-  private async broadcastFirst(op: Operation, signer: TransactionSigner): Promise<boolean> {
+  private async broadcastFirst(op: Operation, signer: TransactionSigner, refund: SpendRefund): Promise<boolean> {
     const deadline = Date.now() + Math.min(this.ctx.options.txTimeoutMs, GAP_WAIT_MS);
     for (let attempt = 1; ; attempt++) {
       const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw);
@@ -220,6 +228,7 @@ export class TransactionEngine {
               "CHAIN_UNAVAILABLE",
               "The chain's fees are above what this service may pay (MAX_FEE_PER_GAS); retry later",
             ),
+            refund,
           );
           break;
         case "nonceTooHigh":
@@ -238,15 +247,16 @@ export class TransactionEngine {
           break;
         case "unreachable":
         case "refused":
-          await this.giveUpUnsent(op, outcome.error);
+          await this.giveUpUnsent(op, outcome.error, refund);
       }
     }
   }
 
   /** Forgets an operation whose transaction never entered a mempool, gives its nonce back and throws `error`. */
-  private async giveUpUnsent(op: Operation, error: ApiError): Promise<never> {
+  private async giveUpUnsent(op: Operation, error: ApiError, refund: SpendRefund): Promise<never> {
     await this.ctx.store.delete(op.id);
     await this.ctx.nonces.recycle(op.from, op.nonce!);
+    await refund();
     this.ctx.logger.info(
       { operationId: op.id, nonce: op.nonce, code: error.code },
       "broadcast refused; nonce recycled",
@@ -333,6 +343,13 @@ export class TransactionEngine {
   get chainId(): string {
     return this.ctx.options.chainId.toString();
   }
+}
+
+const noRefund: SpendRefund = async () => {};
+
+/** What a write may cost its signer at most: its value plus all its gas at the signed max fee. */
+function spendOf(call: { value: bigint; gasLimit: bigint }, fees: Fees): bigint {
+  return call.value + call.gasLimit * (fees.type === 2 ? fees.maxFeePerGas : fees.gasPrice);
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -69,7 +69,10 @@ export function createKoaApp({ logger, routers, trustProxy = false, metrics }: K
   });
 
   app.use(
-    cors({ origin: "*", exposeHeaders: ["ETag", "X-Request-Id", "X-Rate-Limit", "X-Expires-After", "Retry-After"] }),
+    cors({
+      origin: "*",
+      exposeHeaders: ["ETag", "X-Request-Id", "X-Rate-Limit", "X-Expires-After", "Retry-After", "WWW-Authenticate"],
+    }),
   );
 
   app.use(weakEtag);

@@ -164,12 +164,16 @@ export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
     tags: ["service"],
     summary: "Prometheus metrics",
     description:
-      "HTTP requests by route and status, JSON-RPC calls by method, operations by status, nonce allocations, signer pool size, process metrics.",
+      "HTTP requests by route and status, JSON-RPC calls by method, operations by status, nonce allocations, signer pool size, process metrics. With REQUIRE_ACCESS_KEY=true, an access key with metrics:read.",
+    security: [{}, { AccessKey: [] }],
     responses: {
       200: {
         description: "Prometheus text exposition format 0.0.4",
         content: { "text/plain": { schema: z.string() } },
       },
+      401: errorResponse("UNAUTHORIZED"),
+      403: errorResponse("FORBIDDEN"),
+      429: errorResponse("RATE_LIMITED"),
     },
   });
 }

@@ -45,7 +45,10 @@ export function registerOperationOpenApi(registry: OpenAPIRegistry): void {
     request: { params: OperationParams },
     responses: {
       200: { description: "The operation", content: { "application/json": { schema: OperationView } } },
+      401: errorResponse("UNAUTHORIZED"),
+      403: errorResponse("FORBIDDEN"),
       404: errorResponse("OPERATION_NOT_FOUND"),
+      429: errorResponse("RATE_LIMITED"),
     },
   });
 }

@@ -93,10 +93,13 @@ export function openApiResponses(route: NftRoute) {
     };
   }
   const codes: ErrorCode[] = ["VALIDATION_ERROR", ...route.errors];
+  // What the access declaration can answer: no key (REQUIRE_ACCESS_KEY, `from`, or an always-key
+  // route), a key without the scope or collection, a `from` the service does not hold, repeated failures.
+  codes.push(route.access.unauthorizedCode ?? "UNAUTHORIZED", "FORBIDDEN", "WALLET_NOT_FOUND", "RATE_LIMITED");
   if (write) codes.push("IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED");
   codes.push("CHAIN_UNAVAILABLE", "INTERNAL_ERROR");
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of codes) {
+  for (const code of new Set(codes)) {
     const status = ERROR_STATUS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }

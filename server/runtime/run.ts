@@ -10,6 +10,7 @@ import { ConfigError, loadConfig, type Config } from "../config/config";
 import { credentialFragments, credentialScrubber, maskUrl } from "../config/credentials";
 import { createLogger, wantsPrettyLogs, type Logger } from "../http/logger";
 import { startService, type RunningService, type StartOptions } from "../main";
+import { masterKeyPath } from "../wallets/master-key";
 import { logProcessErrors, stopOnSignals } from "./process-handlers";
 
 /** Past the drain bound, how long shutdown hooks and closing the store may take before exit(1). */
@@ -63,7 +64,11 @@ export async function runService(
     const chainSource = await startChain?.();
     collectionInterface(); // the collection's ABI: fail now, not at the first request
     const apiKey = config.apiKey ?? randomBytes(24).toString("base64url");
-    const service = await startService({ ...config, apiKey }, logger, { connect: chainSource?.connect });
+    const service = await startService({ ...config, apiKey }, logger, {
+      connect: chainSource?.connect,
+      // The embedded dev chain makes a master key for its data directory when none is set.
+      masterKeyFile: chainSource ? masterKeyPath(config.dataDir) : undefined,
+    });
     const prepared = (await chainSource?.prepare?.(service)) ?? {};
     console.log(
       banner(config, service, {
@@ -88,6 +93,14 @@ export async function runService(
   }
 }
 
+/** Where the wallets' master key is: a setting or a file, never the key. */
+function masterKeyLine({ from, file, created }: RunningService["masterKey"]): string {
+  if (from === "WALLET_MASTER_KEY") return "WALLET_MASTER_KEY   (from the environment)";
+  if (from === "file")
+    return `${file}   (${created ? "made now for this data directory" : "this data directory's"}; keep it with the store, or set WALLET_MASTER_KEY)`;
+  return "none   (set WALLET_MASTER_KEY to hold local wallets)";
+}
+
 function banner(
   config: Config,
   service: RunningService,
@@ -106,5 +119,6 @@ function banner(
       ? `  API_KEY        ${shown.apiKey}   (random for this run)`
       : `  API_KEY        (from the environment)`,
     `  Store          ${config.databaseUrl ? maskUrl(config.databaseUrl) : `PGlite in ${path.join(config.dataDir, "pglite")}`}`,
+    `  Master key     ${masterKeyLine(service.masterKey)}`,
   ].join("\n");
 }

@@ -148,7 +148,7 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(env)) {
     if (
-      /^(RPC_URL|LOCALHOST_RPC_URL|CONTRACT_ADDRESS|API_KEY|DATABASE_URL|DEMO_PORT|PORT|CHAIN_PORT|HOST|LOG_FORMAT|SHUTDOWN_TIMEOUT_MS|TRUST_PROXY|NFT_.*)$/.test(
+      /^(RPC_URL|LOCALHOST_RPC_URL|CONTRACT_ADDRESS|API_KEY|DATABASE_URL|DEMO_PORT|PORT|CHAIN_PORT|HOST|LOG_FORMAT|SHUTDOWN_TIMEOUT_MS|TRUST_PROXY|NFT_.*|(NEW_)?WALLET_MASTER_KEY|PKCS11_.*|SOFTHSM2_CONF)$/.test(
         name,
       )
     ) {

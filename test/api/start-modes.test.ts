@@ -1,3 +1,5 @@
+import { readFileSync, statSync } from "node:fs";
+import path from "node:path";
 import { expect } from "chai";
 import { JsonRpcProvider } from "ethers";
 import { ApiClient, DEV_KEYS, freePort, ServiceProcess, sleep } from "./harness";
@@ -38,6 +40,22 @@ describe("npm start with no configuration (embedded chain)", function () {
     expect(bannerValue(banner, "Contract")).to.match(/^0x[0-9a-fA-F]{40}$/);
     expect(bannerValue(banner, "Owner key")).to.equal(DEV_KEYS[0]);
     expect(bannerValue(banner, "API_KEY")).to.have.length.greaterThanOrEqual(16);
+  });
+
+  it("makes a wallet master key in $DATA_DIR/master.key (mode 0600), names the file in the banner, never prints the key", async function () {
+    const file = bannerValue(banner, "Master key");
+    expect(path.basename(file)).to.equal("master.key");
+    expect(banner).to.match(/Master key\s+\S+\s+\(made now for this data directory;/);
+    expect(statSync(file).mode & 0o777).to.equal(0o600);
+    const key = readFileSync(file, "utf8").trim();
+    expect(key).to.match(/^[0-9a-f]{64}$/);
+    expect(service.output()).to.not.include(key);
+    const created = await api.post(
+      "/wallets",
+      { kind: "local", label: "dev" },
+      { API_KEY: bannerValue(banner, "API_KEY") },
+    );
+    expect(created.status, created.text).to.equal(201);
   });
 
   it("serves the embedded chain as JSON-RPC on CHAIN_PORT", async function () {

@@ -163,7 +163,9 @@ describe("test support on a hardhat node (automine off)", function () {
       const fast = Math.min(await roundTrip(), await roundTrip(), await roundTrip());
       proxy.latencyMs = 150;
       const slow = Math.min(await roundTrip(), await roundTrip(), await roundTrip());
-      expect(slow - fast).to.be.within(295, 300 + 400);
+      // The slow round trip itself carries both delays; the fast one may be inflated by a busy machine.
+      expect(slow).to.be.at.least(295);
+      expect(slow - fast).to.be.at.most(300 + 400);
     });
 
     for (const mode of ["drop", "502", "timeout"] as const satisfies readonly LossMode[]) {

@@ -40,6 +40,13 @@ const WEBHOOK_OPERATIONS = [
   "GET /webhooks/{id}/deliveries listWebhookDeliveries",
   "POST /webhooks/{id}/deliveries/{eventId}/retry retryWebhookDelivery",
 ];
+const WALLET_OPERATIONS = [
+  "POST /wallets createWallet",
+  "GET /wallets listWallets",
+  "GET /wallets/{address} getWallet",
+  "PATCH /wallets/{address} updateWallet",
+  "DELETE /wallets/{address} deleteWallet",
+];
 const USER_OPERATIONS = [
   "POST /v2/user createUser",
   "POST /v2/user/createWithList createUsersWithListInput",
@@ -75,6 +82,7 @@ describe("the OpenAPI documents", function () {
         ...SERVICE_OPERATIONS,
         ...ACCESS_OPERATIONS,
         ...WEBHOOK_OPERATIONS,
+        ...WALLET_OPERATIONS,
         ...USER_OPERATIONS,
       ]);
     });
@@ -85,6 +93,7 @@ describe("the OpenAPI documents", function () {
         ...SERVICE_OPERATIONS,
         ...ACCESS_OPERATIONS,
         ...WEBHOOK_OPERATIONS,
+        ...WALLET_OPERATIONS,
       ]);
       expect(listed(demo)).to.have.members([...USER_OPERATIONS, "GET /openapi.json openApiDocument"]);
     });
@@ -96,6 +105,41 @@ describe("the OpenAPI documents", function () {
         expect(ids.filter((id, i) => ids.indexOf(id) !== i)).to.deep.equal([]);
       });
     }
+  });
+
+  describe("access keys", function () {
+    const keyed = (doc: object) =>
+      Object.entries((doc as { paths: Record<string, Record<string, Json>> }).paths).flatMap(([path, item]) =>
+        Object.entries(item)
+          .filter(([, op]) => JSON.stringify(op.security ?? []).includes('"AccessKey"'))
+          .map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, op })),
+      );
+
+    it("every operation that takes an access key documents 401, 403 and 429", function () {
+      const operations = keyed(one);
+      expect(operations.map((o) => o.name)).to.include.members([
+        "POST /nft/tokenURI",
+        "POST /nft/withdraw",
+        "GET /nft/operations/{operationId}",
+        "GET /metrics",
+        "POST /access-keys",
+      ]);
+      const missing = operations.flatMap(({ name, op }) =>
+        ["401", "403", "429"].filter((status) => !(status in (op.responses as Json))).map((s) => `${name} ${s}`),
+      );
+      expect(missing).to.deep.equal([]);
+    });
+
+    it("/nft operations document FORBIDDEN, WALLET_NOT_FOUND and their 401 code (INVALID_API_KEY for withdraw)", function () {
+      for (const { name, op } of keyed(one).filter((o) => o.name.startsWith("POST /nft/"))) {
+        const responses = op.responses as Record<string, { description: string }>;
+        expect(responses["403"].description, name).to.include("FORBIDDEN");
+        expect(responses["404"].description, name).to.include("WALLET_NOT_FOUND");
+        expect(responses["401"].description, name).to.equal(
+          name === "POST /nft/withdraw" ? "INVALID_API_KEY" : "UNAUTHORIZED",
+        );
+      }
+    });
   });
 
   describe("examples and defaults", function () {

@@ -154,7 +154,7 @@ function withDatabases(url: string, kind: PostgresServer["kind"], stopServer: ()
 }
 
 /** The newest /usr/lib/postgresql/<version>/bin holding initdb and pg_ctl, else a PATH entry that has both. */
-async function findPostgresBin(): Promise<string | undefined> {
+export async function findPostgresBin(): Promise<string | undefined> {
   const root = "/usr/lib/postgresql";
   const versions = existsSync(root) ? await readdir(root) : [];
   const candidates = [

@@ -56,10 +56,14 @@ export const AuditEventView = z
   })
   .openapi("AuditEvent");
 
+const MAX_BIGINT = 2n ** 63n - 1n;
+
 export const AuditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
+  // An event id (bigint): a larger number would reach the store as an out-of-range bigint, a 500.
   cursor: z
     .string()
-    .regex(/^\d{1,19}$/, "cursor must come from a previous page")
-    .optional(),
+    .refine((v) => /^\d{1,19}$/.test(v) && BigInt(v) <= MAX_BIGINT, "cursor must come from a previous page")
+    .optional()
+    .openapi({ pattern: "^\\d{1,19}$", description: "The `cursor` of the previous page" }),
 });

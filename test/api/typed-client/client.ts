@@ -82,8 +82,10 @@ export function refusedByTheTypes(client: Client<paths>): void {
   void client.POST("/nft/mint", { body: { ...common, mintAmount: true } });
   // @ts-expect-error state is a boolean or "true"/"false"
   void client.POST("/nft/setPaused", { body: { ...common, state: "yes" } });
-  // @ts-expect-error privateKey is required
-  void client.POST("/nft/total-supply", { body: { contractAddress: "0x…" } });
+  // @ts-expect-error from (a held wallet, instead of privateKey) is an address or a label, not a number
+  void client.POST("/nft/total-supply", { body: { contractAddress: "0x…", from: 1 } });
+  // @ts-expect-error contractAddress is required (privateKey and from are each optional in the types: exactly one is checked by the service)
+  void client.POST("/nft/total-supply", { body: { privateKey: "0x…" } });
   // @ts-expect-error no such operation
   void client.POST("/nft/burn", { body: common });
   // @ts-expect-error the operations route is a GET with a path parameter

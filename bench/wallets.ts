@@ -1,0 +1,168 @@
+/**
+ * Mints through held wallets against the same mint with a request key, on one service and one
+ * `hardhat node` (automine), in the same run:
+ *  - baseline: POST /nft/mint with `privateKey` (open mode, no access key), its own dev key;
+ *  - local wallet: the same mint with `from` (a key sealed under WALLET_MASTER_KEY, opened per
+ *    signature), with the root access key; target >= 0.95x the baseline;
+ *  - local wallet with a dailySpendLimit: the same, paying one atomic reservation in the store per write;
+ *  - PKCS#11 wallet: the same with `from` naming a key inside a SoftHSM2 token (reported, no target).
+ * Each series sends MINTS mints from CONCURRENCY clients; the series run in turn (every other round
+ * in reverse order), ROUNDS times, and the median round of each is shown.
+ * Run: npm run bench:wallets   (BENCH_MINTS, BENCH_ROUNDS change the load)
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { JsonRpcProvider, Network, Wallet } from "ethers";
+import { DEFAULT_COLLECTION, deployTransaction } from "../server/chain/collection";
+import { Pkcs11Token } from "../server/signers/pkcs11";
+import { ChainNode, DEV_KEYS, ServiceProcess, TEST_API_KEY } from "../test/api/harness";
+import { createSoftHsmToken } from "../test/support/softhsm";
+
+const MINTS = Number(process.env.BENCH_MINTS ?? 200);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONCURRENCY = 16;
+const TARGET = 0.95;
+const AUTH = { Authorization: `Bearer ${TEST_API_KEY}` };
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function main(): Promise<void> {
+  const hsm = createSoftHsmToken({ tokenLabel: "bench", pin: randomBytes(8).toString("hex") });
+  const restore = hsm.useInThisProcess();
+  const token = await Pkcs11Token.open({ modulePath: hsm.modulePath, tokenLabel: hsm.tokenLabel, pin: hsm.pin });
+  await token.generateKey("bench-key");
+  await token.close();
+  restore();
+
+  const node = await ChainNode.start();
+  const provider = new JsonRpcProvider(node.rpcUrl, Network.from(31337), { staticNetwork: true, cacheTimeout: -1 });
+  const deployer = new Wallet(DEV_KEYS[0], provider);
+  const deployed = await (
+    await deployer.sendTransaction(await deployTransaction({ ...DEFAULT_COLLECTION, maxSupply: 100_000n }))
+  ).wait();
+  const contractAddress = deployed!.contractAddress!;
+  const dataDir = mkdtempSync(path.join(tmpdir(), "bench-wallets-"));
+  console.error(`node at ${node.rpcUrl}, collection at ${contractAddress}; starting the service`);
+  const service = await ServiceProcess.start({
+    rpcUrl: node.rpcUrl,
+    stdout: "ignore",
+    env: {
+      DATA_DIR: dataDir,
+      WALLET_MASTER_KEY: randomBytes(32).toString("hex"),
+      PKCS11_MODULE: hsm.modulePath,
+      PKCS11_TOKEN_LABEL: hsm.tokenLabel,
+      PKCS11_PIN: hsm.pin,
+      ...hsm.env,
+    },
+  });
+  const create = async (body: Record<string, unknown>) => {
+    const res = await fetch(`${service.url}/wallets`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...AUTH },
+      body: JSON.stringify(body),
+    });
+    const created = (await res.json()) as { address: string };
+    if (res.status !== 201) throw new Error(`POST /wallets answered ${res.status} ${JSON.stringify(created)}`);
+    await provider.send("hardhat_setBalance", [created.address, `0x${(10n ** 24n).toString(16)}`]);
+    return created.address;
+  };
+  await create({ kind: "local", label: "bench-local" });
+  const limited = await create({ kind: "local", label: "bench-limited" });
+  await create({ kind: "pkcs11", label: "bench-hsm", keyLabel: "bench-key" });
+  await fetch(`${service.url}/wallets/${limited}`, {
+    method: "PATCH",
+    headers: { "content-type": "application/json", ...AUTH },
+    body: JSON.stringify({ dailySpendLimit: (10n ** 24n).toString() }),
+  });
+
+  const body = (signer: Record<string, string>) => JSON.stringify({ ...signer, contractAddress, mintAmount: 1 });
+  const series: Array<[string, string, Record<string, string>]> = [
+    ["privateKey (baseline)", body({ privateKey: DEV_KEYS[1] }), {}],
+    ["local wallet (from)", body({ from: "bench-local" }), AUTH],
+    ["local wallet with a spend limit", body({ from: "bench-limited" }), AUTH],
+    ["PKCS#11 wallet on SoftHSM2 (from)", body({ from: "bench-hsm" }), AUTH],
+  ];
+  const rounds = new Map<string, Figures[]>(series.map(([name]) => [name, []]));
+  const url = `${service.url}/nft/mint`;
+  // Warm-up of every path (JIT, the signer caches, the token's sessions).
+  for (const [, json, headers] of series) await mints(url, json, headers, 32);
+  for (let round = 0; round < ROUNDS; round++) {
+    console.error(`round ${round + 1} of ${ROUNDS}: ${MINTS} mints per series`);
+    // Every other round in reverse order, so a slow drift of the chain (it grows) favours no series.
+    const order = round % 2 === 0 ? series : [...series].reverse();
+    for (const [name, json, headers] of order) rounds.get(name)!.push(await mints(url, json, headers, MINTS));
+  }
+  await service.stop();
+  provider.destroy();
+  await node.stop();
+  hsm.remove();
+  rmSync(dataDir, { recursive: true, force: true });
+
+  const figures = new Map([...rounds].map(([name, list]) => [name, median(list)]));
+  console.table(
+    Object.fromEntries(
+      [...figures].map(([name, f]) => [
+        name,
+        { "mints/s": f.rps.toFixed(1), "p50 ms": f.p50.toFixed(1), "p99 ms": f.p99.toFixed(1), errors: f.errors },
+      ]),
+    ),
+  );
+  const baseline = figures.get("privateKey (baseline)")!;
+  const ratio = (name: string) => figures.get(name)!.rps / baseline.rps;
+  const local = ratio("local wallet (from)");
+  const ok = local >= TARGET && [...figures.values()].every((f) => f.errors === 0);
+  console.log(
+    `${ok ? "PASS" : "FAIL"}: mint through a local wallet / with privateKey = ${local.toFixed(2)}x (target >= ${TARGET}x, 0 errors)`,
+  );
+  console.log(
+    `report: mint through a local wallet with a daily spend limit / with privateKey = ${ratio("local wallet with a spend limit").toFixed(2)}x`,
+  );
+  console.log(
+    `report: mint through a PKCS#11 wallet (SoftHSM2) / with privateKey = ${ratio("PKCS#11 wallet on SoftHSM2 (from)").toFixed(2)}x`,
+  );
+  process.exitCode = ok ? 0 : 1;
+}
+
+/** `count` mints, CONCURRENCY at a time, each timed; one answered other than 200 counts as an error. */
+async function mints(url: string, body: string, headers: Record<string, string>, count: number): Promise<Figures> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let started = 0;
+  const t0 = performance.now();
+  const worker = async () => {
+    while (started++ < count) {
+      const begin = performance.now();
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body,
+      });
+      const text = await res.text();
+      if (res.status === 200) latencies.push(performance.now() - begin);
+      else if (errors++ === 0) console.error(`first failure: ${res.status} ${text.slice(0, 200)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  const seconds = (performance.now() - t0) / 1000;
+  latencies.sort((a, b) => a - b);
+  const percentile = (p: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
+  return { rps: latencies.length / seconds, p50: percentile(50), p99: percentile(99), errors };
+}
+
+function median(rounds: Figures[]): Figures {
+  const sorted = [...rounds].sort((a, b) => a.rps - b.rps);
+  return { ...sorted[Math.floor(sorted.length / 2)], errors: rounds.reduce((sum, r) => sum + r.errors, 0) };
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,77 @@
+import type Router from "@koa/router";
+import { auditActor } from "../../access";
+import { ApiError } from "../../http/errors";
+import { readJsonBody } from "../../http/json-body";
+import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
+import { parseInput } from "../../http/validation";
+import { WalletExists, type WalletChanges, type WalletRecord } from "../wallet-store";
+import { createdView, MANAGE_ONE, notHeld, policyView, walletOfPath, type WalletRouteDeps } from "./deps";
+import { UpdatedWallet, UpdateWalletRequest, WalletParams } from "./schemas";
+
+/** PATCH /wallets/{address}: a new label, and the policy (dailySpendLimit, lowBalance; null removes one). */
+export function mountUpdateWallet(router: Router, deps: WalletRouteDeps): void {
+  const { access, audit, wallets } = deps;
+  router.patch("/wallets/:address", access.require(MANAGE_ONE), async (ctx) => {
+    const wallet = await walletOfPath(ctx, deps);
+    const changes: WalletChanges = parseInput(UpdateWalletRequest, await readJsonBody(ctx));
+    const updated = await wallets.db
+      .transaction(async (tx) => {
+        const after = await wallets.store.update(tx, wallet.address, changes);
+        if (!after) throw notHeld(wallet.address);
+        await audit.record(tx, auditActor(ctx), {
+          action: "wallet.updated",
+          targetType: "wallet",
+          targetId: wallet.address,
+          details: changed(wallet, after, changes),
+        });
+        return after;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof WalletExists)
+          throw new ApiError("WALLET_EXISTS", "A wallet with this label is already held", [
+            { path: "label", message: "already held" },
+          ]);
+        throw err;
+      });
+    wallets.signers.forgetAll();
+    // No chain call: the change is made, whatever the chain does now.
+    ctx.body = { ...createdView(updated), policy: await policyView(updated, deps) };
+  });
+}
+
+/** What changed, before and after, for the audit trail. */
+function changed(before: WalletRecord, after: WalletRecord, changes: WalletChanges): Record<string, unknown> {
+  const wei = (v: bigint | null) => (v === null ? null : v.toString());
+  const details: Record<string, unknown> = {};
+  if (changes.label !== undefined) details.label = { from: before.label, to: after.label };
+  if (changes.dailySpendLimit !== undefined)
+    details.dailySpendLimit = { from: wei(before.dailySpendLimit), to: wei(after.dailySpendLimit) };
+  if (changes.lowBalance !== undefined)
+    details.lowBalance = { from: wei(before.lowBalance), to: wei(after.lowBalance) };
+  return details;
+}
+
+export function registerUpdateWalletOpenApi(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: "patch",
+    path: "/wallets/{address}",
+    operationId: "updateWallet",
+    tags: ["wallets"],
+    summary: "Relabel a wallet or set its policy: dailySpendLimit and lowBalance in wei (null removes one)",
+    description: "Scope wallets:manage. A new limit applies to the next write, on every instance within 1 s.",
+    security: [{ AccessKey: [] }],
+    request: {
+      params: WalletParams,
+      body: { required: true, content: { "application/json": { schema: UpdateWalletRequest } } },
+    },
+    responses: {
+      200: { description: "The wallet and its policy now", content: { "application/json": { schema: UpdatedWallet } } },
+      400: errorResponse("VALIDATION_ERROR"),
+      401: errorResponse("UNAUTHORIZED"),
+      403: errorResponse("FORBIDDEN"),
+      404: errorResponse("WALLET_NOT_FOUND"),
+      409: errorResponse("WALLET_EXISTS"),
+      429: errorResponse("RATE_LIMITED"),
+    },
+  });
+}
