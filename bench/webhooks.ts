@@ -8,7 +8,7 @@
  *      (npm start's command, PGlite) on a `hardhat node`, with no endpoint, then with one endpoint
  *      taking every operation event, alternating, BENCH_ROUNDS times each; median rates compared
  *      (target >= 0.9x).
- * Run: npm run bench:webhooks   (BENCH_EVENTS, BENCH_MINTS, BENCH_ROUNDS change the load)
+ * Run: npm run bench:webhooks   (BENCH_EVENTS, BENCH_MINTS, BENCH_ROUNDS change the load; BENCH_ONLY=burst|cost)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -200,7 +200,15 @@ async function costToWrites(): Promise<void> {
   }
 }
 
+/** BENCH_ONLY=burst or BENCH_ONLY=cost runs one part. */
+const ONLY = process.env.BENCH_ONLY;
+
 async function main(): Promise<void> {
+  if (ONLY !== "cost") await bursts();
+  if (ONLY !== "burst") await costToWrites();
+}
+
+async function bursts(): Promise<void> {
   await burstOn("PGlite", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "bench-webhooks-"));
     const db = await openDatabase({ dataDir: path.join(dir, "pglite") });
@@ -221,7 +229,6 @@ async function main(): Promise<void> {
   } finally {
     await pg.stop();
   }
-  await costToWrites();
 }
 
 main().then(

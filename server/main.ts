@@ -31,6 +31,8 @@ export interface StartOptions {
   connect?: (observer: RpcObserver) => Promise<ConnectedChain>;
   /** Webhook delivery timing (tests and benchmarks shorten the retries); the defaults otherwise. */
   webhookWorker?: Partial<WebhookWorkerOptions>;
+  /** How often wallets with a lowBalance have their balance read (5 s). */
+  lowBalancePollMs?: number;
   /**
    * Where to keep a master key made for this data directory when WALLET_MASTER_KEY is not set
    * (npm start's embedded chain: $DATA_DIR/master.key); unset = no local wallets without the setting.
@@ -113,6 +115,8 @@ export async function startService(
     registry: metrics.registry,
     allowPrivate: config.webhookAllowPrivate,
     worker: options.webhookWorker,
+    chain,
+    lowBalancePollMs: options.lowBalancePollMs,
   });
   const apps = createServiceApps({
     chain,
@@ -137,6 +141,7 @@ export async function startService(
   } catch (err) {
     await Promise.all(servers.map((s) => s.close(0)));
     await engine.stop();
+    await webhooks.lowBalance?.stop();
     await webhooks.worker.stop();
     await wallets.close();
     await userStore.close();
@@ -147,6 +152,7 @@ export async function startService(
   const [api, demo] = servers;
   const hooks = new ShutdownHooks(logger);
   webhooks.worker.start();
+  webhooks.lowBalance?.start();
 
   return {
     apiUrl: urlOf(api.server, config.host),
@@ -164,6 +170,7 @@ export async function startService(
       // What is unfinished stays in the store: the next start (or another process) follows it on.
       await engine.stop();
       // Attempts in flight are cut and given back: the next start (or another process) sends them.
+      await webhooks.lowBalance?.stop();
       await webhooks.worker.stop();
       await wallets.close();
       await hooks.run();

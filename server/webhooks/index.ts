@@ -21,6 +21,8 @@ import { mountRotateSecret, registerRotateSecretOpenApi } from "./routes/rotate-
 import { mountSendTestEvent, registerSendTestEventOpenApi } from "./routes/send-test-event";
 import { mountUpdateEndpoint, registerUpdateEndpointOpenApi } from "./routes/update-endpoint";
 import { DeliverySender, DELIVERY_TIMEOUT_MS } from "./sender";
+import { LOW_BALANCE_POLL_MS, LowBalanceWatcher } from "./low-balance-watcher";
+import type { ChainClient } from "../chain/chain-client";
 import { UrlGuard, type Resolver } from "./url-guard";
 import { DEFAULT_WORKER_OPTIONS, WebhookWorker, type WebhookWorkerOptions } from "./worker";
 
@@ -29,13 +31,15 @@ export { signatureHeader, newEndpointSecret } from "./signing";
 export { UrlGuard, type Resolver } from "./url-guard";
 export { retryDelayMs, DEFAULT_RETRY, type RetryPolicy } from "./retry";
 export { WebhookWorker, DEFAULT_WORKER_OPTIONS, type WebhookWorkerOptions } from "./worker";
+export { LowBalanceWatcher, LOW_BALANCE_POLL_MS } from "./low-balance-watcher";
 export type { WebhookRouteDeps };
 
 /**
- * On PGlite a busy worker pauses four times as long as its round took: at most a fifth of the one
- * connection (and of this thread) goes to webhooks while writes run.
+ * On PGlite a busy worker pauses nine times as long as its round took: at most a tenth of the one
+ * connection (and of this thread, where PGlite runs) goes to webhooks while writes run, the price
+ * being a lower delivery rate under a burst (bench/webhooks.ts).
  */
-const PGLITE_ROUND_PACING = 4;
+const PGLITE_ROUND_PACING = 9;
 
 export interface WebhookOptions {
   access: AccessControl;
@@ -51,12 +55,18 @@ export interface WebhookOptions {
   worker?: Partial<WebhookWorkerOptions>;
   /** How long a receiver has to answer (10 s). */
   timeoutMs?: number;
+  /** The chain whose balances `wallet.low_balance` watches; no watching when unset. */
+  chain?: Pick<ChainClient, "rpc">;
+  /** How often those balances are read (5 s). */
+  lowBalancePollMs?: number;
 }
 
 /** The webhooks of one service process: routes' dependencies and the delivery worker. */
 export interface Webhooks {
   routes: WebhookRouteDeps;
   worker: WebhookWorker;
+  /** Emits wallet.low_balance; unset without a chain. */
+  lowBalance?: LowBalanceWatcher;
   outbox: OutboxStore;
   endpoints: WebhookEndpointStore;
 }
@@ -100,6 +110,14 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Prom
       wake: () => worker.wake(),
     },
     worker,
+    lowBalance: options.chain
+      ? new LowBalanceWatcher({
+          db,
+          chain: options.chain,
+          logger: options.logger.child({ component: "low-balance" }),
+          intervalMs: options.lowBalancePollMs ?? LOW_BALANCE_POLL_MS,
+        })
+      : undefined,
     outbox,
     endpoints,
   };
