@@ -363,6 +363,22 @@ export class OutboxStore {
     );
   }
 
+  /**
+   * Forgets events older than `days` that wait for no delivery, with their delivery log (up to
+   * `limit` at a time): the outbox and the log do not grow for ever. Answers how many went.
+   */
+  async prune(days: number, limit: number): Promise<number> {
+    const { rowCount } = await this.db.query(
+      `DELETE FROM webhook_events WHERE seq IN (
+         SELECT e.seq FROM webhook_events e
+         WHERE e.created_at < now() - $1 * interval '1 day' AND e.fanned_out
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = e.seq AND d.status = 'pending')
+         ORDER BY e.created_at LIMIT $2)`,
+      [days, limit],
+    );
+    return rowCount;
+  }
+
   /** Age in seconds of the oldest event not delivered yet (0 when there is none): for /metrics. */
   async oldestUndeliveredSeconds(): Promise<number> {
     const { rows } = await this.db.query<{ age: string | number | null }>(

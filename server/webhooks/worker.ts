@@ -43,6 +43,12 @@ export const DEFAULT_WORKER_OPTIONS: WebhookWorkerOptions = {
   leaseMs: 30_000,
 };
 
+/** Events (and their delivery log) are kept this long once nothing waits for them. */
+export const RETENTION_DAYS = 30;
+/** How often old events are pruned, and how many at most each time. */
+const PRUNE_EVERY_MS = 3_600_000;
+const PRUNE_BATCH = 10_000;
+
 /** How long a key's principal is trusted between two reads: a revocation stops deliveries within it. */
 const PRINCIPAL_CACHE_MS = 1_000;
 
@@ -86,6 +92,7 @@ export class WebhookWorker {
   private finished: Finished[] = [];
   private readonly principals = new Map<string, { principal: AccessPrincipal | null; at: number }>();
   private readonly keys: AccessKeyStore;
+  private prunedAt = 0;
 
   constructor(private readonly deps: WebhookWorkerDeps) {
     this.keys = new AccessKeyStore(deps.db);
@@ -158,6 +165,10 @@ export class WebhookWorker {
       this.busy = round.fanned > 0 || round.deliveries.length > 0 || finished.length > 0;
     }
     if (this.busy) return Math.max(options.busyPollMs, (performance.now() - started) * options.roundPacing);
+    if (Date.now() - this.prunedAt > PRUNE_EVERY_MS) {
+      this.prunedAt = Date.now();
+      await outbox.prune(RETENTION_DAYS, PRUNE_BATCH);
+    }
     const nextDue = pulse.nextDueInMs;
     return nextDue !== null && nextDue > 0 ? Math.min(options.idlePollMs, nextDue) : options.idlePollMs;
   }

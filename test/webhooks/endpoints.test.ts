@@ -6,7 +6,14 @@
  */
 import { expect } from "chai";
 import { Webhook } from "standardwebhooks";
-import { newEndpointSecret, signatureHeader, UrlGuard, type Resolver } from "../../server/webhooks";
+import {
+  DEFAULT_RETRY,
+  newEndpointSecret,
+  retryDelayMs,
+  signatureHeader,
+  UrlGuard,
+  type Resolver,
+} from "../../server/webhooks";
 import type { JsonBody } from "../api/harness";
 import { pgliteBackend, ROOT, startWebhookApp, type WebhookApp } from "./fixture";
 import { Receiver } from "./receiver";
@@ -307,3 +314,21 @@ async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000)
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+describe("the retry schedule", function () {
+  it("doubles from the base to the cap, each wait between half and all of it (equal jitter), for 24 h and more", function () {
+    const policy = DEFAULT_RETRY;
+    const lowest = (n: number) => retryDelayMs(policy, n, () => 0);
+    const highest = (n: number) => retryDelayMs(policy, n, () => 1);
+    expect([1, 2, 3, 4].map(highest)).to.deep.equal([5_000, 10_000, 20_000, 40_000]);
+    expect([1, 2, 3, 4].map(lowest)).to.deep.equal([2_500, 5_000, 10_000, 20_000]);
+    expect(highest(30)).to.equal(3_600_000);
+    expect(lowest(60)).to.equal(1_800_000);
+    expect(policy.windowMs).to.equal(24 * 3_600_000);
+    // Even at the shortest waits, the retries of one day are few and far apart (not a storm).
+    let spent = 0;
+    let attempts = 0;
+    while (spent < policy.windowMs) spent += lowest(++attempts);
+    expect(attempts).to.be.within(20, 60);
+  });
+});
