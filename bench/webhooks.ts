@@ -5,7 +5,7 @@
  *      second and the delay from each event's commit to its arrival (p50, p99; goal p99 <= 1 s).
  *      Baseline: the same 1,000 signed POSTs sent straight to the receiver, 16 at a time.
  *  (b) cost to writes: POST /nft/mint from 16 concurrent clients (distinct keys) on a service
- *      (npm start's command, PGlite) on a `hardhat node`, with no endpoint, then with one endpoint
+ *      (npm start's command, PGlite, then PostgreSQL) on a `hardhat node`, with no endpoint, then with one endpoint
  *      taking every operation event, alternating, BENCH_ROUNDS times each; the median of the
  *      paired ratios (target >= 0.9x).
  * Run: npm run bench:webhooks   (BENCH_EVENTS, BENCH_MINTS, BENCH_ROUNDS change the load; BENCH_ONLY=burst|cost)
@@ -149,7 +149,7 @@ async function mintRate(api: ApiClient, keys: string[], collection: string): Pro
   return MINTS / ((performance.now() - started) / 1000);
 }
 
-async function costToWrites(): Promise<void> {
+async function costToWrites(store: { name: string; env: Record<string, string> }): Promise<void> {
   const node = await ChainNode.start();
   const receiver = await Receiver.start();
   let service: ServiceProcess | undefined;
@@ -157,7 +157,7 @@ async function costToWrites(): Promise<void> {
     const collection = await deployWithScript(node.rpcUrl, { NFT_MAX_SUPPLY: "1000000" });
     service = await ServiceProcess.start({
       rpcUrl: node.rpcUrl,
-      env: { WEBHOOK_ALLOW_PRIVATE: "true", LOG_LEVEL: "warn" },
+      env: { WEBHOOK_ALLOW_PRIVATE: "true", LOG_LEVEL: "warn", ...store.env },
       stdout: "ignore",
     });
     const api = new ApiClient(service.url);
@@ -190,7 +190,7 @@ async function costToWrites(): Promise<void> {
     // the pairs' ratios is steadier than the ratio of the medians on a shared machine.
     const ratio = median(one.map((rate, i) => rate / none[i]));
     console.log(
-      `${ratio >= COST_TARGET ? "PASS" : "FAIL"}: cost to writes (PGlite, ${MINTS} mints x ${ROUNDS} rounds, ${WRITERS} clients): ` +
+      `${ratio >= COST_TARGET ? "PASS" : "FAIL"}: cost to writes (${store.name}, ${MINTS} mints x ${ROUNDS} rounds, ${WRITERS} clients): ` +
         `${median(none).toFixed(1)} mints/s with no endpoint [${none.map((r) => r.toFixed(1)).join(", ")}], ` +
         `${median(one).toFixed(1)} with one taking every operation event [${one.map((r) => r.toFixed(1)).join(", ")}]: ` +
         `median of the paired ratios ${ratio.toFixed(2)}x (target >= ${COST_TARGET}x)`,
@@ -207,7 +207,14 @@ const ONLY = process.env.BENCH_ONLY;
 
 async function main(): Promise<void> {
   if (ONLY !== "cost") await bursts();
-  if (ONLY !== "burst") await costToWrites();
+  if (ONLY === "burst") return;
+  await costToWrites({ name: "PGlite", env: {} });
+  const pg = await startPostgresServer();
+  try {
+    await costToWrites({ name: "PostgreSQL", env: { DATABASE_URL: await pg.createDatabase() } });
+  } finally {
+    await pg.stop();
+  }
 }
 
 async function bursts(): Promise<void> {

@@ -208,7 +208,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       -- The outbox: each event is written in the transaction of the change it reports.
       CREATE TABLE webhook_events (
         seq           bigserial PRIMARY KEY,
-        id            text NOT NULL UNIQUE,  -- webhook-id: the same on every retry
+        id            text NOT NULL,         -- webhook-id, the same on every retry (122 random bits: no index kept)
         type          text NOT NULL,
         data          jsonb NOT NULL,        -- operation events: a snapshot of the row, rendered when sent
         collection    text,
@@ -222,7 +222,6 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       );
       CREATE INDEX webhook_events_fan_out_idx ON webhook_events (seq) WHERE NOT fanned_out;
       CREATE INDEX webhook_events_unfanned_idx ON webhook_events (order_key, seq) WHERE NOT fanned_out;
-      CREATE INDEX webhook_events_created_idx ON webhook_events (created_at);
       -- One row per (endpoint, event). A claim pushes next_attempt_at forward by the lease: a
       -- process that dies mid-attempt leaves the row due again when the lease runs out.
       CREATE TABLE webhook_deliveries (

@@ -373,7 +373,7 @@ export class OutboxStore {
          SELECT e.seq FROM webhook_events e
          WHERE e.created_at < now() - $1 * interval '1 day' AND e.fanned_out
            AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = e.seq AND d.status = 'pending')
-         ORDER BY e.created_at LIMIT $2)`,
+         ORDER BY e.seq LIMIT $2)`,
       [days, limit],
     );
     return rowCount;
