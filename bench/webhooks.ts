@@ -8,7 +8,7 @@
  *      (npm start's command, PGlite, then PostgreSQL) on a `hardhat node`, with no endpoint, then with one endpoint
  *      taking every operation event, alternating, BENCH_ROUNDS times each; the median of the
  *      paired ratios (target >= 0.9x).
- * Run: npm run bench:webhooks   (BENCH_EVENTS, BENCH_MINTS, BENCH_ROUNDS change the load; BENCH_ONLY=burst|cost)
+ * Run: npm run bench:webhooks   (BENCH_EVENTS, BENCH_MINTS, BENCH_ROUNDS change the load; BENCH_ONLY=burst|cost|cost:pglite|cost:postgres)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -202,13 +202,14 @@ async function costToWrites(store: { name: string; env: Record<string, string> }
   }
 }
 
-/** BENCH_ONLY=burst or BENCH_ONLY=cost runs one part. */
+/** BENCH_ONLY=burst, cost, cost:pglite or cost:postgres runs one part. */
 const ONLY = process.env.BENCH_ONLY;
 
 async function main(): Promise<void> {
-  if (ONLY !== "cost") await bursts();
+  if (!ONLY?.startsWith("cost")) await bursts();
   if (ONLY === "burst") return;
-  await costToWrites({ name: "PGlite", env: {} });
+  if (ONLY !== "cost:postgres") await costToWrites({ name: "PGlite", env: {} });
+  if (ONLY === "cost:pglite") return;
   const pg = await startPostgresServer();
   try {
     await costToWrites({ name: "PostgreSQL", env: { DATABASE_URL: await pg.createDatabase() } });

@@ -284,8 +284,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
             'from', NEW.from_address,
             'contractAddress', NEW.contract_address,
             'nonce', NEW.nonce,
-            'transactionHashes',
-              (SELECT coalesce(jsonb_agg(t -> 'hash'), '[]'::jsonb) FROM jsonb_array_elements(NEW.transactions) t),
+            'transactions', NEW.transactions, -- signed transactions are public once sent; the view keeps their hashes
             'blockNumber', NEW.block_number,
             'result', NEW.result,
             'error', NEW.error,

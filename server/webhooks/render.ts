@@ -8,7 +8,7 @@ interface OperationSnapshot {
   from: string;
   contractAddress: string | null;
   nonce: number | null;
-  transactionHashes: string[];
+  transactions: { hash: string }[];
   blockNumber: number | null;
   result: Record<string, unknown> | null;
   error: Operation["error"];
@@ -41,7 +41,7 @@ function fromSnapshot(s: OperationSnapshot): Operation {
     status: s.status,
     nonce: s.nonce === null ? null : Number(s.nonce),
     call: null,
-    transactions: s.transactionHashes.map((hash) => ({ hash, raw: "" })),
+    transactions: s.transactions.map(({ hash }) => ({ hash, raw: "" })),
     context: {},
     result: s.result,
     error: s.error,
