@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { createServer, type RequestListener, type Server } from "node:http";
 import path from "node:path";
-import type { JsonRpcProvider } from "ethers";
+import { getAddress, type JsonRpcProvider } from "ethers";
 import { openAccess } from "./access";
 import { createServiceApps } from "./service-app";
 import { BlockFeed } from "./chain/block-feed";
@@ -16,6 +16,7 @@ import { ServiceMetrics, type RpcObserver } from "./metrics/metrics";
 import { OPERATION_KINDS } from "./nft";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
+import { emitEvent, openWebhooks, type WebhookWorkerOptions } from "./webhooks";
 import { openWallets, resolveMasterKey, WalletStore, type MasterKeySource } from "./wallets";
 
 export interface ConnectedChain {
@@ -29,6 +30,10 @@ export interface StartOptions {
    * `config.rpcUrl`. The embedded chain passes its in-process provider here.
    */
   connect?: (observer: RpcObserver) => Promise<ConnectedChain>;
+  /** Webhook delivery timing (tests and benchmarks shorten the retries); the defaults otherwise. */
+  webhookWorker?: Partial<WebhookWorkerOptions>;
+  /** How often wallets with a lowBalance have their balance read (5 s). */
+  lowBalancePollMs?: number;
   /**
    * Where to keep a master key made for this data directory when WALLET_MASTER_KEY is not set
    * (npm start's embedded chain: $DATA_DIR/master.key); unset = no local wallets without the setting.
@@ -108,14 +113,52 @@ export async function startService(
     chainId,
     confirmations: config.confirmations,
   });
+  // collection.transfer webhooks: written in the transaction that makes a live transfer final.
+  collections.onTransfersFinal(async (tx, transfers, { live }) => {
+    if (!live) return; // a backfill reads history, not news
+    for (const t of transfers) {
+      await emitEvent(tx, {
+        type: "collection.transfer",
+        data: {
+          collection: getAddress(t.collection),
+          tokenId: t.tokenId,
+          from: getAddress(t.from),
+          to: getAddress(t.to),
+          blockNumber: t.blockNumber,
+          blockHash: t.blockHash,
+          transactionHash: t.transactionHash,
+          logIndex: t.logIndex,
+        },
+        collection: t.collection,
+        orderKey: `token:${t.collection}:${t.tokenId}`,
+      });
+    }
+  });
   await collections.start();
   if (config.contractAddress) await collections.register(config.contractAddress, "config");
+  const { access, audit } = openAccess(db, {
+    rootKey: config.apiKey,
+    requireAccessKey: config.requireAccessKey,
+    logger,
+  });
+  const webhooks = await openWebhooks(db, {
+    access,
+    audit,
+    logger,
+    registry: metrics.registry,
+    allowPrivate: config.webhookAllowPrivate,
+    worker: options.webhookWorker,
+    chain,
+    lowBalancePollMs: options.lowBalancePollMs,
+  });
   const apps = createServiceApps({
     chain,
     engine,
     userStore,
     logger,
-    ...openAccess(db, { rootKey: config.apiKey, requireAccessKey: config.requireAccessKey, logger }),
+    access,
+    audit,
+    webhooks: webhooks.routes,
     wallets,
     separateDemo: config.demoPort !== undefined,
     trustProxy: config.trustProxy,
@@ -132,6 +175,8 @@ export async function startService(
   } catch (err) {
     await Promise.all(servers.map((s) => s.close(0)));
     await engine.stop();
+    await webhooks.lowBalance?.stop();
+    await webhooks.worker.stop();
     await collections.stop();
     await blocks.stop();
     await wallets.close();
@@ -142,6 +187,8 @@ export async function startService(
   }
   const [api, demo] = servers;
   const hooks = new ShutdownHooks(logger);
+  webhooks.worker.start();
+  webhooks.lowBalance?.start();
 
   return {
     apiUrl: urlOf(api.server, config.host),
@@ -159,6 +206,9 @@ export async function startService(
       }
       // What is unfinished stays in the store: the next start (or another process) follows it on.
       await engine.stop();
+      // Attempts in flight are cut and given back: the next start (or another process) sends them.
+      await webhooks.lowBalance?.stop();
+      await webhooks.worker.stop();
       await collections.stop();
       await blocks.stop();
       await wallets.close();

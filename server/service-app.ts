@@ -17,6 +17,7 @@ import {
 import { ServiceMetrics } from "./metrics/metrics";
 import { createNftRouter, registerNftOpenApi } from "./nft";
 import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
+import { createWebhookRouter, registerWebhookOpenApi, type WebhookRouteDeps } from "./webhooks";
 import { createWalletRouter, registerWalletOpenApi, type Wallets } from "./wallets";
 
 export interface ServiceAppDeps {
@@ -44,6 +45,8 @@ export interface ServiceAppDeps {
   database?: SqlDriver;
   /** Served on GET /metrics and fed by every request; a registry of its own when unset. */
   metrics?: ServiceMetrics;
+  /** The /webhooks routes (openWebhooks); unset = not served. */
+  webhooks?: WebhookRouteDeps;
 }
 
 export interface ServiceApps {
@@ -71,6 +74,7 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   registerServiceOpenApi(api);
   registerDocsOpenApi(api);
   registerAccessOpenApi(api);
+  registerWebhookOpenApi(api);
   registerWalletOpenApi(api);
   registerNftOpenApi(api);
   registerCollectionsOpenApi(api);
@@ -123,6 +127,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   const accessRouter = database
     ? createAccessRouter({ access: deps.access, audit: deps.audit, db: database })
     : undefined;
+  const webhookRouter = deps.webhooks ? createWebhookRouter(deps.webhooks) : undefined;
   const walletRouter = deps.wallets
     ? createWalletRouter({ access: deps.access, audit: deps.audit, chain: deps.chain, wallets: deps.wallets })
     : undefined;
@@ -136,7 +141,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         serviceRouter,
         createDocsRouter(documents.api),
         nftRouter,
-        ...routers(collectionsRouter, accessRouter, walletRouter),
+        ...routers(collectionsRouter, accessRouter, webhookRouter, walletRouter),
       ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
       metrics,
@@ -147,7 +152,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       serviceRouter,
       createDocsRouter(documents.api),
       nftRouter,
-      ...routers(collectionsRouter, accessRouter, walletRouter),
+      ...routers(collectionsRouter, accessRouter, webhookRouter, walletRouter),
       userRouter,
     ]),
     metrics,

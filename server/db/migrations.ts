@@ -250,6 +250,127 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX index_holders_rank_idx ON index_holders (collection_id, tokens DESC, owner);
     `,
   },
+  {
+    version: 7,
+    name: "webhooks",
+    sql: `
+      -- Webhook endpoints (/webhooks). The secret signs deliveries, so it is kept (never listed or logged).
+      CREATE TABLE webhook_endpoints (
+        id                    text PRIMARY KEY,
+        url                   text NOT NULL,
+        events                jsonb NOT NULL,   -- event types it receives
+        collections           jsonb,            -- lower-case addresses; NULL = every collection
+        wallets               jsonb,            -- lower-case addresses; NULL = every wallet
+        secret                text NOT NULL,
+        -- After a rotation the old secret signs beside the new one until previous_secret_until.
+        previous_secret       text,
+        previous_secret_until timestamptz,
+        enabled               boolean NOT NULL DEFAULT true,
+        disabled_reason       text,
+        -- The access key that made it: it receives only what that key could read. NULL = the root key.
+        access_key_id         text,
+        created_at            timestamptz NOT NULL DEFAULT now(),
+        updated_at            timestamptz NOT NULL DEFAULT now()
+      );
+      -- The outbox: each event is written in the transaction of the change it reports.
+      CREATE TABLE webhook_events (
+        seq           bigserial PRIMARY KEY,
+        id            text NOT NULL,         -- webhook-id, the same on every retry (122 random bits: no index kept)
+        type          text NOT NULL,
+        data          jsonb NOT NULL,        -- operation events: a snapshot of the row, rendered when sent
+        collection    text,
+        wallet        text,
+        operation_id  text,
+        access_key_id text,                  -- the key that made the operation reported
+        order_key     text,                  -- events with one key reach an endpoint in seq order
+        endpoint_id   text,                  -- set for webhook.test: that endpoint alone
+        fanned_out    boolean NOT NULL DEFAULT false,
+        created_at    timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX webhook_events_fan_out_idx ON webhook_events (seq) WHERE NOT fanned_out;
+      CREATE INDEX webhook_events_unfanned_idx ON webhook_events (order_key, seq) WHERE NOT fanned_out;
+      -- One row per (endpoint, event). A claim pushes next_attempt_at forward by the lease: a
+      -- process that dies mid-attempt leaves the row due again when the lease runs out.
+      CREATE TABLE webhook_deliveries (
+        endpoint_id     text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+        event_seq       bigint NOT NULL REFERENCES webhook_events (seq) ON DELETE CASCADE,
+        order_key       text,             -- endpoint id and the event's order key: one queue per pair
+        status          text NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+        attempts        integer NOT NULL DEFAULT 0,
+        attempt_log     jsonb NOT NULL DEFAULT '[]',
+        last_status     integer,
+        last_error      text,
+        last_attempt_at timestamptz,
+        next_attempt_at timestamptz NOT NULL DEFAULT now(),
+        -- Retries go on until this, then the delivery fails (24 h after the first try; a manual retry restarts it).
+        retry_until     timestamptz,
+        lease_owner     text,
+        delivered_at    timestamptz,
+        created_at      timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (endpoint_id, event_seq)
+      );
+      CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (endpoint_id, next_attempt_at)
+        WHERE status = 'pending';
+      CREATE INDEX webhook_deliveries_order_idx ON webhook_deliveries (order_key, event_seq)
+        WHERE status = 'pending' AND order_key IS NOT NULL;
+      CREATE INDEX webhook_deliveries_log_idx ON webhook_deliveries (endpoint_id, event_seq);
+
+      -- Operation events, written by the database in the very transaction that changes the
+      -- operation: queued -> sent, a new transaction while sent (replaced), -> confirmed, -> failed.
+      -- Nothing is written while no enabled endpoint takes the event type.
+      CREATE FUNCTION webhook_operation_event() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        kind text;
+      BEGIN
+        IF NEW.operation = 'nonceFill' THEN
+          RETURN NULL; -- the service's own gap fillers: nobody asked for them
+        END IF;
+        IF TG_OP = 'INSERT' THEN
+          IF NEW.status IN ('sent', 'confirmed', 'failed') THEN
+            kind := 'operation.' || NEW.status;
+          END IF;
+        ELSIF NEW.status IS DISTINCT FROM OLD.status THEN
+          IF NEW.status IN ('confirmed', 'failed') OR (NEW.status = 'sent' AND OLD.status = 'queued') THEN
+            kind := 'operation.' || NEW.status;
+          END IF;
+        ELSIF NEW.status = 'sent'
+          AND jsonb_array_length(NEW.transactions) > jsonb_array_length(OLD.transactions) THEN
+          kind := 'operation.replaced';
+        END IF;
+        IF kind IS NULL OR NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? kind) THEN
+          RETURN NULL;
+        END IF;
+        INSERT INTO webhook_events (id, type, data, collection, wallet, operation_id, access_key_id, order_key)
+        VALUES (
+          'evt_' || replace(gen_random_uuid()::text, '-', ''),
+          kind,
+          jsonb_build_object(
+            'id', NEW.id,
+            'operation', NEW.operation,
+            'status', NEW.status,
+            'from', NEW.from_address,
+            'contractAddress', NEW.contract_address,
+            'nonce', NEW.nonce,
+            'transactions', NEW.transactions, -- signed transactions are public once sent; the view keeps their hashes
+            'blockNumber', NEW.block_number,
+            'result', NEW.result,
+            'error', NEW.error,
+            'createdAt', NEW.created_at,
+            'updatedAt', NEW.updated_at
+          ),
+          CASE WHEN NEW.operation = 'deploy' THEN NULL ELSE lower(NEW.contract_address) END,
+          lower(NEW.from_address),
+          NEW.id,
+          NEW.access_key_id,
+          'operation:' || NEW.id
+        );
+        RETURN NULL;
+      END
+      $$;
+      CREATE TRIGGER operations_webhook_events AFTER INSERT OR UPDATE OF status, transactions ON operations
+        FOR EACH ROW EXECUTE FUNCTION webhook_operation_event();
+    `,
+  },
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

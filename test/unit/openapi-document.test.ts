@@ -36,6 +36,17 @@ const ACCESS_OPERATIONS = [
   "DELETE /access-keys/{id} revokeAccessKey",
   "GET /audit-events listAuditEvents",
 ];
+const WEBHOOK_OPERATIONS = [
+  "POST /webhooks createWebhook",
+  "GET /webhooks listWebhooks",
+  "GET /webhooks/{id} getWebhook",
+  "PATCH /webhooks/{id} updateWebhook",
+  "DELETE /webhooks/{id} deleteWebhook",
+  "POST /webhooks/{id}/rotate-secret rotateWebhookSecret",
+  "POST /webhooks/{id}/test sendWebhookTestEvent",
+  "GET /webhooks/{id}/deliveries listWebhookDeliveries",
+  "POST /webhooks/{id}/deliveries/{eventId}/retry retryWebhookDelivery",
+];
 const WALLET_OPERATIONS = [
   "POST /wallets createWallet",
   "GET /wallets listWallets",
@@ -78,6 +89,7 @@ describe("the OpenAPI documents", function () {
         ...COLLECTION_OPERATIONS,
         ...SERVICE_OPERATIONS,
         ...ACCESS_OPERATIONS,
+        ...WEBHOOK_OPERATIONS,
         ...WALLET_OPERATIONS,
         ...USER_OPERATIONS,
       ]);
@@ -89,6 +101,7 @@ describe("the OpenAPI documents", function () {
         ...COLLECTION_OPERATIONS,
         ...SERVICE_OPERATIONS,
         ...ACCESS_OPERATIONS,
+        ...WEBHOOK_OPERATIONS,
         ...WALLET_OPERATIONS,
       ]);
       expect(listed(demo)).to.have.members([...USER_OPERATIONS, "GET /openapi.json openApiDocument"]);

@@ -1,0 +1,250 @@
+/**
+ * Webhook figures, each against a baseline run in the same process:
+ *  (a) burst: 1,000 events committed by 16 concurrent writers (one transaction each, emitEvent),
+ *      delivered by the worker to a local receiver, on PGlite and on PostgreSQL: deliveries per
+ *      second and the delay from each event's commit to its arrival (p50, p99; goal p99 <= 1 s).
+ *      Baseline: the same 1,000 signed POSTs sent straight to the receiver, 16 at a time.
+ *  (b) cost to writes: POST /nft/mint from 16 concurrent clients (distinct keys) on a service
+ *      (npm start's command, PGlite, then PostgreSQL) on a `hardhat node`, with no endpoint, then with one endpoint
+ *      taking every operation event, alternating, BENCH_ROUNDS times each; the median of the
+ *      paired ratios (target >= 0.9x).
+ * Run: npm run bench:webhooks   (BENCH_EVENTS, BENCH_MINTS, BENCH_ROUNDS change the load; BENCH_ONLY=burst|cost|cost:pglite|cost:postgres)
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { openDatabase, type SqlDriver } from "../server/db";
+import { emitEvent, signatureHeader, newEndpointSecret } from "../server/webhooks";
+import {
+  ApiClient,
+  ChainNode,
+  deployWithScript,
+  directProvider,
+  fundedWallet,
+  ServiceProcess,
+  TEST_API_KEY,
+} from "../test/api/harness";
+import { startWebhookApp, ROOT } from "../test/webhooks/fixture";
+import { Receiver } from "../test/webhooks/receiver";
+import { startPostgresServer } from "../test/users/postgres-server";
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
+const MINTS = Number(process.env.BENCH_MINTS ?? 200);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const WRITERS = 16;
+const P99_GOAL_MS = 1_000;
+const COST_TARGET = 0.9;
+
+interface Burst {
+  perSecond: number;
+  p50: number;
+  p99: number;
+}
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** 1,000 events through the outbox and the worker to a local receiver. */
+async function burst(db: SqlDriver): Promise<Burst> {
+  const app = await startWebhookApp(db);
+  const receiver = await Receiver.start();
+  const made = await app.api.request("POST", "/webhooks", {
+    json: { url: receiver.url, events: ["collection.transfer"] },
+    headers: ROOT,
+  });
+  if (made.status !== 201) throw new Error(`endpoint: ${made.text}`);
+  const committedAt = new Map<string, number>();
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: WRITERS }, async () => {
+      while (next < EVENTS) {
+        const i = next++;
+        const id = await db.transaction((tx) =>
+          emitEvent(tx, {
+            type: "collection.transfer",
+            data: { tokenId: String(i), contractAddress: "0x5FbDB2315678afecb367f032d93F642f64180aa3" },
+            collection: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+          }),
+        );
+        committedAt.set(id!, Date.now());
+      }
+    }),
+  );
+  await receiver.until((d) => d.length >= EVENTS, 300_000, "the burst");
+  const seconds = (performance.now() - started) / 1000;
+  const delays = receiver.deliveries.map((d) => d.at - committedAt.get(d.id)!).sort((a, b) => a - b);
+  await app.close();
+  await receiver.close();
+  return { perSecond: EVENTS / seconds, p50: quantile(delays, 0.5), p99: quantile(delays, 0.99) };
+}
+
+/** The baseline: the same number of signed POSTs straight to a receiver, WRITERS at a time. */
+async function directPosts(): Promise<number> {
+  const receiver = await Receiver.start();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: WRITERS });
+  const secret = newEndpointSecret();
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: WRITERS }, async () => {
+      while (next < EVENTS) {
+        const i = next++;
+        const body = JSON.stringify({ type: "collection.transfer", timestamp: new Date().toISOString(), data: { i } });
+        const timestamp = Math.floor(Date.now() / 1000);
+        await new Promise<void>((resolve, reject) => {
+          const req = http.request(receiver.url, {
+            method: "POST",
+            agent,
+            headers: {
+              "content-type": "application/json",
+              "webhook-id": `evt_${i}`,
+              "webhook-timestamp": String(timestamp),
+              "webhook-signature": signatureHeader([secret], `evt_${i}`, timestamp, body),
+            },
+          });
+          req.on("response", (res) => res.resume().on("end", resolve));
+          req.on("error", reject);
+          req.end(body);
+        });
+      }
+    }),
+  );
+  const perSecond = EVENTS / ((performance.now() - started) / 1000);
+  agent.destroy();
+  await receiver.close();
+  return perSecond;
+}
+
+async function burstOn(name: string, open: () => Promise<{ db: SqlDriver; close(): Promise<void> }>) {
+  const store = await open();
+  try {
+    const figures = await burst(store.db);
+    const baseline = await directPosts();
+    const ok = figures.p99 <= P99_GOAL_MS;
+    console.log(
+      `${ok ? "PASS" : "FAIL"}: burst on ${name}: ${EVENTS} events, ${figures.perSecond.toFixed(0)} deliveries/s ` +
+        `(${(figures.perSecond / baseline).toFixed(2)}x of ${baseline.toFixed(0)} signed POSTs/s sent directly), ` +
+        `commit to delivery p50 ${figures.p50} ms, p99 ${figures.p99} ms (goal p99 <= ${P99_GOAL_MS} ms)`,
+    );
+  } finally {
+    await store.close();
+  }
+}
+
+/** Mints per second through the service, WRITERS clients on distinct keys. */
+async function mintRate(api: ApiClient, keys: string[], collection: string): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    keys.map(async (privateKey) => {
+      while (next < MINTS) {
+        next++;
+        const res = await api.post("/nft/mint", { privateKey, contractAddress: collection, mintAmount: 1 });
+        if (res.status !== 200) throw new Error(`mint answered ${res.status}: ${res.text.slice(0, 200)}`);
+      }
+    }),
+  );
+  return MINTS / ((performance.now() - started) / 1000);
+}
+
+async function costToWrites(store: { name: string; env: Record<string, string> }): Promise<void> {
+  const node = await ChainNode.start();
+  const receiver = await Receiver.start();
+  let service: ServiceProcess | undefined;
+  try {
+    const collection = await deployWithScript(node.rpcUrl, { NFT_MAX_SUPPLY: "1000000" });
+    service = await ServiceProcess.start({
+      rpcUrl: node.rpcUrl,
+      env: { WEBHOOK_ALLOW_PRIVATE: "true", LOG_LEVEL: "warn", ...store.env },
+      stdout: "ignore",
+    });
+    const api = new ApiClient(service.url);
+    const provider = directProvider(node.rpcUrl);
+    const keys = (await Promise.all(Array.from({ length: WRITERS }, () => fundedWallet(provider)))).map(
+      (w) => w.privateKey,
+    );
+    provider.destroy();
+    await mintRate(api, keys, collection); // warm-up: signer pool, code checks, JIT
+    const none: number[] = [];
+    const one: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      none.push(await mintRate(api, keys, collection));
+      const made = await api.request("POST", "/webhooks", {
+        json: {
+          url: receiver.url,
+          events: ["operation.sent", "operation.replaced", "operation.confirmed", "operation.failed"],
+        },
+        headers: { authorization: `Bearer ${TEST_API_KEY}` },
+      });
+      if (made.status !== 201) throw new Error(`endpoint: ${made.text}`);
+      const before = receiver.deliveries.length;
+      one.push(await mintRate(api, keys, collection));
+      await receiver.until((d) => d.length >= before + 2 * MINTS, 120_000, "this round's events");
+      await api.request("DELETE", `/webhooks/${made.body.id}`, {
+        headers: { authorization: `Bearer ${TEST_API_KEY}` },
+      });
+    }
+    // Rounds alternate, so each pair ran under about the same load from outside: the median of
+    // the pairs' ratios is steadier than the ratio of the medians on a shared machine.
+    const ratio = median(one.map((rate, i) => rate / none[i]));
+    console.log(
+      `${ratio >= COST_TARGET ? "PASS" : "FAIL"}: cost to writes (${store.name}, ${MINTS} mints x ${ROUNDS} rounds, ${WRITERS} clients): ` +
+        `${median(none).toFixed(1)} mints/s with no endpoint [${none.map((r) => r.toFixed(1)).join(", ")}], ` +
+        `${median(one).toFixed(1)} with one taking every operation event [${one.map((r) => r.toFixed(1)).join(", ")}]: ` +
+        `median of the paired ratios ${ratio.toFixed(2)}x (target >= ${COST_TARGET}x)`,
+    );
+  } finally {
+    await service?.stop();
+    await receiver.close();
+    await node.stop();
+  }
+}
+
+/** BENCH_ONLY=burst, cost, cost:pglite or cost:postgres runs one part. */
+const ONLY = process.env.BENCH_ONLY;
+
+async function main(): Promise<void> {
+  if (!ONLY?.startsWith("cost")) await bursts();
+  if (ONLY === "burst") return;
+  if (ONLY !== "cost:postgres") await costToWrites({ name: "PGlite", env: {} });
+  if (ONLY === "cost:pglite") return;
+  const pg = await startPostgresServer();
+  try {
+    await costToWrites({ name: "PostgreSQL", env: { DATABASE_URL: await pg.createDatabase() } });
+  } finally {
+    await pg.stop();
+  }
+}
+
+async function bursts(): Promise<void> {
+  await burstOn("PGlite", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "bench-webhooks-"));
+    const db = await openDatabase({ dataDir: path.join(dir, "pglite") });
+    return {
+      db,
+      async close() {
+        await db.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  });
+  const pg = await startPostgresServer();
+  try {
+    await burstOn("PostgreSQL", async () => {
+      const db = await openDatabase({ databaseUrl: await pg.createDatabase(), dataDir: "" });
+      return { db, close: () => db.close() };
+    });
+  } finally {
+    await pg.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

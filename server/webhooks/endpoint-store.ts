@@ -1,0 +1,167 @@
+import { randomBytes } from "node:crypto";
+import type { SqlExecutor } from "../db";
+import type { EventType } from "./events";
+
+/** A webhook endpoint as the service keeps it. `secret` never leaves the service after creation. */
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  events: EventType[];
+  collections: string[] | null;
+  wallets: string[] | null;
+  enabled: boolean;
+  disabledReason: string | null;
+  /** The access key that made it; null for the root key. */
+  accessKeyId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  /** The secrets that sign now: the current one, and the previous one for 24 h after a rotation. */
+  signingSecrets: string[];
+  previousSecretUntil: Date | null;
+}
+
+interface EndpointRow {
+  id: string;
+  url: string;
+  events: EventType[] | string;
+  collections: string[] | string | null;
+  wallets: string[] | string | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  access_key_id: string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: Date | string | null;
+}
+
+export interface EndpointChanges {
+  url?: string;
+  events?: EventType[];
+  collections?: string[] | null;
+  wallets?: string[] | null;
+  enabled?: boolean;
+}
+
+/** How long a rotated-out secret keeps signing beside the new one. */
+export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+
+/** Webhook endpoints in the store (table webhook_endpoints). */
+export class WebhookEndpointStore {
+  constructor(private readonly db: SqlExecutor) {}
+
+  async insert(
+    tx: SqlExecutor,
+    endpoint: Pick<WebhookEndpoint, "url" | "events" | "collections" | "wallets" | "enabled" | "accessKeyId">,
+    secret: string,
+  ): Promise<WebhookEndpoint> {
+    const id = `wh_${randomBytes(12).toString("hex")}`;
+    const { rows } = await tx.query<EndpointRow>(
+      `INSERT INTO webhook_endpoints (id, url, events, collections, wallets, enabled, access_key_id, secret)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+      [
+        id,
+        endpoint.url,
+        JSON.stringify(endpoint.events),
+        jsonOrNull(endpoint.collections),
+        jsonOrNull(endpoint.wallets),
+        endpoint.enabled,
+        endpoint.accessKeyId,
+        secret,
+      ],
+    );
+    return toEndpoint(rows[0]);
+  }
+
+  /** Every endpoint (`owner` undefined), or those made by one key (null = the root key); oldest first. */
+  async list(owner?: string | null): Promise<WebhookEndpoint[]> {
+    const { rows } = await this.db.query<EndpointRow>(
+      owner === undefined
+        ? "SELECT * FROM webhook_endpoints ORDER BY created_at, id"
+        : "SELECT * FROM webhook_endpoints WHERE access_key_id IS NOT DISTINCT FROM $1 ORDER BY created_at, id",
+      owner === undefined ? [] : [owner],
+    );
+    return rows.map(toEndpoint);
+  }
+
+  async find(id: string, db: SqlExecutor = this.db): Promise<WebhookEndpoint | null> {
+    const { rows } = await db.query<EndpointRow>("SELECT * FROM webhook_endpoints WHERE id = $1", [id]);
+    return rows[0] ? toEndpoint(rows[0]) : null;
+  }
+
+  /** Applies `changes`; enabling clears the reason it was disabled. Null when there is no such endpoint. */
+  async update(tx: SqlExecutor, id: string, changes: EndpointChanges): Promise<WebhookEndpoint | null> {
+    const params: unknown[] = [id];
+    const sets: string[] = [];
+    const set = (column: string, value: unknown) => {
+      params.push(value);
+      sets.push(`${column} = $${params.length}`);
+    };
+    if (changes.url !== undefined) set("url", changes.url);
+    if (changes.events !== undefined) set("events", JSON.stringify(changes.events));
+    if (changes.collections !== undefined) set("collections", jsonOrNull(changes.collections));
+    if (changes.wallets !== undefined) set("wallets", jsonOrNull(changes.wallets));
+    if (changes.enabled !== undefined) {
+      set("enabled", changes.enabled);
+      set("disabled_reason", changes.enabled ? null : "disabled through the API");
+    }
+    const { rows } = await tx.query<EndpointRow>(
+      `UPDATE webhook_endpoints SET ${[...sets, "updated_at = now()"].join(", ")} WHERE id = $1 RETURNING *`,
+      params,
+    );
+    return rows[0] ? toEndpoint(rows[0]) : null;
+  }
+
+  /** A new current secret; the old one signs beside it for ROTATION_OVERLAP_MS. */
+  async rotateSecret(tx: SqlExecutor, id: string, secret: string): Promise<WebhookEndpoint | null> {
+    const { rows } = await tx.query<EndpointRow>(
+      `UPDATE webhook_endpoints
+       SET previous_secret = secret, previous_secret_until = now() + $3 * interval '1 millisecond',
+           secret = $2, updated_at = now()
+       WHERE id = $1 RETURNING *`,
+      [id, secret, ROTATION_OVERLAP_MS],
+    );
+    return rows[0] ? toEndpoint(rows[0]) : null;
+  }
+
+  async delete(tx: SqlExecutor, id: string): Promise<boolean> {
+    const { rowCount } = await tx.query("DELETE FROM webhook_endpoints WHERE id = $1", [id]);
+    return rowCount > 0;
+  }
+
+  /** A receiver answered 410 Gone: the endpoint stops receiving until it is enabled again. */
+  async disableGone(tx: SqlExecutor, id: string): Promise<boolean> {
+    const { rowCount } = await tx.query(
+      `UPDATE webhook_endpoints SET enabled = false, disabled_reason = '410 Gone from the receiver', updated_at = now()
+       WHERE id = $1 AND enabled`,
+      [id],
+    );
+    return rowCount > 0;
+  }
+}
+
+const jsonOrNull = (list: string[] | null) => (list === null ? null : JSON.stringify(list));
+const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.parse(value) as T) : value);
+const date = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
+
+export function toEndpoint(row: EndpointRow): WebhookEndpoint {
+  const previousUntil = date(row.previous_secret_until);
+  const previousSigns = row.previous_secret !== null && previousUntil !== null && previousUntil.getTime() > Date.now();
+  return {
+    id: row.id,
+    url: row.url,
+    events: json(row.events),
+    collections: row.collections === null ? null : json(row.collections),
+    wallets: row.wallets === null ? null : json(row.wallets),
+    enabled: row.enabled,
+    disabledReason: row.disabled_reason,
+    accessKeyId: row.access_key_id,
+    createdAt: date(row.created_at)!,
+    updatedAt: date(row.updated_at)!,
+    signingSecrets: previousSigns ? [row.secret, row.previous_secret!] : [row.secret],
+    previousSecretUntil: previousSigns ? previousUntil : null,
+  };
+}
+
+export type { EndpointRow };

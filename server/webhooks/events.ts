@@ -1,0 +1,74 @@
+import { randomUUID } from "node:crypto";
+import type { SqlExecutor } from "../db";
+import type { Scope } from "../access";
+
+/** The events an endpoint can subscribe to (API.md, "Webhooks"). */
+export const EVENT_TYPES = [
+  "operation.sent",
+  "operation.replaced",
+  "operation.confirmed",
+  "operation.failed",
+  "wallet.low_balance",
+  "collection.transfer",
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Sent by POST /webhooks/{id}/test to that endpoint alone; nobody subscribes to it. */
+export const TEST_EVENT_TYPE = "webhook.test";
+
+/** The scope a key needs to read an event of `type`: what decides whether its endpoints receive it. */
+export function readScopeOf(type: string): Scope {
+  return type === "wallet.low_balance" ? "wallets:read" : "nft:read";
+}
+
+export interface EmittedEvent {
+  type: Exclude<EventType, `operation.${string}`>;
+  /** The event's `data`, as the receiver gets it. */
+  data: Record<string, unknown>;
+  /** The collection it is about: endpoint filters and key limits apply to it. */
+  collection?: string;
+  /** The wallet it is about: endpoint filters and key limits apply to it. */
+  wallet?: string;
+  operationId?: string;
+  /**
+   * Events with the same key reach each endpoint in the order they were emitted (default: the
+   * operation's, else none). A token's transfers, say: `collection.transfer:<address>:<tokenId>`.
+   */
+  orderKey?: string;
+}
+
+/** A new event id: the `webhook-id` header, the same on every retry. */
+export function newEventId(): string {
+  return `evt_${randomUUID().replace(/-/g, "")}`;
+}
+
+/**
+ * Writes an event to the outbox on `tx`, the transaction that makes the change it reports, so the
+ * change and its event are committed together or not at all; the delivery worker sends it after
+ * the commit. Nothing is written while no enabled endpoint takes `type`. Returns the event's id,
+ * or null when nothing was written.
+ *
+ * For the wallet code (`wallet.low_balance`, once per crossing below the wallet's `lowBalance`) and
+ * the collection index (`collection.transfer`, once the transfer is CONFIRMATIONS deep). Operation
+ * events are written by a trigger on the operations table (migration 7).
+ */
+export async function emitEvent(tx: SqlExecutor, event: EmittedEvent): Promise<string | null> {
+  const id = newEventId();
+  const orderKey = event.orderKey ?? (event.operationId ? `operation:${event.operationId}` : null);
+  const { rowCount } = await tx.query(
+    `INSERT INTO webhook_events (id, type, data, collection, wallet, operation_id, order_key)
+     SELECT $1, $2, $3, $4, $5, $6, $7
+     WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? $2::text)`,
+    [
+      id,
+      event.type,
+      JSON.stringify(event.data),
+      event.collection?.toLowerCase() ?? null,
+      event.wallet?.toLowerCase() ?? null,
+      event.operationId ?? null,
+      orderKey,
+    ],
+  );
+  return rowCount > 0 ? id : null;
+}

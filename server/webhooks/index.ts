@@ -1,0 +1,150 @@
+/** Webhooks: signed, durable, at-least-once events (API.md, "Webhooks"). */
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import Router from "@koa/router";
+import type { Registry } from "prom-client";
+import type { AccessControl, AuditLog } from "../access";
+import type { SqlDriver } from "../db";
+import type { Logger } from "../http/logger";
+import type { OpenAPIRegistry } from "../http/openapi";
+import { WebhookEndpointStore } from "./endpoint-store";
+import { WebhookMetrics } from "./metrics";
+import { OutboxStore } from "./outbox";
+import { mountCreateEndpoint, registerCreateEndpointOpenApi } from "./routes/create-endpoint";
+import { mountDeleteEndpoint, registerDeleteEndpointOpenApi } from "./routes/delete-endpoint";
+import type { WebhookRouteDeps } from "./routes/deps";
+import { mountGetEndpoint, registerGetEndpointOpenApi } from "./routes/get-endpoint";
+import { mountListDeliveries, registerListDeliveriesOpenApi } from "./routes/list-deliveries";
+import { mountListEndpoints, registerListEndpointsOpenApi } from "./routes/list-endpoints";
+import { mountRetryDelivery, registerRetryDeliveryOpenApi } from "./routes/retry-delivery";
+import { mountRotateSecret, registerRotateSecretOpenApi } from "./routes/rotate-secret";
+import { mountSendTestEvent, registerSendTestEventOpenApi } from "./routes/send-test-event";
+import { mountUpdateEndpoint, registerUpdateEndpointOpenApi } from "./routes/update-endpoint";
+import { DeliverySender, DELIVERY_TIMEOUT_MS } from "./sender";
+import { LOW_BALANCE_POLL_MS, LowBalanceWatcher } from "./low-balance-watcher";
+import type { ChainClient } from "../chain/chain-client";
+import { UrlGuard, type Resolver } from "./url-guard";
+import { DEFAULT_WORKER_OPTIONS, WebhookWorker, type WebhookWorkerOptions } from "./worker";
+
+export { emitEvent, EVENT_TYPES, TEST_EVENT_TYPE, type EmittedEvent, type EventType } from "./events";
+export { signatureHeader, newEndpointSecret } from "./signing";
+export { UrlGuard, type Resolver } from "./url-guard";
+export { retryDelayMs, DEFAULT_RETRY, type RetryPolicy } from "./retry";
+export { WebhookWorker, DEFAULT_WORKER_OPTIONS, type WebhookWorkerOptions } from "./worker";
+export { LowBalanceWatcher, LOW_BALANCE_POLL_MS } from "./low-balance-watcher";
+export type { WebhookRouteDeps };
+
+/**
+ * On PGlite a busy worker pauses four times as long as its round took: at most a fifth of the one
+ * connection (and of this thread, where PGlite runs) goes to deliveries while writes run. More
+ * pacing barely helps writes (the trigger's insert and the POSTs cost them too) and slows bursts.
+ */
+const PGLITE_ROUND_PACING = 4;
+
+export interface WebhookOptions {
+  access: AccessControl;
+  audit: AuditLog;
+  logger: Logger;
+  /** Where /metrics reads the webhook figures; none when unset. */
+  registry?: Registry;
+  /** WEBHOOK_ALLOW_PRIVATE: loopback and private addresses pass the SSRF guard. */
+  allowPrivate: boolean;
+  /** How host names resolve, for the guard and the connections (default: the system's). */
+  resolver?: Resolver;
+  /** Worker timing; the tests shorten the retries. */
+  worker?: Partial<WebhookWorkerOptions>;
+  /** How long a receiver has to answer (10 s). */
+  timeoutMs?: number;
+  /** The chain whose balances `wallet.low_balance` watches; no watching when unset. */
+  chain?: Pick<ChainClient, "rpc">;
+  /** How often those balances are read (5 s). */
+  lowBalancePollMs?: number;
+}
+
+/** The webhooks of one service process: routes' dependencies and the delivery worker. */
+export interface Webhooks {
+  routes: WebhookRouteDeps;
+  worker: WebhookWorker;
+  /** Emits wallet.low_balance; unset without a chain. */
+  lowBalance?: LowBalanceWatcher;
+  outbox: OutboxStore;
+  endpoints: WebhookEndpointStore;
+}
+
+/**
+ * The webhooks on the service's database. The worker is returned stopped: start it once the
+ * service listens, stop it before the store closes. On PGlite (one process owns the data
+ * directory) every lease left by an earlier run is given back at once.
+ */
+export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Promise<Webhooks> {
+  const outbox = new OutboxStore(db);
+  const endpoints = new WebhookEndpointStore(db);
+  const guard = new UrlGuard(options.allowPrivate, options.resolver);
+  const workerOptions = {
+    ...DEFAULT_WORKER_OPTIONS,
+    ...(db.backend === "pglite" ? { roundPacing: PGLITE_ROUND_PACING } : {}),
+    ...options.worker,
+  };
+  if (db.backend === "pglite") await outbox.releaseAllLeases();
+  const worker = new WebhookWorker({
+    outbox,
+    db,
+    sender: new DeliverySender(guard, options.timeoutMs ?? DELIVERY_TIMEOUT_MS),
+    audit: options.audit,
+    logger: options.logger.child({ component: "webhooks" }),
+    metrics: options.registry
+      ? new WebhookMetrics(options.registry, () => outbox.oldestUndeliveredSeconds())
+      : undefined,
+    owner: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`,
+    options: workerOptions,
+  });
+  return {
+    routes: {
+      access: options.access,
+      audit: options.audit,
+      db,
+      endpoints,
+      outbox,
+      guard,
+      retryWindowMs: workerOptions.retry.windowMs,
+      wake: () => worker.wake(),
+    },
+    worker,
+    lowBalance: options.chain
+      ? new LowBalanceWatcher({
+          db,
+          chain: options.chain,
+          logger: options.logger.child({ component: "low-balance" }),
+          intervalMs: options.lowBalancePollMs ?? LOW_BALANCE_POLL_MS,
+        })
+      : undefined,
+    outbox,
+    endpoints,
+  };
+}
+
+export function createWebhookRouter(deps: WebhookRouteDeps): Router {
+  const router = new Router();
+  mountCreateEndpoint(router, deps);
+  mountListEndpoints(router, deps);
+  mountGetEndpoint(router, deps);
+  mountUpdateEndpoint(router, deps);
+  mountDeleteEndpoint(router, deps);
+  mountRotateSecret(router, deps);
+  mountSendTestEvent(router, deps);
+  mountListDeliveries(router, deps);
+  mountRetryDelivery(router, deps);
+  return router;
+}
+
+export function registerWebhookOpenApi(registry: OpenAPIRegistry): void {
+  registerCreateEndpointOpenApi(registry);
+  registerListEndpointsOpenApi(registry);
+  registerGetEndpointOpenApi(registry);
+  registerUpdateEndpointOpenApi(registry);
+  registerDeleteEndpointOpenApi(registry);
+  registerRotateSecretOpenApi(registry);
+  registerSendTestEventOpenApi(registry);
+  registerListDeliveriesOpenApi(registry);
+  registerRetryDeliveryOpenApi(registry);
+}

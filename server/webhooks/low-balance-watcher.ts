@@ -1,0 +1,91 @@
+import type { ChainClient } from "../chain/chain-client";
+import type { SqlDriver } from "../db";
+import type { Logger } from "../http/logger";
+import { balanceCrossing } from "../wallets";
+import { emitEvent } from "./events";
+
+/** How often held wallets with a `lowBalance` have their balance read. */
+export const LOW_BALANCE_POLL_MS = 5_000;
+
+interface WatchedRow {
+  address: string;
+  label: string;
+  low_balance: string;
+  below_low_balance: boolean;
+}
+
+/**
+ * Emits `wallet.low_balance` once each time a held wallet's balance falls below its `lowBalance`
+ * (and again only after it has been back at or above it): every `intervalMs` it reads the balances
+ * of the wallets that have one (one JSON-RPC batch), and for a wallet whose side of the threshold
+ * changed, records the crossing (balanceCrossing) and writes the event on one transaction. With
+ * several processes, the crossing's UPDATE lets one of them report it.
+ */
+export class LowBalanceWatcher {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = true;
+
+  constructor(
+    private readonly deps: { db: SqlDriver; chain: Pick<ChainClient, "rpc">; logger: Logger; intervalMs: number },
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One look at every watched wallet; answers how many events it wrote. */
+  async check(): Promise<number> {
+    const { rows } = await this.deps.db.query<WatchedRow>(
+      `SELECT address, label, low_balance::text AS low_balance, below_low_balance
+       FROM wallets WHERE low_balance IS NOT NULL`,
+    );
+    if (rows.length === 0) return 0;
+    const answers = await this.deps.chain.rpc.batch(rows.map((w) => ["eth_getBalance", [w.address, "latest"]]));
+    let emitted = 0;
+    for (const [i, wallet] of rows.entries()) {
+      const answer = answers[i];
+      if (!("result" in answer)) continue;
+      const balance = BigInt(answer.result as string);
+      if (balance < BigInt(wallet.low_balance) === wallet.below_low_balance) continue;
+      await this.deps.db.transaction(async (tx) => {
+        if ((await balanceCrossing(tx, wallet.address, balance)) !== "fell-below") return;
+        await emitEvent(tx, {
+          type: "wallet.low_balance",
+          data: {
+            address: wallet.address,
+            label: wallet.label,
+            balance: balance.toString(),
+            lowBalance: wallet.low_balance,
+          },
+          wallet: wallet.address,
+        });
+        emitted++;
+      });
+    }
+    return emitted;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.check()
+        .then(
+          () => undefined,
+          (err: unknown) =>
+            this.deps.logger.warn(
+              { err: err instanceof Error ? err.message.slice(0, 200) : String(err) },
+              "reading the balances of wallets with a lowBalance failed; trying again",
+            ),
+        )
+        .finally(() => this.schedule());
+    }, this.deps.intervalMs);
+  }
+}

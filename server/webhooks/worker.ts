@@ -1,0 +1,344 @@
+import { AccessKeyStore, principalOf, ROOT_PRINCIPAL, type AccessPrincipal, type AuditLog } from "../access";
+import type { SqlExecutor } from "../db";
+import type { Logger } from "../http/logger";
+import { WebhookEndpointStore } from "./endpoint-store";
+import type { WebhookMetrics } from "./metrics";
+import type { AttemptLogEntry, AttemptRecord, ClaimedDelivery, DeliveryStatus, OutboxStore } from "./outbox";
+import { readableBy } from "./readable";
+import { renderEventBody } from "./render";
+import { DEFAULT_RETRY, retryDelayMs, type RetryPolicy } from "./retry";
+import type { AttemptResult, DeliverySender } from "./sender";
+import { deliveryHeaders } from "./signing";
+
+export interface WebhookWorkerOptions {
+  retry: RetryPolicy;
+  /** Attempts in flight to one endpoint from this process: a slow endpoint holds at most these. */
+  perEndpointConcurrency: number;
+  /** Attempts in flight from this process, all endpoints together. */
+  maxInFlight: number;
+  /** How often an idle worker asks the store whether there is work (one cheap query). */
+  idlePollMs: number;
+  /** The shortest pause between two rounds while there is work. */
+  busyPollMs: number;
+  /**
+   * After a round that found work, pause at least this many times as long as the round took, so
+   * the store and this process serve writes too: PGlite runs in this process's thread, one
+   * statement at a time, so its rounds must leave most of it to the writes they report.
+   */
+  roundPacing: number;
+  /** Events fanned out per statement. */
+  fanOutBatch: number;
+  /** How long a claimed delivery is this process's: past the delivery timeout, with a margin. */
+  leaseMs: number;
+}
+
+export const DEFAULT_WORKER_OPTIONS: WebhookWorkerOptions = {
+  retry: DEFAULT_RETRY,
+  perEndpointConcurrency: 32,
+  maxInFlight: 512,
+  idlePollMs: 100,
+  busyPollMs: 2,
+  roundPacing: 1,
+  fanOutBatch: 500,
+  leaseMs: 30_000,
+};
+
+/** Events (and their delivery log) are kept this long once nothing waits for them. */
+export const RETENTION_DAYS = 30;
+/** How often old events are pruned, and how many at most each time. */
+const PRUNE_EVERY_MS = 3_600_000;
+const PRUNE_BATCH = 10_000;
+
+/** How long a key's principal is trusted between two reads: a revocation stops deliveries within it. */
+const PRINCIPAL_CACHE_MS = 1_000;
+
+/** The actor of audit events the worker writes (410 Gone disables an endpoint). */
+const WORKER_ACTOR = { keyId: null, keyName: "webhook delivery", clientAddress: "-" };
+
+export interface WebhookWorkerDeps {
+  outbox: OutboxStore;
+  db: SqlExecutor;
+  sender: DeliverySender;
+  audit: AuditLog;
+  logger: Logger;
+  metrics?: WebhookMetrics;
+  /** This process's name on leases. */
+  owner: string;
+  options: WebhookWorkerOptions;
+}
+
+interface Finished {
+  delivery: ClaimedDelivery;
+  record: AttemptRecord;
+}
+
+/**
+ * Sends the outbox's events. Each round fans new events out into one delivery per endpoint that
+ * takes them, then leases due deliveries, at most `perEndpointConcurrency` per endpoint, and
+ * POSTs each on its own: a slow or dead endpoint holds its own slots, never another's. A delivery
+ * waits while an earlier one with its order key (the events of one operation) is not delivered.
+ * Attempts finished between two rounds are recorded by the next, in one statement.
+ */
+export class WebhookWorker {
+  private running = false;
+  private stopping = false;
+  private loop?: Promise<void>;
+  private wakeUp?: () => void;
+  private woken = false;
+  private busy = false;
+  private inFlight = 0;
+  private readonly perEndpoint = new Map<string, number>();
+  private readonly attempts = new Set<Promise<void>>();
+  private finished: Finished[] = [];
+  private readonly principals = new Map<string, { principal: AccessPrincipal | null; at: number }>();
+  private readonly keys: AccessKeyStore;
+  private prunedAt = 0;
+
+  constructor(private readonly deps: WebhookWorkerDeps) {
+    this.keys = new AccessKeyStore(deps.db);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopping = false;
+    this.loop = this.run();
+  }
+
+  /** Looks at the store now instead of at the next poll (a test event or a retry was just written). */
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  /**
+   * Stops: no new rounds, attempts in flight cut (not counted as attempts) and their deliveries
+   * given back, due at once for whichever process runs next; finished ones recorded first.
+   */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.stopping = true;
+    this.wake();
+    await this.loop;
+    this.deps.sender.close();
+    await Promise.allSettled([...this.attempts]);
+    await this.flush();
+    await this.deps.outbox.releaseLeases(this.deps.owner).catch(() => undefined);
+    this.running = false;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      let waitMs: number;
+      try {
+        waitMs = await this.round();
+      } catch (err) {
+        this.deps.logger.warn({ err: describe(err) }, "webhook round failed; trying again");
+        waitMs = 1_000;
+      }
+      await this.pause(waitMs);
+    }
+  }
+
+  /** One round; answers how long to wait before the next. */
+  private async round(): Promise<number> {
+    const { options, outbox } = this.deps;
+    const started = performance.now();
+    // After a round that found work, look again soon; an idle worker first asks (one query).
+    const pulse = this.busy ? { unfanned: true, nextDueInMs: 0 } : await outbox.pulse();
+    const due = pulse.unfanned || (pulse.nextDueInMs !== null && pulse.nextDueInMs <= 0);
+    this.busy = false;
+    if (due || this.finished.length > 0) {
+      const finished = this.finished;
+      this.finished = [];
+      const round = await outbox.round({
+        owner: this.deps.owner,
+        leaseMs: options.leaseMs,
+        perEndpoint: options.perEndpointConcurrency,
+        slots: this.freeSlots(),
+        limit: this.stopping ? 0 : Math.max(0, options.maxInFlight - this.inFlight),
+        fanOutLimit: options.fanOutBatch,
+        finished,
+      });
+      this.countRecorded(finished, round.recorded);
+      for (const delivery of round.deliveries) this.attempt(delivery);
+      this.busy = round.fanned > 0 || round.deliveries.length > 0 || finished.length > 0;
+    }
+    if (this.busy) return Math.max(options.busyPollMs, (performance.now() - started) * options.roundPacing);
+    if (Date.now() - this.prunedAt > PRUNE_EVERY_MS) {
+      this.prunedAt = Date.now();
+      await outbox.prune(RETENTION_DAYS, PRUNE_BATCH);
+    }
+    const nextDue = pulse.nextDueInMs;
+    return nextDue !== null && nextDue > 0 ? Math.min(options.idlePollMs, nextDue) : options.idlePollMs;
+  }
+
+  /** Endpoints with attempts in flight here, and how many more each may take. */
+  private freeSlots(): Map<string, number> {
+    const slots = new Map<string, number>();
+    for (const [endpointId, count] of this.perEndpoint)
+      slots.set(endpointId, Math.max(0, this.deps.options.perEndpointConcurrency - count));
+    return slots;
+  }
+
+  private pause(ms: number): Promise<void> {
+    if (this.woken || this.stopping) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = () => {
+        this.wakeUp = undefined;
+        this.woken = false;
+        done();
+      };
+    });
+  }
+
+  private attempt(delivery: ClaimedDelivery): void {
+    this.inFlight++;
+    this.perEndpoint.set(delivery.endpointId, (this.perEndpoint.get(delivery.endpointId) ?? 0) + 1);
+    const done = this.deliver(delivery)
+      .catch((err: unknown) => {
+        this.deps.logger.warn(
+          { err: describe(err), webhookId: delivery.endpointId, eventId: delivery.eventId },
+          "recording a webhook delivery failed; it is tried again when its lease runs out",
+        );
+      })
+      .finally(() => {
+        this.inFlight--;
+        const left = (this.perEndpoint.get(delivery.endpointId) ?? 1) - 1;
+        if (left > 0) this.perEndpoint.set(delivery.endpointId, left);
+        else this.perEndpoint.delete(delivery.endpointId);
+        this.attempts.delete(done);
+      });
+    this.attempts.add(done);
+  }
+
+  /** One attempt: the key's check, the POST, then the outcome queued for the next batch record. */
+  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+    const { options } = this.deps;
+    const readable = readableBy(await this.principalOf(delivery.endpointAccessKeyId), {
+      type: delivery.type,
+      collection: delivery.collection,
+      wallet: delivery.wallet,
+      operationAccessKeyId: delivery.operationAccessKeyId,
+    });
+    let entry: AttemptLogEntry;
+    let delivered = false;
+    let gone = false;
+    if (!readable) {
+      entry = {
+        at: new Date().toISOString(),
+        ms: 0,
+        error: "the endpoint's access key was revoked or no longer reads this event",
+      };
+    } else {
+      const at = new Date().toISOString();
+      const body = renderEventBody({ type: delivery.type, data: delivery.data, createdAt: delivery.eventCreatedAt });
+      const result = await this.deps.sender.post(delivery.url, this.headers(delivery, body), body);
+      if (this.stopping && result.kind === "error") return; // cut by the shutdown: stop() gives the lease back
+      entry = { at, ms: result.ms, ...answerOf(result) };
+      delivered = result.kind === "answered" && result.status >= 200 && result.status < 300;
+      gone = result.kind === "answered" && result.status === 410;
+    }
+    const record: AttemptRecord = {
+      entry,
+      delivered,
+      final: gone || !readable,
+      retryInMs: retryDelayMs(options.retry, delivery.attempts + 1),
+      retryWindowMs: options.retry.windowMs,
+    };
+    if (gone) {
+      this.count(delivery, await this.recordGone(delivery, record));
+      return;
+    }
+    this.finished.push({ delivery, record });
+    // Recorded by the next round (within busyPollMs) with every other attempt finished by then.
+    if (!this.busy) this.wake();
+  }
+
+  /** Records the attempts finished and not recorded yet (on stop; rounds record them otherwise). */
+  private async flush(): Promise<void> {
+    if (this.finished.length === 0) return;
+    const finished = this.finished;
+    this.finished = [];
+    try {
+      this.countRecorded(finished, await this.deps.outbox.recordAttempts(this.deps.db, this.deps.owner, finished));
+    } catch (err) {
+      // Their leases run out and they are tried again: at least once, never lost.
+      this.deps.logger.warn({ err: describe(err), attempts: finished.length }, "recording webhook attempts failed");
+    }
+  }
+
+  private countRecorded(
+    finished: Finished[],
+    recorded: { endpointId: string; eventSeq: string; status: DeliveryStatus }[],
+  ) {
+    if (!this.deps.metrics) return;
+    const byKey = new Map(finished.map((f) => [`${f.delivery.endpointId}:${f.delivery.eventSeq}`, f.delivery]));
+    for (const { endpointId, eventSeq, status } of recorded) {
+      const delivery = byKey.get(`${endpointId}:${eventSeq}`);
+      if (delivery) this.count(delivery, status);
+    }
+  }
+
+  private count(delivery: ClaimedDelivery, status: DeliveryStatus | null): void {
+    if (status) this.deps.metrics?.delivery(delivery.type, status === "pending" ? "retrying" : status);
+  }
+
+  /** Signed with the current secret, and the previous one while it still signs after a rotation. */
+  private headers(delivery: ClaimedDelivery, body: string): Record<string, string> {
+    const secrets = [delivery.secret];
+    const until = delivery.previousSecretUntil;
+    if (delivery.previousSecret && until && until.getTime() > Date.now()) secrets.push(delivery.previousSecret);
+    return deliveryHeaders(secrets, delivery.eventId, body);
+  }
+
+  /** 410 Gone: the delivery fails and the endpoint is disabled, with its audit event, together. */
+  private async recordGone(delivery: ClaimedDelivery, record: AttemptRecord): Promise<DeliveryStatus | null> {
+    const { outbox } = this.deps;
+    const status = await outbox.transaction(async (tx) => {
+      const [recorded] = await outbox.recordAttempts(tx, this.deps.owner, [{ delivery, record }]);
+      if (await new WebhookEndpointStore(tx).disableGone(tx, delivery.endpointId)) {
+        await this.deps.audit.record(tx, WORKER_ACTOR, {
+          action: "webhook.disabled",
+          targetType: "webhook",
+          targetId: delivery.endpointId,
+          details: { reason: "the receiver answered 410 Gone", eventId: delivery.eventId },
+        });
+      }
+      return recorded?.status ?? null;
+    });
+    this.deps.logger.warn({ webhookId: delivery.endpointId }, "webhook endpoint answered 410 Gone: disabled");
+    return status;
+  }
+
+  /** The principal of an endpoint's key: root for null, null once revoked or expired. */
+  private async principalOf(keyId: string | null): Promise<AccessPrincipal | null> {
+    if (keyId === null) return ROOT_PRINCIPAL;
+    const cached = this.principals.get(keyId);
+    if (cached && Date.now() - cached.at < PRINCIPAL_CACHE_MS) return cached.principal;
+    const key = await this.keys.find(keyId);
+    const principal = key && !(key.expiresAt && key.expiresAt.getTime() <= Date.now()) ? principalOf(key) : null;
+    this.principals.set(keyId, { principal, at: Date.now() });
+    return principal;
+  }
+}
+
+/** The log entry's outcome: the HTTP status (and why a non-2xx failed), or the error. */
+function answerOf(result: AttemptResult): Pick<AttemptLogEntry, "status" | "error"> {
+  if (result.kind === "error") return { error: result.error };
+  if (result.status >= 200 && result.status < 300) return { status: result.status };
+  const redirect = result.status >= 300 && result.status < 400;
+  return { status: result.status, error: redirect ? "redirect not followed" : "non-2xx answer" };
+}
+
+function describe(err: unknown): { name?: string; message?: string } {
+  return err instanceof Error ? { name: err.name, message: err.message.slice(0, 300) } : {};
+}

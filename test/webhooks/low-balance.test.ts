@@ -1,0 +1,99 @@
+/**
+ * wallet.low_balance with the service built in this process (startService, PGlite, a `hardhat
+ * node`), the balance read every 200 ms instead of 5 s: a held wallet's balance, moved on the real
+ * chain with hardhat_setBalance, fires the event once per crossing below its lowBalance.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { loadConfig } from "../../server/config/config";
+import { createLogger } from "../../server/http/logger";
+import { startService, type RunningService } from "../../server/main";
+import { ApiClient, ChainNode, TEST_API_KEY } from "../api/harness";
+import { ChainControl } from "../support/chain-control";
+import { Receiver } from "./receiver";
+
+const ROOT = { authorization: `Bearer ${TEST_API_KEY}` };
+const ETHER = 10n ** 18n;
+const POLL_MS = 200;
+
+describe("wallet.low_balance (a held wallet on a real chain)", function () {
+  let node: ChainNode;
+  let service: RunningService;
+  let api: ApiClient;
+  let receiver: Receiver;
+  let chain: ChainControl;
+  const dataDir = mkdtempSync(path.join(tmpdir(), "webhooks-low-balance-"));
+
+  before(async function () {
+    this.timeout(90_000);
+    [node, receiver] = await Promise.all([ChainNode.start(), Receiver.start()]);
+    chain = new ChainControl(node.rpcUrl);
+    const config = loadConfig({
+      RPC_URL: node.rpcUrl,
+      API_KEY: TEST_API_KEY,
+      PORT: "0",
+      DATA_DIR: dataDir,
+      WALLET_MASTER_KEY: randomBytes(32).toString("hex"),
+      WEBHOOK_ALLOW_PRIVATE: "true",
+    });
+    service = await startService(config, createLogger("silent"), { lowBalancePollMs: POLL_MS });
+    api = new ApiClient(service.apiUrl);
+  });
+
+  after(async function () {
+    this.timeout(30_000);
+    await service?.close();
+    await receiver?.close();
+    await node?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("fires once when the balance crosses below lowBalance, and again only after it went back above", async function () {
+    this.timeout(60_000);
+    const made = await api.request("POST", "/webhooks", {
+      json: { url: receiver.url, events: ["wallet.low_balance"] },
+      headers: ROOT,
+    });
+    expect(made.status, made.text).to.equal(201);
+    const wallet = await api.request("POST", "/wallets", { json: { kind: "local", label: "treasury" }, headers: ROOT });
+    expect(wallet.status, wallet.text).to.equal(201);
+    const address = wallet.body.address as string;
+    const setBalance = (wei: bigint) => chain.send("hardhat_setBalance", [address, `0x${wei.toString(16)}`]);
+    await setBalance(2n * ETHER);
+    const policy = await api.request("PATCH", `/wallets/${address}`, {
+      json: { lowBalance: ETHER.toString() },
+      headers: ROOT,
+    });
+    expect(policy.status, policy.text).to.equal(200);
+    const events = () => receiver.ofType("wallet.low_balance");
+    const settle = () => new Promise((resolve) => setTimeout(resolve, POLL_MS * 5));
+
+    await settle();
+    expect(events(), "above the threshold: nothing").to.have.length(0);
+
+    await setBalance(ETHER / 2n);
+    await receiver.until(() => events().length === 1, 10_000, "the first crossing");
+    expect(events()[0].json.data).to.deep.equal({
+      address,
+      label: "treasury",
+      balance: (ETHER / 2n).toString(),
+      lowBalance: ETHER.toString(),
+    });
+
+    await setBalance(ETHER / 4n);
+    await settle();
+    expect(events(), "still below: no second event").to.have.length(1);
+
+    await setBalance(3n * ETHER);
+    await settle();
+    expect(events(), "back above: no event").to.have.length(1);
+
+    await setBalance(ETHER / 10n);
+    await receiver.until(() => events().length === 2, 10_000, "the second crossing");
+    expect(events()[1].json.data).to.include({ balance: (ETHER / 10n).toString() });
+    expect(events()[1].id).not.to.equal(events()[0].id);
+  });
+});
