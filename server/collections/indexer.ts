@@ -197,7 +197,7 @@ export class CollectionIndexer {
     try {
       let from = Math.min(...near.map((c) => c.indexedBlock!)) + 1;
       while (from <= head && this.running) {
-        const range = await this.readRange(near, from, head, true);
+        const range = await this.readRange(near, from, head, from);
         if (!range) return; // blocks that do not link: a reorg is under way; the next block sorts it out
         if (!(await this.applyRange(range, head))) return;
         from = range.to + 1;
@@ -254,12 +254,13 @@ export class CollectionIndexer {
     while (this.running) {
       const started = [...this.followed.values()].filter((c) => c.indexedBlock !== null && !c.busy);
       if (started.length === 0) return;
-      const target = (await this.head()) - LIVE_WINDOW;
-      const behind = started.filter((c) => c.indexedBlock! < target);
+      const head = await this.head();
+      const behind = started.filter((c) => c.indexedBlock! < head - LIVE_WINDOW);
       if (behind.length === 0) return;
       for (const c of behind) c.busy = true;
       try {
-        await this.backfillTo(behind, target);
+        // On to the head: the ranges within LIVE_WINDOW of it with their blocks, still one ahead of the writes.
+        await this.backfillTo(behind, head);
       } finally {
         for (const c of behind) c.busy = false;
       }
@@ -270,7 +271,7 @@ export class CollectionIndexer {
   private async backfillTo(collections: Followed[], target: number): Promise<void> {
     const planned = new Map(collections.map((c) => [c.id, c.indexedBlock!]));
     const read = (from: number) => {
-      const range = this.readRange(collections, from, target, false, planned);
+      const range = this.readRange(collections, from, target, target - LIVE_WINDOW + 1, planned);
       range.catch(() => {}); // awaited below; a prefetch abandoned after a failed write must not go unhandled
       return range;
     };
@@ -290,20 +291,23 @@ export class CollectionIndexer {
   /**
    * Reads the Transfer logs of every collection in `collections` whose position is below the range's
    * end, from `from` to at most `to` (as far as the node accepts): one eth_getLogs for all of them.
-   * With `withBlocks`, the range's blocks too, and the logs checked against them. `planned` holds
-   * the positions the collections will have once the ranges read before are written.
+   * A range from `windowFrom` on comes with its blocks, and the logs are checked against them (a
+   * range does not straddle `windowFrom`). `planned` holds the positions the collections will have
+   * once the ranges read before are written.
    */
   private async readRange(
     collections: Followed[],
     from: number,
     to: number,
-    withBlocks: boolean,
+    windowFrom: number,
     planned?: Map<number, number>,
   ): Promise<ReadRange | null> {
     const positionOf = (c: Followed) => planned?.get(c.id) ?? c.indexedBlock!;
+    const withBlocks = from >= windowFrom;
     for (;;) {
       const span = this.sizer.span;
-      const end = Math.min(to, from + span - 1);
+      let end = Math.min(to, from + span - 1);
+      if (!withBlocks && end >= windowFrom) end = windowFrom - 1;
       const members = collections.filter((c) => positionOf(c) < end);
       const addresses = new Map(members.map((c) => [c.address, c.id]));
       let logs: TransferLog[];
