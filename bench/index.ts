@@ -144,9 +144,22 @@ async function main(): Promise<void> {
     }
     proxy.refuse("eth_getLogs", { times: Infinity });
     await (await nft.mintForFree(1, filler)).wait(); // the index cannot reach this head now
-    rows["total-supply, 100,000, index held back (chain pieces)"] = format(
-      await timed(10, totalSupply(large.privateKey, address)),
-    );
+    try {
+      rows["total-supply, 100,000, index held back (chain pieces)"] = format(
+        await timed(10, totalSupply(large.privateKey, address)),
+      );
+    } catch (err) {
+      rows["total-supply, 100,000, index held back (chain pieces)"] = { note: (err as Error).message.slice(0, 80) };
+      check(false, `total-supply with the index held back: ${(err as Error).message.slice(0, 200)}`);
+      console.error(
+        service
+          .output()
+          .split("\n")
+          .filter((line) => /"level":[456]0/.test(line))
+          .slice(0, 5)
+          .join("\n"),
+      );
+    }
     proxy.clearRules();
     const ratio =
       Number(rows["total-supply, supply 100,000"]["p50 ms"]) / Number(rows["total-supply, supply 1,000"]["p50 ms"]);

@@ -1,4 +1,4 @@
-import { Interface } from "ethers";
+import { Interface, isError } from "ethers";
 import { isOutOfGas, toChainApiError } from "../chain/chain-errors";
 import type { Rpc, RpcAnswer } from "../chain/rpc";
 import { ApiError } from "../http/errors";
@@ -15,8 +15,8 @@ const ERC721_ENUMERABLE_ID = "0x780e9d63";
 
 /** Ids a tokensOfOwnerIn range covers at first: ~2,500 gas an id, well under geth's 50M cap for calls. */
 const INITIAL_QUERY_SPAN = 5_000n;
-/** Ranges (or single calls) sent in one JSON-RPC batch. */
-const RANGES_PER_BATCH = 4;
+/** Ranges sent in one JSON-RPC batch (the node runs them one after the other within one round trip). */
+const RANGES_PER_BATCH = 2;
 const CALLS_PER_BATCH = 500;
 
 /** How a collection lets a wallet be read from the chain, learnt once per collection. */
@@ -36,6 +36,14 @@ export class ChainWalletReader {
   constructor(private readonly rpc: Rpc) {}
 
   async wallet(collection: string, owner: string): Promise<string[] | null> {
+    try {
+      return await this.read721(collection, owner);
+    } catch (err) {
+      throw toChainApiError(err, "CONTRACT_REVERTED"); // a transport failure is CHAIN_UNAVAILABLE, never a 500
+    }
+  }
+
+  private async read721(collection: string, owner: string): Promise<string[] | null> {
     const balance = await this.read<bigint>(collection, "balanceOf", [owner]);
     if (balance === 0n) return [];
     const strategy = await this.strategyOf(collection, owner);
@@ -80,9 +88,18 @@ export class ChainWalletReader {
     let span = this.spans.get(collection) ?? INITIAL_QUERY_SPAN;
     for (;;) {
       const starts = Array.from({ length: RANGES_PER_BATCH }, (_, i) => start + BigInt(i) * span);
-      const answers = await this.rpc.batch(
-        starts.map((from) => this.call(collection, "tokensOfOwnerIn", [owner, from, from + span])),
-      );
+      let answers: RpcAnswer[];
+      try {
+        answers = await this.rpc.batch(
+          starts.map((from) => this.call(collection, "tokensOfOwnerIn", [owner, from, from + span])),
+        );
+      } catch (err) {
+        // Ranges so large the node does not answer within the call's time bound: smaller ones.
+        if (!isError(err, "TIMEOUT") || span === 1n) throw err;
+        span = span / 2n;
+        this.spans.set(collection, span);
+        continue;
+      }
       let added = 0;
       let shrunk = false;
       for (const [i, answer] of answers.entries()) {

@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import type { BlockFeed } from "../chain/block-feed";
 import type { ChainClient } from "../chain/chain-client";
 import type { SqlDriver } from "../db";
+import { toChainApiError } from "../chain/chain-errors";
 import { ApiError } from "../http/errors";
 import type { Logger } from "../http/logger";
 import { ChainWalletReader } from "./chain-wallet";
@@ -166,7 +167,10 @@ export class CollectionIndex {
   async walletOf(address: string, owner: string): Promise<{ tokenIds: string[]; supply?: bigint }> {
     const key = address.toLowerCase();
     const record = (await this.find(key)) ?? (await this.register(key, "request")).record;
-    const head = Number(BigInt(await this.chain.rpc.call<string>("eth_blockNumber", [])));
+    const head = await this.chain.rpc.call<string>("eth_blockNumber", []).then(
+      (h) => Number(BigInt(h)),
+      (err: unknown) => Promise.reject(toChainApiError(err)),
+    );
     const near = record.indexedBlock !== null && head - record.indexedBlock <= LIVE_WINDOW;
     if (near && (await this.waitFor(record.id, head, this.options.catchUpMs ?? DEFAULT_CATCH_UP_MS))) {
       const answer = await this.fromIndex(record.id, key, owner, head);
