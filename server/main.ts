@@ -16,7 +16,7 @@ import { ServiceMetrics, type RpcObserver } from "./metrics/metrics";
 import { OPERATION_KINDS } from "./nft";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
-import { emitEvent, openWebhooks, type WebhookWorkerOptions } from "./webhooks";
+import { emitEvents, openWebhooks, type WebhookWorkerOptions } from "./webhooks";
 import { openWallets, resolveMasterKey, WalletStore, type MasterKeySource } from "./wallets";
 
 export interface ConnectedChain {
@@ -116,9 +116,11 @@ export async function startService(
   // collection.transfer webhooks: written in the transaction that makes a live transfer final.
   collections.onTransfersFinal(async (tx, transfers, { live }) => {
     if (!live) return; // a backfill reads history, not news
-    for (const t of transfers) {
-      await emitEvent(tx, {
-        type: "collection.transfer",
+    // One statement for the whole range: a block of 200 mints is 200 transfers.
+    await emitEvents(
+      tx,
+      transfers.map((t) => ({
+        type: "collection.transfer" as const,
         data: {
           collection: getAddress(t.collection),
           tokenId: t.tokenId,
@@ -131,8 +133,8 @@ export async function startService(
         },
         collection: t.collection,
         orderKey: `token:${t.collection}:${t.tokenId}`,
-      });
-    }
+      })),
+    );
   });
   await collections.start();
   if (config.contractAddress) await collections.register(config.contractAddress, "config");

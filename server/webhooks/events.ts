@@ -54,21 +54,35 @@ export function newEventId(): string {
  * events are written by a trigger on the operations table (migration 7).
  */
 export async function emitEvent(tx: SqlExecutor, event: EmittedEvent): Promise<string | null> {
-  const id = newEventId();
-  const orderKey = event.orderKey ?? (event.operationId ? `operation:${event.operationId}` : null);
-  const { rowCount } = await tx.query(
+  const [id] = await emitEvents(tx, [event]);
+  return id ?? null;
+}
+
+/**
+ * `emitEvent` for many events in one statement (a block's transfers, say): each is written only
+ * while an enabled endpoint takes its type. Returns the ids written, in order.
+ */
+export async function emitEvents(tx: SqlExecutor, events: EmittedEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const rows = events.map((event, n) => ({
+    n,
+    id: newEventId(),
+    type: event.type,
+    data: JSON.stringify(event.data),
+    collection: event.collection?.toLowerCase() ?? null,
+    wallet: event.wallet?.toLowerCase() ?? null,
+    operation_id: event.operationId ?? null,
+    order_key: event.orderKey ?? (event.operationId ? `operation:${event.operationId}` : null),
+  }));
+  const { rows: written } = await tx.query<{ id: string }>(
     `INSERT INTO webhook_events (id, type, data, collection, wallet, operation_id, order_key)
-     SELECT $1, $2, $3, $4, $5, $6, $7
-     WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? $2::text)`,
-    [
-      id,
-      event.type,
-      JSON.stringify(event.data),
-      event.collection?.toLowerCase() ?? null,
-      event.wallet?.toLowerCase() ?? null,
-      event.operationId ?? null,
-      orderKey,
-    ],
+     SELECT r.id, r.type, r.data::jsonb, r.collection, r.wallet, r.operation_id, r.order_key
+     FROM jsonb_to_recordset($1::jsonb) AS r(n integer, id text, type text, data text, collection text,
+       wallet text, operation_id text, order_key text)
+     WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? r.type)
+     ORDER BY r.n
+     RETURNING id`,
+    [JSON.stringify(rows)],
   );
-  return rowCount > 0 ? id : null;
+  return written.map((row) => row.id);
 }

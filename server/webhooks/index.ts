@@ -26,7 +26,7 @@ import type { ChainClient } from "../chain/chain-client";
 import { UrlGuard, type Resolver } from "./url-guard";
 import { DEFAULT_WORKER_OPTIONS, WebhookWorker, type WebhookWorkerOptions } from "./worker";
 
-export { emitEvent, EVENT_TYPES, TEST_EVENT_TYPE, type EmittedEvent, type EventType } from "./events";
+export { emitEvent, emitEvents, EVENT_TYPES, TEST_EVENT_TYPE, type EmittedEvent, type EventType } from "./events";
 export { signatureHeader, newEndpointSecret } from "./signing";
 export { UrlGuard, type Resolver } from "./url-guard";
 export { retryDelayMs, DEFAULT_RETRY, type RetryPolicy } from "./retry";
