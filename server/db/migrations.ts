@@ -371,6 +371,229 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         FOR EACH ROW EXECUTE FUNCTION webhook_operation_event();
     `,
   },
+  {
+    version: 8,
+    name: "webhook fan-out at write, cached delivery plans",
+    sql: `
+      -- Events are fanned out into deliveries by the statement that writes them (a trigger), not
+      -- by a later worker round; the rounds' statements live in functions, whose plans PostgreSQL
+      -- keeps per connection: planning the round's query cost ten times its execution on PGlite.
+
+      -- What an earlier version wrote and had not fanned out yet, fanned out now (its rule, once).
+      INSERT INTO webhook_deliveries (endpoint_id, event_seq, order_key, status)
+      SELECT w.id, e.seq, w.id || ' ' || e.order_key, 'pending'
+      FROM webhook_events e
+      JOIN webhook_endpoints w ON CASE WHEN e.type = 'webhook.test' THEN w.id = e.endpoint_id ELSE
+           w.enabled AND w.created_at <= e.created_at AND w.events ? e.type
+           AND (w.collections IS NULL OR (e.collection IS NOT NULL AND w.collections ? e.collection))
+           AND (w.wallets IS NULL OR (e.wallet IS NOT NULL AND w.wallets ? e.wallet)) END
+      LEFT JOIN access_keys k ON k.id = w.access_key_id
+      WHERE NOT e.fanned_out AND (e.type = 'webhook.test' OR w.access_key_id IS NULL OR (
+        k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
+        AND k.scopes ? (CASE WHEN e.type = 'wallet.low_balance' THEN 'wallets:read' ELSE 'nft:read' END)
+        AND (e.access_key_id = k.id OR (
+          (k.collections IS NULL OR e.collection IS NULL OR k.collections ? e.collection)
+          AND (k.wallets IS NULL OR e.wallet IS NULL OR k.wallets ? e.wallet)))))
+      ON CONFLICT DO NOTHING;
+      DROP INDEX webhook_events_fan_out_idx;
+      DROP INDEX webhook_events_unfanned_idx;
+      ALTER TABLE webhook_events DROP COLUMN fanned_out;
+      -- The primary key (endpoint_id, event_seq) serves the delivery log.
+      DROP INDEX webhook_deliveries_log_idx;
+      -- No foreign keys: each checked insert locked the endpoint's row (FOR KEY SHARE), one lock and
+      -- a write per delivery, on the writes' path. Deleting an endpoint deletes its deliveries, and
+      -- pruning an event its log (WebhookEndpointStore.delete, OutboxStore.prune).
+      ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_endpoint_id_fkey;
+      ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_event_seq_fkey;
+      -- Each delivery is rewritten twice (claimed, recorded): vacuumed early on PostgreSQL; PGlite
+      -- has no autovacuum and the worker vacuums it (WebhookWorker).
+      ALTER TABLE webhook_deliveries SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.05);
+
+      -- Fan-out: each event written becomes one delivery per endpoint that takes it (its type; its
+      -- collection and wallet filters; enabled) and whose key could read it (held, unexpired, with
+      -- the read scope of the event's type, and the event's collection and wallet within its
+      -- limits, or the key made the operation itself); the root key's endpoints (no key) read
+      -- everything. The same rule as readableBy(), which each attempt checks again. webhook.test
+      -- goes to its endpoint alone. Endpoints committed after the event's statement never get it.
+      CREATE FUNCTION webhook_fan_out() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO webhook_deliveries (endpoint_id, event_seq, order_key, status)
+        SELECT w.id, e.seq, w.id || ' ' || e.order_key, 'pending'
+        FROM new_events e
+        JOIN webhook_endpoints w ON CASE WHEN e.type = 'webhook.test' THEN w.id = e.endpoint_id ELSE
+             w.enabled AND w.events ? e.type
+             AND (w.collections IS NULL OR (e.collection IS NOT NULL AND w.collections ? e.collection))
+             AND (w.wallets IS NULL OR (e.wallet IS NOT NULL AND w.wallets ? e.wallet)) END
+        LEFT JOIN access_keys k ON k.id = w.access_key_id
+        WHERE e.type = 'webhook.test' OR w.access_key_id IS NULL OR (
+          k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
+          AND k.scopes ? (CASE WHEN e.type = 'wallet.low_balance' THEN 'wallets:read' ELSE 'nft:read' END)
+          AND (e.access_key_id = k.id OR (
+            (k.collections IS NULL OR e.collection IS NULL OR k.collections ? e.collection)
+            AND (k.wallets IS NULL OR e.wallet IS NULL OR k.wallets ? e.wallet))));
+        RETURN NULL;
+      END
+      $$;
+      CREATE TRIGGER webhook_events_fan_out AFTER INSERT ON webhook_events
+        REFERENCING NEW TABLE AS new_events FOR EACH STATEMENT EXECUTE FUNCTION webhook_fan_out();
+
+      -- Operation events, one INSERT per statement that changes operations (the engine writes them
+      -- in batches): queued -> sent, a new transaction while sent (replaced), -> confirmed, -> failed.
+      -- Nothing is written while no enabled endpoint takes the event type.
+      DROP TRIGGER operations_webhook_events ON operations;
+      DROP FUNCTION webhook_operation_event();
+      CREATE FUNCTION webhook_operation_events() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ?| ARRAY[
+             'operation.sent', 'operation.replaced', 'operation.confirmed', 'operation.failed']) THEN
+          RETURN NULL;
+        END IF;
+        IF TG_OP = 'INSERT' THEN
+          INSERT INTO webhook_events (id, type, data, collection, wallet, operation_id, access_key_id, order_key)
+          SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), c.kind, c.data, c.collection, c.wallet,
+                 c.id, c.access_key_id, 'operation:' || c.id
+          FROM (SELECT n.id, n.access_key_id, 'operation.' || n.status AS kind, webhook_operation_data(n) AS data,
+                       CASE WHEN n.operation = 'deploy' THEN NULL ELSE lower(n.contract_address) END AS collection,
+                       lower(n.from_address) AS wallet
+                FROM new_rows n
+                WHERE n.operation <> 'nonceFill' AND n.status IN ('sent', 'confirmed', 'failed')) c
+          WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? c.kind);
+        ELSE
+          INSERT INTO webhook_events (id, type, data, collection, wallet, operation_id, access_key_id, order_key)
+          SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), c.kind, c.data, c.collection, c.wallet,
+                 c.id, c.access_key_id, 'operation:' || c.id
+          FROM (SELECT n.id, n.access_key_id, webhook_operation_data(n) AS data,
+                       CASE WHEN n.operation = 'deploy' THEN NULL ELSE lower(n.contract_address) END AS collection,
+                       lower(n.from_address) AS wallet,
+                       CASE WHEN n.status IS DISTINCT FROM o.status THEN
+                              CASE WHEN n.status IN ('confirmed', 'failed') OR (n.status = 'sent' AND o.status = 'queued')
+                                   THEN 'operation.' || n.status END
+                            WHEN n.status = 'sent'
+                              AND jsonb_array_length(n.transactions) > jsonb_array_length(o.transactions)
+                              THEN 'operation.replaced' END AS kind
+                FROM new_rows n JOIN old_rows o ON o.id = n.id
+                WHERE n.operation <> 'nonceFill') c
+          WHERE c.kind IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? c.kind);
+        END IF;
+        RETURN NULL;
+      END
+      $$;
+      -- An operation event's data: a snapshot of the row, rendered as GET /nft/operations/{id} when sent.
+      CREATE FUNCTION webhook_operation_data(o operations) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+        SELECT jsonb_build_object(
+          'id', o.id, 'operation', o.operation, 'status', o.status, 'from', o.from_address,
+          'contractAddress', o.contract_address, 'nonce', o.nonce,
+          'transactions', o.transactions, -- signed transactions are public once sent; the view keeps their hashes
+          'blockNumber', o.block_number, 'result', o.result, 'error', o.error,
+          'createdAt', o.created_at, 'updatedAt', o.updated_at)
+      $$;
+      CREATE TRIGGER operations_webhook_inserted AFTER INSERT ON operations
+        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION webhook_operation_events();
+      CREATE TRIGGER operations_webhook_updated AFTER UPDATE ON operations
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION webhook_operation_events();
+
+      -- A worker's round (OutboxStore.round): records the attempts it finished (p_attempts: JSON
+      -- rows {endpointId, eventSeq, delivered, final, retryMs, windowMs, entry}), each delivered,
+      -- failed (final, or past its retry window) or due again after its retry delay, leaving alone
+      -- a delivery whose lease p_owner lost; then leases due deliveries to p_owner for p_lease_ms:
+      -- per endpoint at most its free slots (p_slots {endpointId: free}, else p_per_endpoint), so
+      -- one endpoint's backlog never takes another's turn; at most p_max in all; never a delivery
+      -- while an earlier one with its order key is pending. Answers {recorded, claimed}.
+      CREATE FUNCTION webhook_round(p_owner text, p_lease_ms bigint, p_slots jsonb, p_per_endpoint integer,
+                                    p_max integer, p_attempts jsonb) RETURNS json LANGUAGE plpgsql AS $$
+      DECLARE
+        recorded json := '[]';
+        claimed json := '[]';
+      BEGIN
+        IF jsonb_array_length(p_attempts) > 0 THEN
+          -- Each attempt's row found through the primary key, then updated by its ctid: joined on
+          -- their columns, the planner (which guesses 100 attempts) scanned the whole delivery log.
+          WITH a AS MATERIALIZED (
+            SELECT a.*, (SELECT x.ctid FROM webhook_deliveries x
+                         WHERE x.endpoint_id = a."endpointId" AND x.event_seq = a."eventSeq") AS tid
+            FROM jsonb_to_recordset(p_attempts) AS a("endpointId" text, "eventSeq" bigint, "delivered" boolean,
+                   "final" boolean, "retryMs" bigint, "windowMs" bigint, entry jsonb)
+          ), r AS (
+            UPDATE webhook_deliveries d SET
+              status = CASE WHEN a."delivered" THEN 'delivered'
+                            WHEN a."final" OR now() >= coalesce(d.retry_until, now() + a."windowMs" * interval '1 millisecond')
+                              THEN 'failed'
+                            ELSE 'pending' END,
+              next_attempt_at = now() + a."retryMs" * interval '1 millisecond',
+              retry_until = coalesce(d.retry_until, now() + a."windowMs" * interval '1 millisecond'),
+              attempts = d.attempts + 1,
+              attempt_log = d.attempt_log || jsonb_build_array(a.entry),
+              last_status = (a.entry ->> 'status')::integer,
+              last_error = a.entry ->> 'error',
+              last_attempt_at = now(),
+              delivered_at = CASE WHEN a."delivered" THEN now() END,
+              lease_owner = NULL
+            FROM a
+            WHERE d.ctid = ANY (ARRAY(SELECT tid FROM a)) AND d.ctid = a.tid
+              AND d.lease_owner = p_owner AND d.status = 'pending'
+            RETURNING d.endpoint_id, d.event_seq, d.status)
+          SELECT coalesce(json_agg(r), '[]') INTO recorded FROM r;
+        END IF;
+        IF p_max > 0 THEN
+          WITH picked AS (
+            SELECT ranked.tid FROM (
+              SELECT c.tid, c.endpoint_id, coalesce((p_slots ->> w.id)::integer, p_per_endpoint) AS free,
+                     row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS rank
+              FROM webhook_endpoints w
+              -- Per endpoint, its first due deliveries (an index scan): one endpoint's backlog is
+              -- never in another's way, and the scan stops at the first rows, whatever the table's size.
+              CROSS JOIN LATERAL (
+                SELECT x.ctid AS tid, x.endpoint_id, x.next_attempt_at
+                FROM webhook_deliveries x
+                WHERE x.endpoint_id = w.id AND x.status = 'pending' AND x.next_attempt_at <= now()
+                  AND (w.enabled OR (SELECT ev.type FROM webhook_events ev WHERE ev.seq = x.event_seq) = 'webhook.test')
+                  AND (x.order_key IS NULL OR x.event_seq = (
+                    SELECT min(p.event_seq) FROM webhook_deliveries p WHERE p.order_key = x.order_key AND p.status = 'pending'))
+                ORDER BY x.next_attempt_at
+                LIMIT p_per_endpoint
+                FOR UPDATE OF x SKIP LOCKED
+              ) c
+            ) ranked
+            WHERE ranked.rank <= ranked.free
+            LIMIT p_max
+          ), leased AS (
+            -- The rows are locked (FOR UPDATE above): one another process claimed meanwhile was
+            -- rechecked then, and left out as not due any more. Updated by ctid: joined on their
+            -- columns, the planner scanned the whole delivery log.
+            UPDATE webhook_deliveries d
+            SET lease_owner = p_owner, next_attempt_at = now() + p_lease_ms * interval '1 millisecond'
+            WHERE d.ctid = ANY (ARRAY(SELECT tid FROM picked))
+            RETURNING d.endpoint_id, d.event_seq, d.attempts, d.created_at
+          )
+          SELECT coalesce(json_agg(json_build_object(
+                   'endpoint_id', l.endpoint_id, 'event_seq', l.event_seq, 'attempts', l.attempts,
+                   'created_at', l.created_at, 'event_id', e.id, 'type', e.type, 'data', e.data,
+                   'event_created_at', e.created_at, 'collection', e.collection, 'wallet', e.wallet,
+                   'operation_key_id', e.access_key_id, 'url', w.url, 'endpoint_key_id', w.access_key_id,
+                   'secret', w.secret, 'previous_secret', w.previous_secret,
+                   'previous_secret_until', w.previous_secret_until)), '[]')
+          INTO claimed
+          FROM leased l
+          JOIN webhook_events e ON e.seq = l.event_seq
+          JOIN webhook_endpoints w ON w.id = l.endpoint_id;
+        END IF;
+        RETURN json_build_object('recorded', recorded, 'claimed', claimed);
+      END
+      $$;
+
+      -- When the next delivery is due, in ms from now (leased ones at their lease's end); NULL when
+      -- none is pending. What an idle worker asks on each poll: the first row of each endpoint.
+      CREATE FUNCTION webhook_next_due_ms() RETURNS double precision LANGUAGE plpgsql STABLE AS $$
+      BEGIN
+        RETURN (SELECT extract(epoch FROM min(d.next_attempt_at) - now()) * 1000
+                FROM webhook_endpoints w
+                CROSS JOIN LATERAL (SELECT x.next_attempt_at FROM webhook_deliveries x
+                                    WHERE x.endpoint_id = w.id AND x.status = 'pending'
+                                    ORDER BY x.next_attempt_at LIMIT 1) d);
+      END
+      $$;
+    `,
+  },
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

@@ -125,9 +125,15 @@ export class WebhookEndpointStore {
     return rows[0] ? toEndpoint(rows[0]) : null;
   }
 
+  /** Deletes the endpoint and its delivery log. */
   async delete(tx: SqlExecutor, id: string): Promise<boolean> {
-    const { rowCount } = await tx.query("DELETE FROM webhook_endpoints WHERE id = $1", [id]);
-    return rowCount > 0;
+    const { rows } = await tx.query<{ deleted: string | number }>(
+      `WITH gone AS (DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id),
+       log AS (DELETE FROM webhook_deliveries WHERE endpoint_id IN (SELECT id FROM gone))
+       SELECT count(*) AS deleted FROM gone`,
+      [id],
+    );
+    return Number(rows[0]?.deleted ?? 0) > 0;
   }
 
   /** A receiver answered 410 Gone: the endpoint stops receiving until it is enabled again. */

@@ -64,141 +64,31 @@ export interface AttemptRecord {
 const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.parse(value) as T) : value);
 const date = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
 
-/**
- * Fan-out: up to $FANOUT events, oldest first, each to one delivery per endpoint that takes it
- * (its type; its collection and wallet filters; enabled and made before the event) and whose key
- * could read it (held, unexpired, with the read scope of the event's type, and the event's
- * collection and wallet within its limits, or the key made the operation itself); the root
- * key's endpoints (no key) read everything. The same rule as readableBy(), which each attempt
- * checks again. Events locked by another process's fan-out are skipped.
- */
-const FAN_OUT = (limit: string) => `events AS (
-         SELECT seq, type, collection, wallet, access_key_id, order_key, endpoint_id, created_at
-         FROM webhook_events WHERE NOT fanned_out ORDER BY seq LIMIT ${limit} FOR UPDATE SKIP LOCKED
-       ), deliveries AS (
-         INSERT INTO webhook_deliveries (endpoint_id, event_seq, order_key, status)
-         SELECT w.id, e.seq, w.id || ' ' || e.order_key, 'pending'
-         FROM events e
-         JOIN webhook_endpoints w ON CASE WHEN e.type = '${TEST_EVENT_TYPE}' THEN w.id = e.endpoint_id ELSE
-              w.enabled AND w.created_at <= e.created_at AND w.events ? e.type
-              AND (w.collections IS NULL OR (e.collection IS NOT NULL AND w.collections ? e.collection))
-              AND (w.wallets IS NULL OR (e.wallet IS NOT NULL AND w.wallets ? e.wallet)) END
-         LEFT JOIN access_keys k ON k.id = w.access_key_id
-         WHERE e.type = '${TEST_EVENT_TYPE}' OR w.access_key_id IS NULL OR (
-           k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
-           AND k.scopes ? (CASE WHEN e.type = 'wallet.low_balance' THEN 'wallets:read' ELSE 'nft:read' END)
-           AND (e.access_key_id = k.id OR (
-             (k.collections IS NULL OR e.collection IS NULL OR k.collections ? e.collection)
-             AND (k.wallets IS NULL OR e.wallet IS NULL OR k.wallets ? e.wallet))))
-         ON CONFLICT DO NOTHING
-       ), marked AS (
-         UPDATE webhook_events SET fanned_out = true WHERE seq IN (SELECT seq FROM events) RETURNING 1
-       )`;
-
-/**
- * Claim: leases due deliveries to $1 for $2 ms: per endpoint at most its free slots ($3/$4, else
- * $5), so one endpoint's backlog never takes another's turn; at most $6 in all; never a delivery
- * while an earlier one with its order key waits (to be fanned out, or to be delivered).
- */
-const CLAIM = `slots AS (
-         SELECT * FROM unnest($3::text[], $4::int[]) AS s(endpoint_id, free)
-       ), picked AS (
-         SELECT ranked.endpoint_id, ranked.event_seq FROM (
-           SELECT c.endpoint_id, c.event_seq, coalesce(s.free, $5) AS free,
-                  row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS rank
-           FROM webhook_endpoints w
-           -- Per endpoint, its first due deliveries (an index scan): one endpoint's backlog is never in another's way.
-           CROSS JOIN LATERAL (
-             -- Scalar subqueries, not joins: each is an index probe per candidate, and the scan
-             -- stops at the first $5 due rows in next_attempt_at order, whatever the table's size.
-             SELECT x.endpoint_id, x.event_seq, x.next_attempt_at
-             FROM webhook_deliveries x
-             WHERE x.endpoint_id = w.id AND x.status = 'pending' AND x.next_attempt_at <= now()
-               AND (w.enabled OR (SELECT ev.type FROM webhook_events ev WHERE ev.seq = x.event_seq) = '${TEST_EVENT_TYPE}')
-               AND (x.order_key IS NULL OR (
-                 x.event_seq = (SELECT min(p.event_seq) FROM webhook_deliveries p
-                                WHERE p.order_key = x.order_key AND p.status = 'pending')
-                 AND NOT EXISTS (SELECT 1 FROM webhook_events u
-                                 WHERE NOT u.fanned_out AND u.seq < x.event_seq
-                                   AND u.order_key = (SELECT ev.order_key FROM webhook_events ev WHERE ev.seq = x.event_seq))))
-             ORDER BY x.next_attempt_at
-             LIMIT $5
-             FOR UPDATE OF x SKIP LOCKED
-           ) c
-           LEFT JOIN slots s ON s.endpoint_id = w.id
-         ) ranked
-         WHERE ranked.rank <= ranked.free
-         LIMIT $6
-       ), claimed AS (
-         SELECT picked.endpoint_id, picked.event_seq, e.id AS event_id, e.type, e.data,
-           e.created_at AS event_created_at, e.collection, e.wallet, e.access_key_id AS operation_key_id, w.url,
-           w.access_key_id AS endpoint_key_id, w.secret, w.previous_secret, w.previous_secret_until
-         FROM picked
-         JOIN webhook_events e ON e.seq = picked.event_seq
-         JOIN webhook_endpoints w ON w.id = picked.endpoint_id
-       ), leased AS (
-       -- The rows are locked (FOR UPDATE above): one another process claimed meanwhile was
-       -- rechecked then, and left out as not due any more.
-       UPDATE webhook_deliveries d
-       SET lease_owner = $1, next_attempt_at = now() + $2 * interval '1 millisecond'
-       FROM claimed c
-       WHERE d.endpoint_id = c.endpoint_id AND d.event_seq = c.event_seq
-       RETURNING c.*, d.attempts, d.created_at
-       )`;
-
-/**
- * Record: the attempts finished under $1's leases, as arrays from $first on (see recordColumns):
- * each delivered, failed (final, or past its retry window), or due again after its retry delay.
- * A delivery whose lease was lost (another process took it over) is left alone.
- */
-const RECORD = (first: number) => {
-  const $ = (i: number) => `$${first + i}`;
-  return `UPDATE webhook_deliveries d SET
-         status = CASE WHEN a.delivered THEN 'delivered'
-                       WHEN a.final OR now() >= coalesce(d.retry_until, now() + a.window_ms * interval '1 millisecond')
-                         THEN 'failed'
-                       ELSE 'pending' END,
-         next_attempt_at = now() + a.retry_ms * interval '1 millisecond',
-         retry_until = coalesce(d.retry_until, now() + a.window_ms * interval '1 millisecond'),
-         attempts = d.attempts + 1,
-         attempt_log = d.attempt_log || jsonb_build_array(a.entry),
-         last_status = a.last_status,
-         last_error = a.last_error,
-         last_attempt_at = now(),
-         delivered_at = CASE WHEN a.delivered THEN now() END,
-         lease_owner = NULL
-       FROM unnest(${$(0)}::text[], ${$(1)}::bigint[], ${$(2)}::boolean[], ${$(3)}::boolean[], ${$(4)}::bigint[],
-                   ${$(5)}::bigint[], ${$(6)}::jsonb[], ${$(7)}::int[], ${$(8)}::text[])
-         AS a(endpoint_id, event_seq, delivered, final, retry_ms, window_ms, entry, last_status, last_error)
-       WHERE d.endpoint_id = a.endpoint_id AND d.event_seq = a.event_seq AND d.lease_owner = $1
-         AND d.status = 'pending'`;
-};
-
 /** An attempt made and not recorded yet. */
 export interface FinishedAttempt {
   delivery: Pick<ClaimedDelivery, "endpointId" | "eventSeq">;
   record: AttemptRecord;
 }
 
-/** RECORD's nine arrays, one element per attempt. */
-function recordColumns(attempts: FinishedAttempt[]): unknown[] {
-  const column = <T>(pick: (a: FinishedAttempt) => T) => attempts.map(pick);
-  return [
-    column((a) => a.delivery.endpointId),
-    column((a) => a.delivery.eventSeq),
-    column((a) => a.record.delivered),
-    column((a) => a.record.final),
-    column((a) => a.record.retryInMs),
-    column((a) => a.record.retryWindowMs),
-    column((a) => JSON.stringify(a.record.entry)),
-    column((a) => a.record.entry.status ?? null),
-    column((a) => a.record.entry.error ?? null),
-  ];
+/** The attempts as webhook_round (migration 8) reads them. */
+function attemptsJson(attempts: FinishedAttempt[]): string {
+  return JSON.stringify(
+    attempts.map(({ delivery, record }) => ({
+      endpointId: delivery.endpointId,
+      eventSeq: delivery.eventSeq,
+      delivered: record.delivered,
+      final: record.final,
+      retryMs: record.retryInMs,
+      windowMs: record.retryWindowMs,
+      entry: record.entry,
+    })),
+  );
 }
 
 /**
- * The outbox and its deliveries (tables webhook_events, webhook_deliveries). Fan-out turns each
- * event into one delivery per endpoint that takes it; deliveries are leased for an attempt by
+ * The outbox and its deliveries (tables webhook_events, webhook_deliveries). The statement that
+ * writes an event also fans it out into one delivery per endpoint that takes it (a trigger,
+ * migration 8); deliveries are leased for an attempt by
  * pushing next_attempt_at past the attempt's end, so with several processes each attempt is
  * made by one of them, and one that dies leaves its deliveries due again when the lease runs out.
  */
@@ -214,36 +104,20 @@ export class OutboxStore {
   }
 
   /**
-   * Whether there is anything to do: events to fan out, and when the next delivery is due (leased
-   * ones included, at their lease's end). One cheap query: what an idle worker asks on each poll.
+   * When the next delivery is due, in ms from now (leased ones at their lease's end; null when
+   * none is pending): what an idle worker asks on each poll, one cheap query.
    */
-  async pulse(): Promise<{ unfanned: boolean; nextDueInMs: number | null }> {
-    const { rows } = await this.db.query<{ unfanned: boolean; next_due_ms: string | number | null }>(
-      `SELECT EXISTS (SELECT 1 FROM webhook_events WHERE NOT fanned_out) AS unfanned,
-              (SELECT extract(epoch FROM min(next_attempt_at) - now()) * 1000
-                 FROM webhook_deliveries WHERE status = 'pending') AS next_due_ms`,
-    );
-    const due = rows[0]?.next_due_ms;
-    return {
-      unfanned: Boolean(rows[0]?.unfanned),
-      nextDueInMs: due === null || due === undefined ? null : Number(due),
-    };
-  }
-
-  /** Fans out up to `limit` events (FAN_OUT); answers how many. */
-  async fanOut(limit: number): Promise<number> {
-    const { rows } = await this.db.query<{ fanned: string | number }>(
-      `WITH ${FAN_OUT("$1")} SELECT count(*) AS fanned FROM marked`,
-      [limit],
-    );
-    return Number(rows[0]?.fanned ?? 0);
+  async nextDueInMs(): Promise<number | null> {
+    const { rows } = await this.db.query<{ due: string | number | null }>(`SELECT webhook_next_due_ms() AS due`);
+    const due = rows[0]?.due;
+    return due === null || due === undefined ? null : Number(due);
   }
 
   /**
-   * A worker's round in one statement: records the attempts finished since the last round
-   * (RECORD), fans out new events (FAN_OUT) and leases due deliveries (CLAIM). Every part sees the
-   * store as it was before the statement: what is fanned out or recorded now counts from the next
-   * round on (a later event of an operation is claimed the round after the earlier one is recorded).
+   * A worker's round in one statement (webhook_round, migration 8): records the attempts finished
+   * since the last round, then leases due deliveries to `owner`: per endpoint at most its free
+   * `slots` (else `perEndpoint`), at most `limit` in all, never one while an earlier delivery
+   * with its order key (the events of one operation) is pending.
    */
   async round(options: {
     owner: string;
@@ -251,52 +125,49 @@ export class OutboxStore {
     perEndpoint: number;
     slots: Map<string, number>;
     limit: number;
-    fanOutLimit: number;
     finished: FinishedAttempt[];
-  }): Promise<{
-    fanned: number;
-    deliveries: ClaimedDelivery[];
-    recorded: { endpointId: string; eventSeq: string; status: DeliveryStatus }[];
-  }> {
-    const { rows } = await this.db.query<{
-      fanned: string | number;
-      claimed: ClaimedRow[] | string;
-      recorded: RecordedRow[] | string;
-    }>(
-      `WITH recorded AS (${RECORD(8)} RETURNING d.endpoint_id, d.event_seq, d.status), ${FAN_OUT("$7")}, ${CLAIM}
-       SELECT (SELECT count(*) FROM marked) AS fanned,
-              (SELECT coalesce(json_agg(l), '[]') FROM leased l) AS claimed,
-              (SELECT coalesce(json_agg(r), '[]') FROM recorded r) AS recorded`,
+  }): Promise<{ deliveries: ClaimedDelivery[]; recorded: RecordedDelivery[] }> {
+    return this.callRound(this.db, options);
+  }
+
+  /** Records attempts made under `owner`'s leases; answers the new status of each recorded. */
+  async recordAttempts(db: SqlExecutor, owner: string, attempts: FinishedAttempt[]): Promise<RecordedDelivery[]> {
+    if (attempts.length === 0) return [];
+    const { recorded } = await this.callRound(db, {
+      owner,
+      leaseMs: 0,
+      perEndpoint: 0,
+      slots: new Map(),
+      limit: 0,
+      finished: attempts,
+    });
+    return recorded;
+  }
+
+  private async callRound(
+    db: SqlExecutor,
+    options: {
+      owner: string;
+      leaseMs: number;
+      perEndpoint: number;
+      slots: Map<string, number>;
+      limit: number;
+      finished: FinishedAttempt[];
+    },
+  ): Promise<{ deliveries: ClaimedDelivery[]; recorded: RecordedDelivery[] }> {
+    const { rows } = await db.query<{ round: RoundRow | string }>(
+      `SELECT webhook_round($1, $2, $3::jsonb, $4, $5, $6::jsonb) AS round`,
       [
         options.owner,
         options.leaseMs,
-        [...options.slots.keys()],
-        [...options.slots.values()],
+        JSON.stringify(Object.fromEntries(options.slots)),
         options.perEndpoint,
         options.limit,
-        options.fanOutLimit,
-        ...recordColumns(options.finished),
+        attemptsJson(options.finished),
       ],
     );
-    return {
-      fanned: Number(rows[0].fanned),
-      deliveries: json(rows[0].claimed).map(toClaimed),
-      recorded: json(rows[0].recorded).map(toRecorded),
-    };
-  }
-
-  /** Records attempts made under `owner`'s leases (RECORD); answers the new status of each recorded. */
-  async recordAttempts(
-    db: SqlExecutor,
-    owner: string,
-    attempts: FinishedAttempt[],
-  ): Promise<{ endpointId: string; eventSeq: string; status: DeliveryStatus }[]> {
-    if (attempts.length === 0) return [];
-    const { rows } = await db.query<RecordedRow>(`${RECORD(2)} RETURNING d.endpoint_id, d.event_seq, d.status`, [
-      owner,
-      ...recordColumns(attempts),
-    ]);
-    return rows.map(toRecorded);
+    const round = json(rows[0].round);
+    return { deliveries: json(round.claimed).map(toClaimed), recorded: json(round.recorded).map(toRecorded) };
   }
 
   /** Gives back `owner`'s leases (a clean shutdown cut their attempts): due again at once. */
@@ -365,27 +236,42 @@ export class OutboxStore {
 
   /**
    * Forgets events older than `days` that wait for no delivery, with their delivery log (up to
-   * `limit` at a time): the outbox and the log do not grow for ever. Answers how many went.
+   * `limit` at a time): the outbox and the log do not grow for ever. Answers how many went. A
+   * delivery to an endpoint deleted meanwhile waits for nothing.
    */
   async prune(days: number, limit: number): Promise<number> {
-    const { rowCount } = await this.db.query(
-      `DELETE FROM webhook_events WHERE seq IN (
-         SELECT e.seq FROM webhook_events e
-         WHERE e.created_at < now() - $1 * interval '1 day' AND e.fanned_out
-           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = e.seq AND d.status = 'pending')
-         ORDER BY e.seq LIMIT $2)`,
+    const { rows } = await this.db.query<{ pruned: string | number }>(
+      `WITH gone AS (
+         DELETE FROM webhook_events WHERE seq IN (
+           SELECT e.seq FROM webhook_events e
+           WHERE e.created_at < now() - $1 * interval '1 day'
+             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+                             WHERE d.event_seq = e.seq AND d.status = 'pending')
+           ORDER BY e.seq LIMIT $2)
+         RETURNING seq
+       ), log AS (DELETE FROM webhook_deliveries d USING gone WHERE d.event_seq = gone.seq)
+       SELECT count(*) AS pruned FROM gone`,
       [days, limit],
     );
-    return rowCount;
+    return Number(rows[0]?.pruned ?? 0);
+  }
+
+  /**
+   * Reclaims the delivery rows that claims and records left behind: PGlite has no autovacuum,
+   * and a claim's index scan slows with every dead row it walks past.
+   */
+  async vacuum(): Promise<void> {
+    await this.db.exec("VACUUM webhook_deliveries");
   }
 
   /** Age in seconds of the oldest event not delivered yet (0 when there is none): for /metrics. */
   async oldestUndeliveredSeconds(): Promise<number> {
     const { rows } = await this.db.query<{ age: string | number | null }>(
-      `SELECT extract(epoch FROM now() - least(
-         (SELECT min(created_at) FROM webhook_events WHERE NOT fanned_out),
-         (SELECT min(e.created_at) FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
-           WHERE d.status = 'pending'))) AS age`,
+      `SELECT extract(epoch FROM now() - min(e.created_at)) AS age
+       FROM webhook_deliveries d
+       JOIN webhook_events e ON e.seq = d.event_seq
+       JOIN webhook_endpoints w ON w.id = d.endpoint_id
+       WHERE d.status = 'pending'`,
     );
     const age = rows[0]?.age;
     return age === null || age === undefined ? 0 : Math.max(0, Number(age));
@@ -477,6 +363,18 @@ interface RecordedRow {
   status: DeliveryStatus;
 }
 
-function toRecorded(row: RecordedRow) {
+/** A delivery's status once an attempt at it is recorded. */
+export interface RecordedDelivery {
+  endpointId: string;
+  eventSeq: string;
+  status: DeliveryStatus;
+}
+
+interface RoundRow {
+  recorded: RecordedRow[] | string;
+  claimed: ClaimedRow[] | string;
+}
+
+function toRecorded(row: RecordedRow): RecordedDelivery {
   return { endpointId: row.endpoint_id, eventSeq: String(row.event_seq), status: row.status };
 }

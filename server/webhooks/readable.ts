@@ -15,7 +15,7 @@ export interface EventSubject {
  * Whether the key `principal` could read the event: it holds the read scope of the event's type,
  * and the event's collection and wallet are within its limits, or (an operation event) the key
  * made the operation itself, as GET /nft/operations/{id} has it. A revoked key is no principal.
- * Fan-out applies the same rule in SQL (OutboxStore.fanOut); each attempt checks it again here, so
+ * Fan-out applies the same rule in SQL (the trigger webhook_fan_out, migration 8); each attempt checks it again here, so
  * a key revoked after fan-out stops its endpoint's deliveries.
  */
 export function readableBy(principal: AccessPrincipal | null, event: EventSubject): boolean {

@@ -1,10 +1,15 @@
-import http from "node:http";
-import https from "node:https";
+import { Worker } from "node:worker_threads";
+import {
+  senderThreadMain,
+  type FromSender,
+  type SenderThreadData,
+  type ThreadResult,
+  type ToSender,
+} from "./sender-thread";
 import { ForbiddenAddress, type UrlGuard } from "./url-guard";
 
 /** What one POST to an endpoint came to. */
-export type AttemptResult =
-  { kind: "answered"; status: number; ms: number } | { kind: "error"; error: string; forbidden: boolean; ms: number };
+export type AttemptResult = ThreadResult;
 
 /** How long a receiver has to answer, headers included (API.md: a 2xx within 10 s). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -12,73 +17,96 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 const SOCKETS_PER_ORIGIN = 32;
 
 /**
- * POSTs deliveries through keep-alive agents whose DNS lookup is the SSRF guard's: every address
- * a name resolves to is checked at connect time. IP-literal hosts (never looked up) are checked
- * before the request. Redirects are never followed: a 3xx is an answer like any non-2xx.
+ * POSTs deliveries from a thread of their own (sender-thread.ts) through keep-alive agents whose
+ * DNS lookup is the SSRF guard's, run here: every address a name resolves to is checked before
+ * the thread connects. IP-literal hosts (never looked up) are checked before the request.
+ * Redirects are never followed: a 3xx is an answer like any non-2xx.
  */
 export class DeliverySender {
-  private readonly httpAgent: http.Agent;
-  private readonly httpsAgent: https.Agent;
-  private readonly inFlight = new Set<http.ClientRequest>();
+  private readonly thread: Worker;
+  private readonly pending = new Map<number, (result: AttemptResult) => void>();
+  private nextId = 0;
+  private queued: Extract<ToSender, { t: "posts" }>["list"] = [];
+  private closed = false;
 
   constructor(
     private readonly guard: UrlGuard,
-    private readonly timeoutMs = DELIVERY_TIMEOUT_MS,
+    timeoutMs = DELIVERY_TIMEOUT_MS,
   ) {
-    const common = { keepAlive: true, maxSockets: SOCKETS_PER_ORIGIN, lookup: guard.lookup };
-    this.httpAgent = new http.Agent(common);
-    this.httpsAgent = new https.Agent(common);
+    const data: SenderThreadData = { timeoutMs, socketsPerOrigin: SOCKETS_PER_ORIGIN };
+    this.thread = new Worker(`(${senderThreadMain.toString()})()`, { eval: true, workerData: data });
+    this.thread.on("message", (message: FromSender) => this.onMessage(message));
+    this.thread.on("error", () => this.cutAll("the delivery thread failed"));
+    this.thread.on("exit", () => this.cutAll("the service is stopping"));
+    // Never what keeps the process alive: close() ends it, and an idle service may exit.
+    this.thread.unref();
   }
 
   post(url: string, headers: Record<string, string>, body: string): Promise<AttemptResult> {
-    const started = performance.now();
-    const ms = () => Math.round(performance.now() - started);
-    return new Promise((resolve) => {
-      let target: URL;
-      try {
-        target = new URL(url);
-        this.guard.checkLiteral(target);
-      } catch (err) {
-        resolve({ kind: "error", error: describe(err), forbidden: err instanceof ForbiddenAddress, ms: ms() });
-        return;
+    try {
+      this.guard.checkLiteral(new URL(url));
+    } catch (err) {
+      return Promise.resolve({
+        kind: "error",
+        error: describe(err),
+        forbidden: err instanceof ForbiddenAddress,
+        ms: 0,
+      });
+    }
+    if (this.closed)
+      return Promise.resolve({ kind: "error", error: "the service is stopping", forbidden: false, ms: 0 });
+    const id = this.nextId++;
+    // Posts go to the thread in one message per turn of the event loop.
+    if (this.queued.length === 0) setImmediate(() => this.flush());
+    this.queued.push({ id, url, headers, body });
+    return new Promise((resolve) => this.pending.set(id, resolve));
+  }
+
+  /** Cuts every request in flight (shutdown): each answers an error, and the thread ends. */
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.send({ t: "close" });
+  }
+
+  private flush(): void {
+    const list = this.queued;
+    this.queued = [];
+    if (list.length > 0) this.send({ t: "posts", list });
+  }
+
+  private send(message: ToSender): void {
+    this.thread.postMessage(message);
+  }
+
+  private onMessage(message: FromSender): void {
+    if (message.t === "results") {
+      for (const { id, result } of message.list) {
+        this.pending.get(id)?.(result);
+        this.pending.delete(id);
       }
-      const secure = target.protocol === "https:";
-      let settled = false;
-      const settle = (result: AttemptResult) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        this.inFlight.delete(request);
-        resolve(result);
-      };
-      const request = (secure ? https : http).request(target, {
-        method: "POST",
-        agent: secure ? this.httpsAgent : this.httpAgent,
-        headers: { ...headers, "content-length": Buffer.byteLength(body).toString() },
-      });
-      this.inFlight.add(request);
-      const timer = setTimeout(() => {
-        settle({ kind: "error", error: `no answer within ${this.timeoutMs} ms`, forbidden: false, ms: ms() });
-        request.destroy();
-      }, this.timeoutMs);
-      request.on("response", (response) => {
-        // The body is not read for anything: drained so the socket can serve the next delivery.
-        response.resume();
-        response.on("error", () => {});
-        settle({ kind: "answered", status: response.statusCode ?? 0, ms: ms() });
-      });
-      request.on("error", (err) => {
-        settle({ kind: "error", error: describe(err), forbidden: err instanceof ForbiddenAddress, ms: ms() });
-      });
-      request.end(body);
+      return;
+    }
+    // A new connection: the guard resolves the name and checks every address it has.
+    const { id, hostname, family, all } = message;
+    this.guard.lookup(hostname, { family, all }, (err, address, addressFamily) => {
+      if (err) {
+        const forbidden = err instanceof ForbiddenAddress;
+        this.send({ t: "lookup", id, error: { message: err.message, code: err.code, forbidden } });
+      } else if (Array.isArray(address)) {
+        this.send({ t: "lookup", id, addresses: address });
+      } else {
+        this.send({ t: "lookup", id, addresses: [{ address, family: addressFamily ?? 4 }] });
+      }
     });
   }
 
-  /** Cuts every request in flight (shutdown) and closes idle sockets. */
-  close(): void {
-    for (const request of this.inFlight) request.destroy(new Error("the service is stopping"));
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+  /** Answers every post not answered yet with an error (the thread is gone). */
+  private cutAll(error: string): void {
+    this.closed = true;
+    for (const resolve of this.pending.values()) resolve({ kind: "error", error, forbidden: false, ms: 0 });
+    this.pending.clear();
   }
 }
 

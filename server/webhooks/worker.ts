@@ -3,7 +3,14 @@ import type { SqlExecutor } from "../db";
 import type { Logger } from "../http/logger";
 import { WebhookEndpointStore } from "./endpoint-store";
 import type { WebhookMetrics } from "./metrics";
-import type { AttemptLogEntry, AttemptRecord, ClaimedDelivery, DeliveryStatus, OutboxStore } from "./outbox";
+import type {
+  AttemptLogEntry,
+  AttemptRecord,
+  ClaimedDelivery,
+  DeliveryStatus,
+  OutboxStore,
+  RecordedDelivery,
+} from "./outbox";
 import { readableBy } from "./readable";
 import { renderEventBody } from "./render";
 import { DEFAULT_RETRY, retryDelayMs, type RetryPolicy } from "./retry";
@@ -26,10 +33,10 @@ export interface WebhookWorkerOptions {
    * statement at a time, so its rounds must leave most of it to the writes they report.
    */
   roundPacing: number;
-  /** Events fanned out per statement. */
-  fanOutBatch: number;
   /** How long a claimed delivery is this process's: past the delivery timeout, with a margin. */
   leaseMs: number;
+  /** Vacuum the deliveries after this many attempts recorded (PGlite, which has no autovacuum); 0: never. */
+  vacuumEvery: number;
 }
 
 export const DEFAULT_WORKER_OPTIONS: WebhookWorkerOptions = {
@@ -39,8 +46,8 @@ export const DEFAULT_WORKER_OPTIONS: WebhookWorkerOptions = {
   idlePollMs: 100,
   busyPollMs: 2,
   roundPacing: 1,
-  fanOutBatch: 500,
   leaseMs: 30_000,
+  vacuumEvery: 0,
 };
 
 /** Events (and their delivery log) are kept this long once nothing waits for them. */
@@ -73,8 +80,8 @@ interface Finished {
 }
 
 /**
- * Sends the outbox's events. Each round fans new events out into one delivery per endpoint that
- * takes them, then leases due deliveries, at most `perEndpointConcurrency` per endpoint, and
+ * Sends the outbox's deliveries (written with their events, one per endpoint that takes each).
+ * Each round leases due deliveries, at most `perEndpointConcurrency` per endpoint, and
  * POSTs each on its own: a slow or dead endpoint holds its own slots, never another's. A delivery
  * waits while an earlier one with its order key (the events of one operation) is not delivered.
  * Attempts finished between two rounds are recorded by the next, in one statement.
@@ -93,6 +100,7 @@ export class WebhookWorker {
   private readonly principals = new Map<string, { principal: AccessPrincipal | null; at: number }>();
   private readonly keys: AccessKeyStore;
   private prunedAt = 0;
+  private recordedSinceVacuum = 0;
 
   constructor(private readonly deps: WebhookWorkerDeps) {
     this.keys = new AccessKeyStore(deps.db);
@@ -145,9 +153,11 @@ export class WebhookWorker {
     const { options, outbox } = this.deps;
     const started = performance.now();
     // After a round that found work, look again soon; an idle worker first asks (one query).
-    const pulse = this.busy ? { unfanned: true, nextDueInMs: 0 } : await outbox.pulse();
-    const due = pulse.unfanned || (pulse.nextDueInMs !== null && pulse.nextDueInMs <= 0);
-    this.busy = false;
+    const nextDue = this.busy ? 0 : await outbox.nextDueInMs();
+    const due = nextDue !== null && nextDue <= 0;
+    // `busy` stays as it was while the round runs: attempts finishing meanwhile wait for the next
+    // round (they would wake an idle worker at once).
+    let busy = false;
     if (due || this.finished.length > 0) {
       const finished = this.finished;
       this.finished = [];
@@ -157,19 +167,23 @@ export class WebhookWorker {
         perEndpoint: options.perEndpointConcurrency,
         slots: this.freeSlots(),
         limit: this.stopping ? 0 : Math.max(0, options.maxInFlight - this.inFlight),
-        fanOutLimit: options.fanOutBatch,
         finished,
       });
       this.countRecorded(finished, round.recorded);
       for (const delivery of round.deliveries) this.attempt(delivery);
-      this.busy = round.fanned > 0 || round.deliveries.length > 0 || finished.length > 0;
+      busy = round.deliveries.length > 0 || finished.length > 0;
+      this.recordedSinceVacuum += finished.length;
+      if (options.vacuumEvery > 0 && this.recordedSinceVacuum >= options.vacuumEvery) {
+        this.recordedSinceVacuum = 0;
+        await outbox.vacuum();
+      }
     }
-    if (this.busy) return Math.max(options.busyPollMs, (performance.now() - started) * options.roundPacing);
+    this.busy = busy;
+    if (busy) return Math.max(options.busyPollMs, (performance.now() - started) * options.roundPacing);
     if (Date.now() - this.prunedAt > PRUNE_EVERY_MS) {
       this.prunedAt = Date.now();
       await outbox.prune(RETENTION_DAYS, PRUNE_BATCH);
     }
-    const nextDue = pulse.nextDueInMs;
     return nextDue !== null && nextDue > 0 ? Math.min(options.idlePollMs, nextDue) : options.idlePollMs;
   }
 
@@ -276,10 +290,7 @@ export class WebhookWorker {
     }
   }
 
-  private countRecorded(
-    finished: Finished[],
-    recorded: { endpointId: string; eventSeq: string; status: DeliveryStatus }[],
-  ) {
+  private countRecorded(finished: Finished[], recorded: RecordedDelivery[]) {
     if (!this.deps.metrics) return;
     const byKey = new Map(finished.map((f) => [`${f.delivery.endpointId}:${f.delivery.eventSeq}`, f.delivery]));
     for (const { endpointId, eventSeq, status } of recorded) {

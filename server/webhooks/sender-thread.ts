@@ -1,0 +1,141 @@
+/**
+ * The thread that POSTs deliveries. HTTP and TLS cost as much CPU as the rest of a delivery put
+ * together, and on PGlite the service's main thread is also its database: sent from here, they
+ * run beside the writes instead of between them.
+ *
+ * `senderThreadMain` runs in a worker_threads Worker from its own source text (eval), so the
+ * thread needs no TypeScript loader: it must stay self-contained, with its modules required
+ * inside it. The main thread checks every address the thread is about to connect to (the SSRF
+ * guard's lookup, asked through a message per new connection).
+ */
+
+/** Main thread → sender thread. */
+export type ToSender =
+  | { t: "posts"; list: { id: number; url: string; headers: Record<string, string>; body: string }[] }
+  | { t: "lookup"; id: number; error?: { message: string; code?: string; forbidden: boolean }; addresses?: Address[] }
+  | { t: "close" };
+
+/** Sender thread → main thread. */
+export type FromSender =
+  | { t: "results"; list: { id: number; result: ThreadResult }[] }
+  | { t: "lookup"; id: number; hostname: string; family: number; all: boolean };
+
+export interface Address {
+  address: string;
+  family: number;
+}
+
+export type ThreadResult =
+  { kind: "answered"; status: number; ms: number } | { kind: "error"; error: string; forbidden: boolean; ms: number };
+
+export interface SenderThreadData {
+  timeoutMs: number;
+  socketsPerOrigin: number;
+}
+
+export function senderThreadMain(): void {
+  /* eslint-disable @typescript-eslint/no-require-imports -- see above: no module imports in the thread */
+  const http = require("node:http") as typeof import("node:http");
+  const https = require("node:https") as typeof import("node:https");
+  const { parentPort, workerData } = require("node:worker_threads") as typeof import("node:worker_threads");
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const port = parentPort!;
+  const { timeoutMs, socketsPerOrigin } = workerData as SenderThreadData;
+
+  // Lookups answered by the main thread (the guard), by id.
+  let nextLookup = 0;
+  const lookups = new Map<number, (answer: Extract<ToSender, { t: "lookup" }>) => void>();
+  const lookup: import("node:net").LookupFunction = (hostname, options, callback) => {
+    const id = nextLookup++;
+    lookups.set(id, (answer) => {
+      if (answer.error) {
+        const err = Object.assign(new Error(answer.error.message), {
+          code: answer.error.code,
+          forbidden: answer.error.forbidden,
+        });
+        return callback(err, "", 0);
+      }
+      const addresses = answer.addresses ?? [];
+      if (options.all) return callback(null, addresses);
+      callback(null, addresses[0].address, addresses[0].family);
+    });
+    port.postMessage({ t: "lookup", id, hostname, family: options.family ?? 0, all: Boolean(options.all) });
+  };
+  const common = { keepAlive: true, maxSockets: socketsPerOrigin, lookup };
+  const httpAgent = new http.Agent(common);
+  const httpsAgent = new https.Agent(common);
+  const inFlight = new Set<import("node:http").ClientRequest>();
+
+  // Results go back in one message per turn of the event loop.
+  let results: { id: number; result: ThreadResult }[] = [];
+  const report = (id: number, result: ThreadResult) => {
+    if (results.length === 0) setImmediate(flush);
+    results.push({ id, result });
+  };
+  const flush = () => {
+    const list = results;
+    results = [];
+    if (list.length > 0) port.postMessage({ t: "results", list });
+  };
+
+  /** An error's message for the delivery log: the kind of failure, never a URL's credentials. */
+  const describe = (err: unknown): string => {
+    const e = err as NodeJS.ErrnoException & { forbidden?: boolean };
+    if (e.forbidden) return `forbidden address: ${e.message}`;
+    return (e.code ? `${e.code}: ` : "") + String(e.message ?? err).slice(0, 200);
+  };
+
+  const post = (id: number, url: string, headers: Record<string, string>, body: string) => {
+    const started = performance.now();
+    const ms = () => Math.round(performance.now() - started);
+    const target = new URL(url);
+    const secure = target.protocol === "https:";
+    let settled = false;
+    const settle = (result: ThreadResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      inFlight.delete(request);
+      report(id, result);
+    };
+    const request = (secure ? https : http).request(target, {
+      method: "POST",
+      agent: secure ? httpsAgent : httpAgent,
+      headers: { ...headers, "content-length": Buffer.byteLength(body).toString() },
+    });
+    inFlight.add(request);
+    const timer = setTimeout(() => {
+      settle({ kind: "error", error: `no answer within ${timeoutMs} ms`, forbidden: false, ms: ms() });
+      request.destroy();
+    }, timeoutMs);
+    request.on("response", (response) => {
+      // The body is not read for anything: drained so the socket can serve the next delivery.
+      response.resume();
+      response.on("error", () => {});
+      settle({ kind: "answered", status: response.statusCode ?? 0, ms: ms() });
+    });
+    request.on("error", (err: Error & { forbidden?: boolean }) => {
+      settle({ kind: "error", error: describe(err), forbidden: Boolean(err.forbidden), ms: ms() });
+    });
+    request.end(body);
+  };
+
+  port.on("message", (message: ToSender) => {
+    if (message.t === "posts") {
+      for (const p of message.list) post(p.id, p.url, p.headers, p.body);
+    } else if (message.t === "lookup") {
+      const answer = lookups.get(message.id);
+      lookups.delete(message.id);
+      answer?.(message);
+    } else {
+      // Shutdown: every request in flight is cut (reported as such), then the thread ends.
+      for (const request of inFlight) request.destroy(new Error("the service is stopping"));
+      httpAgent.destroy();
+      httpsAgent.destroy();
+      setImmediate(() => {
+        flush();
+        port.close();
+      });
+    }
+  });
+}

@@ -1,0 +1,45 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { migrate, MIGRATIONS } from "../../server/db";
+import { openPgliteDriver } from "../../server/db/pglite-driver";
+
+describe("webhook store migration 8 (fan-out at write)", function () {
+  it("fans out the events a version-7 store left unfanned, and fans out new ones as they are written", async function () {
+    const dir = mkdtempSync(path.join(tmpdir(), "webhook-migration-"));
+    const db = await openPgliteDriver(path.join(dir, "pglite"));
+    try {
+      // A store at version 7, as the previous release left it: one endpoint, one event not fanned out.
+      await db.exec(`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,
+                     applied_at timestamptz NOT NULL DEFAULT now())`);
+      for (const m of MIGRATIONS.filter((m) => m.version <= 7)) {
+        await db.exec(m.sql);
+        await db.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
+      }
+      await db.query(`INSERT INTO webhook_endpoints (id, url, events, secret, created_at)
+                      VALUES ('wh_a', 'https://example.com/hook', '["collection.transfer"]', 'whsec_x', now() - interval '1 minute')`);
+      await db.query(`INSERT INTO webhook_events (id, type, data, collection, order_key)
+                      VALUES ('evt_old', 'collection.transfer', '{}', '0xabc', 'collection.transfer:0xabc:1')`);
+
+      expect(await migrate(db)).to.include(8);
+
+      const delivery = async (eventId: string) =>
+        (
+          await db.query<{ endpoint_id: string; status: string }>(
+            `SELECT d.endpoint_id, d.status FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
+             WHERE e.id = $1`,
+            [eventId],
+          )
+        ).rows;
+      expect(await delivery("evt_old")).to.deep.equal([{ endpoint_id: "wh_a", status: "pending" }]);
+      await db.query(
+        `INSERT INTO webhook_events (id, type, data, collection) VALUES ('evt_new', 'collection.transfer', '{}', '0xabc')`,
+      );
+      expect(await delivery("evt_new")).to.deep.equal([{ endpoint_id: "wh_a", status: "pending" }]);
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
