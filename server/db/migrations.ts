@@ -405,9 +405,39 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       -- pruning an event its log (WebhookEndpointStore.delete, OutboxStore.prune).
       ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_endpoint_id_fkey;
       ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_event_seq_fkey;
-      -- Each delivery is rewritten twice (claimed, recorded): vacuumed early on PostgreSQL; PGlite
-      -- has no autovacuum and the worker vacuums it (WebhookWorker).
-      ALTER TABLE webhook_deliveries SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.05);
+      -- The queue and the log apart: webhook_deliveries keeps the pending deliveries alone (a small
+      -- table rewritten by every claim and record, so vacuumed often and cheaply: PGlite has no
+      -- autovacuum and the worker vacuums it, and a claim's scan walks every dead row it left);
+      -- a delivery that ends (delivered, or failed for good) moves to webhook_delivery_log,
+      -- written once. A manual retry moves it back.
+      CREATE TABLE webhook_delivery_log (
+        endpoint_id     text NOT NULL,
+        event_seq       bigint NOT NULL,
+        status          text NOT NULL CHECK (status IN ('delivered', 'failed')),
+        attempts        integer NOT NULL,
+        attempt_log     jsonb NOT NULL,
+        last_status     integer,
+        last_error      text,
+        last_attempt_at timestamptz,
+        delivered_at    timestamptz,
+        created_at      timestamptz NOT NULL,
+        PRIMARY KEY (endpoint_id, event_seq)
+      );
+      INSERT INTO webhook_delivery_log
+      SELECT endpoint_id, event_seq, status, attempts, attempt_log, last_status, last_error, last_attempt_at,
+             delivered_at, created_at
+      FROM webhook_deliveries WHERE status <> 'pending';
+      DELETE FROM webhook_deliveries WHERE status <> 'pending';
+      ALTER TABLE webhook_deliveries SET (autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 200);
+      -- Every delivery, pending or ended, as the delivery log (GET /webhooks/{id}/deliveries) shows it.
+      CREATE VIEW webhook_delivery_records AS
+        SELECT endpoint_id, event_seq, status, lease_owner, attempts, attempt_log, last_status, last_error,
+               last_attempt_at, next_attempt_at, delivered_at, created_at
+        FROM webhook_deliveries
+        UNION ALL
+        SELECT endpoint_id, event_seq, status, NULL, attempts, attempt_log, last_status, last_error,
+               last_attempt_at, NULL, delivered_at, created_at
+        FROM webhook_delivery_log;
 
       -- Fan-out: each event written becomes one delivery per endpoint that takes it (its type; its
       -- collection and wallet filters; enabled) and whose key could read it (held, unexpired, with
@@ -506,19 +536,34 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
         claimed json := '[]';
       BEGIN
         IF jsonb_array_length(p_attempts) > 0 THEN
-          -- Each attempt's row found through the primary key, then updated by its ctid: joined on
-          -- their columns, the planner (which guesses 100 attempts) scanned the whole delivery log.
+          -- Each attempt's row found through the primary key, then changed by its ctid: joined on
+          -- their columns, the planner (which guesses 100 attempts) scanned the whole table. An
+          -- attempt that ends its delivery (delivered; final; past its retry window) moves the row to
+          -- the log; any other leaves it due again after its retry delay.
           WITH a AS MATERIALIZED (
-            SELECT a.*, (SELECT x.ctid FROM webhook_deliveries x
-                         WHERE x.endpoint_id = a."endpointId" AND x.event_seq = a."eventSeq") AS tid
+            SELECT a.*, x.ctid AS tid,
+                   a."delivered" OR a."final"
+                     OR now() >= coalesce(x.retry_until, now() + a."windowMs" * interval '1 millisecond') AS ends
             FROM jsonb_to_recordset(p_attempts) AS a("endpointId" text, "eventSeq" bigint, "delivered" boolean,
                    "final" boolean, "retryMs" bigint, "windowMs" bigint, entry jsonb)
+            JOIN LATERAL (SELECT x.ctid, x.retry_until FROM webhook_deliveries x
+                          WHERE x.endpoint_id = a."endpointId" AND x.event_seq = a."eventSeq"
+                            AND x.lease_owner = p_owner
+                          OFFSET 0) x ON true
+          ), ended AS (
+            DELETE FROM webhook_deliveries d USING a
+            WHERE d.ctid = ANY (ARRAY(SELECT tid FROM a WHERE ends)) AND d.ctid = a.tid AND d.lease_owner = p_owner
+            RETURNING d.endpoint_id, d.event_seq, d.attempts, d.attempt_log, d.created_at, a."delivered", a.entry
+          ), logged AS (
+            INSERT INTO webhook_delivery_log (endpoint_id, event_seq, status, attempts, attempt_log, last_status,
+                                              last_error, last_attempt_at, delivered_at, created_at)
+            SELECT endpoint_id, event_seq, CASE WHEN "delivered" THEN 'delivered' ELSE 'failed' END, attempts + 1,
+                   attempt_log || jsonb_build_array(entry), (entry ->> 'status')::integer, entry ->> 'error', now(),
+                   CASE WHEN "delivered" THEN now() END, created_at
+            FROM ended
+            RETURNING endpoint_id, event_seq, status
           ), r AS (
             UPDATE webhook_deliveries d SET
-              status = CASE WHEN a."delivered" THEN 'delivered'
-                            WHEN a."final" OR now() >= coalesce(d.retry_until, now() + a."windowMs" * interval '1 millisecond')
-                              THEN 'failed'
-                            ELSE 'pending' END,
               next_attempt_at = now() + a."retryMs" * interval '1 millisecond',
               retry_until = coalesce(d.retry_until, now() + a."windowMs" * interval '1 millisecond'),
               attempts = d.attempts + 1,
@@ -526,13 +571,14 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
               last_status = (a.entry ->> 'status')::integer,
               last_error = a.entry ->> 'error',
               last_attempt_at = now(),
-              delivered_at = CASE WHEN a."delivered" THEN now() END,
               lease_owner = NULL
             FROM a
-            WHERE d.ctid = ANY (ARRAY(SELECT tid FROM a)) AND d.ctid = a.tid
-              AND d.lease_owner = p_owner AND d.status = 'pending'
-            RETURNING d.endpoint_id, d.event_seq, d.status)
-          SELECT coalesce(json_agg(r), '[]') INTO recorded FROM r;
+            WHERE d.ctid = ANY (ARRAY(SELECT tid FROM a WHERE NOT ends)) AND d.ctid = a.tid
+              AND d.lease_owner = p_owner
+            RETURNING d.endpoint_id, d.event_seq, d.status
+          )
+          SELECT coalesce(json_agg(x), '[]') INTO recorded
+          FROM (SELECT * FROM logged UNION ALL SELECT * FROM r) x;
         END IF;
         IF p_max > 0 THEN
           WITH picked AS (

@@ -129,7 +129,8 @@ export class WebhookEndpointStore {
   async delete(tx: SqlExecutor, id: string): Promise<boolean> {
     const { rows } = await tx.query<{ deleted: string | number }>(
       `WITH gone AS (DELETE FROM webhook_endpoints WHERE id = $1 RETURNING id),
-       log AS (DELETE FROM webhook_deliveries WHERE endpoint_id IN (SELECT id FROM gone))
+       queue AS (DELETE FROM webhook_deliveries WHERE endpoint_id IN (SELECT id FROM gone)),
+       log AS (DELETE FROM webhook_delivery_log WHERE endpoint_id IN (SELECT id FROM gone))
        SELECT count(*) AS deleted FROM gone`,
       [id],
     );

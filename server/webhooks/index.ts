@@ -40,7 +40,7 @@ export type { WebhookRouteDeps };
  * records and claims more at once), and pauses at least four times as long as its round took, so
  * most of the thread goes to the writes. It vacuums the deliveries itself: PGlite has no autovacuum.
  */
-const PGLITE_WORKER: Partial<WebhookWorkerOptions> = { busyPollMs: 50, roundPacing: 4, vacuumEvery: 1_000 };
+const PGLITE_WORKER: Partial<WebhookWorkerOptions> = { busyPollMs: 50, roundPacing: 4, vacuumEvery: 500 };
 
 export interface WebhookOptions {
   access: AccessControl;

@@ -211,19 +211,32 @@ export class OutboxStore {
   }
 
   /**
-   * A manual retry: the delivery is due now with a new retry window, whatever it came to before.
-   * One in flight is left alone (it is being tried). False when there is no such delivery.
+   * A manual retry: the delivery is due now with a new retry window, whatever it came to before
+   * (one that ended moves back from the log). One in flight is left alone (it is being tried).
+   * False when there is no such delivery.
    */
   async retry(endpointId: string, eventId: string, retryWindowMs: number): Promise<boolean> {
-    const { rowCount } = await this.db.query(
-      `UPDATE webhook_deliveries d
-       SET status = 'pending', next_attempt_at = now(), delivered_at = NULL,
-           retry_until = now() + $3 * interval '1 millisecond'
-       FROM webhook_events e
-       WHERE e.seq = d.event_seq AND e.id = $2 AND d.endpoint_id = $1 AND d.lease_owner IS NULL`,
+    const { rows } = await this.db.query<{ retried: string | number }>(
+      `WITH event AS (SELECT seq, order_key FROM webhook_events WHERE id = $2),
+       pending AS (
+         UPDATE webhook_deliveries d SET next_attempt_at = now(), retry_until = now() + $3 * interval '1 millisecond'
+         FROM event WHERE d.endpoint_id = $1 AND d.event_seq = event.seq AND d.lease_owner IS NULL
+         RETURNING 1
+       ), ended AS (
+         DELETE FROM webhook_delivery_log l USING event WHERE l.endpoint_id = $1 AND l.event_seq = event.seq
+         RETURNING l.*, event.order_key
+       ), back AS (
+         INSERT INTO webhook_deliveries (endpoint_id, event_seq, order_key, status, attempts, attempt_log,
+           last_status, last_error, last_attempt_at, next_attempt_at, retry_until, created_at)
+         SELECT endpoint_id, event_seq, endpoint_id || ' ' || order_key, 'pending', attempts, attempt_log,
+           last_status, last_error, last_attempt_at, now(), now() + $3 * interval '1 millisecond', created_at
+         FROM ended
+         RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM pending) + (SELECT count(*) FROM back) AS retried`,
       [endpointId, eventId, retryWindowMs],
     );
-    return rowCount > 0;
+    return Number(rows[0]?.retried ?? 0) > 0;
   }
 
   /** Writes a webhook.test event for one endpoint; returns its id. */
@@ -246,10 +259,11 @@ export class OutboxStore {
            SELECT e.seq FROM webhook_events e
            WHERE e.created_at < now() - $1 * interval '1 day'
              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
-                             WHERE d.event_seq = e.seq AND d.status = 'pending')
+                             WHERE d.event_seq = e.seq)
            ORDER BY e.seq LIMIT $2)
          RETURNING seq
-       ), log AS (DELETE FROM webhook_deliveries d USING gone WHERE d.event_seq = gone.seq)
+       ), log AS (DELETE FROM webhook_delivery_log l USING gone WHERE l.event_seq = gone.seq),
+       orphans AS (DELETE FROM webhook_deliveries d USING gone WHERE d.event_seq = gone.seq)
        SELECT count(*) AS pruned FROM gone`,
       [days, limit],
     );
@@ -257,8 +271,9 @@ export class OutboxStore {
   }
 
   /**
-   * Reclaims the delivery rows that claims and records left behind: PGlite has no autovacuum,
-   * and a claim's index scan slows with every dead row it walks past.
+   * Reclaims the pending deliveries' rows that claims and records left behind: PGlite has no
+   * autovacuum, and a claim's index scan slows with every dead row it walks past. The table holds
+   * the pending deliveries alone (ended ones are in the log), so this stays cheap.
    */
   async vacuum(): Promise<void> {
     await this.db.exec("VACUUM webhook_deliveries");
@@ -296,7 +311,7 @@ interface DeliveryRow {
 
 const DELIVERY_SELECT = `SELECT e.id AS event_id, e.type, d.event_seq, d.status, d.lease_owner, d.attempts, d.attempt_log,
   d.last_status, d.last_error, d.last_attempt_at, d.next_attempt_at, d.delivered_at, d.created_at
-  FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq`;
+  FROM webhook_delivery_records d JOIN webhook_events e ON e.seq = d.event_seq`;
 
 function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
   const inFlight = row.lease_owner !== null && row.status === "pending";

@@ -5,8 +5,8 @@ import { expect } from "chai";
 import { migrate, MIGRATIONS } from "../../server/db";
 import { openPgliteDriver } from "../../server/db/pglite-driver";
 
-describe("webhook store migration 8 (fan-out at write)", function () {
-  it("fans out the events a version-7 store left unfanned, and fans out new ones as they are written", async function () {
+describe("webhook store migration 8 (fan-out at write, the queue apart from the log)", function () {
+  it("fans out what a version-7 store left unfanned, moves ended deliveries to the log, and fans out new events as they are written", async function () {
     const dir = mkdtempSync(path.join(tmpdir(), "webhook-migration-"));
     const db = await openPgliteDriver(path.join(dir, "pglite"));
     try {
@@ -22,6 +22,12 @@ describe("webhook store migration 8 (fan-out at write)", function () {
       await db.query(`INSERT INTO webhook_events (id, type, data, collection, order_key)
                       VALUES ('evt_old', 'collection.transfer', '{}', '0xabc', 'collection.transfer:0xabc:1')`);
 
+      // And one delivered already: it moves to the log, out of the queue.
+      await db.query(`INSERT INTO webhook_events (id, type, data, collection, fanned_out)
+                      VALUES ('evt_done', 'collection.transfer', '{}', '0xabc', true)`);
+      await db.query(`INSERT INTO webhook_deliveries (endpoint_id, event_seq, status, attempts, attempt_log, delivered_at)
+                      SELECT 'wh_a', seq, 'delivered', 1, '[{"status":200}]', now() FROM webhook_events WHERE id = 'evt_done'`);
+
       expect(await migrate(db)).to.include(8);
 
       const delivery = async (eventId: string) =>
@@ -33,6 +39,12 @@ describe("webhook store migration 8 (fan-out at write)", function () {
           )
         ).rows;
       expect(await delivery("evt_old")).to.deep.equal([{ endpoint_id: "wh_a", status: "pending" }]);
+      expect(await delivery("evt_done")).to.deep.equal([]);
+      const { rows: logged } = await db.query<{ status: string; attempts: number }>(
+        `SELECT l.status, l.attempts FROM webhook_delivery_log l JOIN webhook_events e ON e.seq = l.event_seq
+         WHERE e.id = 'evt_done'`,
+      );
+      expect(logged).to.deep.equal([{ status: "delivered", attempts: 1 }]);
       await db.query(
         `INSERT INTO webhook_events (id, type, data, collection) VALUES ('evt_new', 'collection.transfer', '{}', '0xabc')`,
       );
