@@ -35,12 +35,12 @@ export { LowBalanceWatcher, LOW_BALANCE_POLL_MS } from "./low-balance-watcher";
 export type { WebhookRouteDeps };
 
 /**
- * PGlite runs in this process's thread, one statement at a time, and costs the same per statement
- * whatever its size: a busy worker there rounds at most every 50 ms (each round's statement
- * records and claims more at once), and pauses at least four times as long as its round took, so
- * most of the thread goes to the writes. It vacuums the deliveries itself: PGlite has no autovacuum.
+ * PGlite runs in this process's thread, one statement at a time, and costs about the same per
+ * statement whatever its size: a busy worker there rounds at most every 50 ms, each round's
+ * statement recording and claiming more at once. It vacuums the pending deliveries itself:
+ * PGlite has no autovacuum.
  */
-const PGLITE_WORKER: Partial<WebhookWorkerOptions> = { busyPollMs: 50, roundPacing: 4, vacuumEvery: 500 };
+const PGLITE_WORKER: Partial<WebhookWorkerOptions> = { busyPollMs: 50, vacuumEvery: 500 };
 
 export interface WebhookOptions {
   access: AccessControl;

@@ -21,7 +21,13 @@ export interface WebhookWorkerOptions {
   retry: RetryPolicy;
   /** Attempts in flight to one endpoint from this process: a slow endpoint holds at most these. */
   perEndpointConcurrency: number;
-  /** Attempts in flight from this process, all endpoints together. */
+  /**
+   * Deliveries claimed for an endpoint beyond those in flight, each sent as soon as one in flight
+   * ends (no round in between): a fast endpoint is never idle while the worker waits for its next
+   * round. Their wait and their own attempt fit in a lease: queued / concurrency waves of timeouts.
+   */
+  perEndpointQueued: number;
+  /** Deliveries claimed by this process (in flight and queued), all endpoints together. */
   maxInFlight: number;
   /** How often an idle worker asks the store whether there is work (one cheap query). */
   idlePollMs: number;
@@ -29,8 +35,7 @@ export interface WebhookWorkerOptions {
   busyPollMs: number;
   /**
    * After a round that found work, pause at least this many times as long as the round took, so
-   * the store and this process serve writes too: PGlite runs in this process's thread, one
-   * statement at a time, so its rounds must leave most of it to the writes they report.
+   * the store serves writes too (a round waiting behind writes counts: it then waits longer).
    */
   roundPacing: number;
   /** How long a claimed delivery is this process's: past the delivery timeout, with a margin. */
@@ -42,6 +47,7 @@ export interface WebhookWorkerOptions {
 export const DEFAULT_WORKER_OPTIONS: WebhookWorkerOptions = {
   retry: DEFAULT_RETRY,
   perEndpointConcurrency: 32,
+  perEndpointQueued: 32,
   maxInFlight: 512,
   idlePollMs: 100,
   busyPollMs: 2,
@@ -81,8 +87,9 @@ interface Finished {
 
 /**
  * Sends the outbox's deliveries (written with their events, one per endpoint that takes each).
- * Each round leases due deliveries, at most `perEndpointConcurrency` per endpoint, and
- * POSTs each on its own: a slow or dead endpoint holds its own slots, never another's. A delivery
+ * Each round leases due deliveries, per endpoint at most `perEndpointConcurrency` in flight and
+ * `perEndpointQueued` more, sent as slots free, and POSTs each on its own: a slow or dead
+ * endpoint holds its own slots, never another's. A delivery
  * waits while an earlier one with its order key (the events of one operation) is not delivered.
  * Attempts finished between two rounds are recorded by the next, in one statement.
  */
@@ -93,8 +100,12 @@ export class WebhookWorker {
   private wakeUp?: () => void;
   private woken = false;
   private busy = false;
-  private inFlight = 0;
+  /** Deliveries claimed and not finished (in flight or queued), all endpoints, and per endpoint. */
+  private claimed = 0;
   private readonly perEndpoint = new Map<string, number>();
+  /** Attempts in flight per endpoint, and the claimed deliveries waiting for one of them to end. */
+  private readonly sending = new Map<string, number>();
+  private readonly queued = new Map<string, ClaimedDelivery[]>();
   private readonly attempts = new Set<Promise<void>>();
   private finished: Finished[] = [];
   private readonly principals = new Map<string, { principal: AccessPrincipal | null; at: number }>();
@@ -164,9 +175,9 @@ export class WebhookWorker {
       const round = await outbox.round({
         owner: this.deps.owner,
         leaseMs: options.leaseMs,
-        perEndpoint: options.perEndpointConcurrency,
+        perEndpoint: options.perEndpointConcurrency + options.perEndpointQueued,
         slots: this.freeSlots(),
-        limit: this.stopping ? 0 : Math.max(0, options.maxInFlight - this.inFlight),
+        limit: this.stopping ? 0 : Math.max(0, options.maxInFlight - this.claimed),
         finished,
       });
       this.countRecorded(finished, round.recorded);
@@ -187,11 +198,12 @@ export class WebhookWorker {
     return nextDue !== null && nextDue > 0 ? Math.min(options.idlePollMs, nextDue) : options.idlePollMs;
   }
 
-  /** Endpoints with attempts in flight here, and how many more each may take. */
+  /** Endpoints with deliveries claimed here, and how many more each may take. */
   private freeSlots(): Map<string, number> {
+    const { perEndpointConcurrency, perEndpointQueued } = this.deps.options;
     const slots = new Map<string, number>();
     for (const [endpointId, count] of this.perEndpoint)
-      slots.set(endpointId, Math.max(0, this.deps.options.perEndpointConcurrency - count));
+      slots.set(endpointId, Math.max(0, perEndpointConcurrency + perEndpointQueued - count));
     return slots;
   }
 
@@ -214,22 +226,34 @@ export class WebhookWorker {
     });
   }
 
+  /** A claimed delivery: sent now if its endpoint has a free slot, else when one frees. */
   private attempt(delivery: ClaimedDelivery): void {
-    this.inFlight++;
+    this.claimed++;
     this.perEndpoint.set(delivery.endpointId, (this.perEndpoint.get(delivery.endpointId) ?? 0) + 1);
+    if ((this.sending.get(delivery.endpointId) ?? 0) < this.deps.options.perEndpointConcurrency) this.send(delivery);
+    else this.queued.set(delivery.endpointId, [...(this.queued.get(delivery.endpointId) ?? []), delivery]);
+  }
+
+  private send(delivery: ClaimedDelivery): void {
+    const { endpointId } = delivery;
+    this.sending.set(endpointId, (this.sending.get(endpointId) ?? 0) + 1);
     const done = this.deliver(delivery)
       .catch((err: unknown) => {
         this.deps.logger.warn(
-          { err: describe(err), webhookId: delivery.endpointId, eventId: delivery.eventId },
+          { err: describe(err), webhookId: endpointId, eventId: delivery.eventId },
           "recording a webhook delivery failed; it is tried again when its lease runs out",
         );
       })
       .finally(() => {
-        this.inFlight--;
-        const left = (this.perEndpoint.get(delivery.endpointId) ?? 1) - 1;
-        if (left > 0) this.perEndpoint.set(delivery.endpointId, left);
-        else this.perEndpoint.delete(delivery.endpointId);
+        this.claimed--;
+        decrement(this.perEndpoint, endpointId);
+        decrement(this.sending, endpointId);
         this.attempts.delete(done);
+        // The next one queued for this endpoint takes the slot (on stop they stay: their leases are given back).
+        const waiting = this.queued.get(endpointId);
+        const next = waiting?.shift();
+        if (waiting?.length === 0) this.queued.delete(endpointId);
+        if (next && !this.stopping) this.send(next);
       });
     this.attempts.add(done);
   }
@@ -348,6 +372,12 @@ function answerOf(result: AttemptResult): Pick<AttemptLogEntry, "status" | "erro
   if (result.status >= 200 && result.status < 300) return { status: result.status };
   const redirect = result.status >= 300 && result.status < 400;
   return { status: result.status, error: redirect ? "redirect not followed" : "non-2xx answer" };
+}
+
+function decrement(counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left > 0) counts.set(key, left);
+  else counts.delete(key);
 }
 
 function describe(err: unknown): { name?: string; message?: string } {
