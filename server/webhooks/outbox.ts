@@ -70,6 +70,24 @@ export interface FinishedAttempt {
   record: AttemptRecord;
 }
 
+/** A worker's round: who claims, for how long, how many, and the attempts it finished. */
+export interface RoundOptions {
+  owner: string;
+  leaseMs: number;
+  /** Deliveries per endpoint an endpoint with nothing claimed may take. */
+  perEndpoint: number;
+  /** Endpoints with deliveries claimed here, and how many more each may take. */
+  slots: Map<string, number>;
+  /** Deliveries claimed in all, at most. */
+  limit: number;
+  finished: FinishedAttempt[];
+}
+
+export interface RoundResult {
+  deliveries: ClaimedDelivery[];
+  recorded: RecordedDelivery[];
+}
+
 /** The attempts as webhook_round (migration 8) reads them. */
 function attemptsJson(attempts: FinishedAttempt[]): string {
   return JSON.stringify(
@@ -119,14 +137,7 @@ export class OutboxStore {
    * `slots` (else `perEndpoint`), at most `limit` in all, never one while an earlier delivery
    * with its order key (the events of one operation) is pending.
    */
-  async round(options: {
-    owner: string;
-    leaseMs: number;
-    perEndpoint: number;
-    slots: Map<string, number>;
-    limit: number;
-    finished: FinishedAttempt[];
-  }): Promise<{ deliveries: ClaimedDelivery[]; recorded: RecordedDelivery[] }> {
+  async round(options: RoundOptions): Promise<RoundResult> {
     return this.callRound(this.db, options);
   }
 
@@ -144,17 +155,7 @@ export class OutboxStore {
     return recorded;
   }
 
-  private async callRound(
-    db: SqlExecutor,
-    options: {
-      owner: string;
-      leaseMs: number;
-      perEndpoint: number;
-      slots: Map<string, number>;
-      limit: number;
-      finished: FinishedAttempt[];
-    },
-  ): Promise<{ deliveries: ClaimedDelivery[]; recorded: RecordedDelivery[] }> {
+  private async callRound(db: SqlExecutor, options: RoundOptions): Promise<RoundResult> {
     const { rows } = await db.query<{ round: RoundRow | string }>(
       `SELECT webhook_round($1, $2, $3::jsonb, $4, $5, $6::jsonb) AS round`,
       [
