@@ -113,10 +113,6 @@ function attemptsJson(attempts: FinishedAttempt[]): string {
 export class OutboxStore {
   constructor(private readonly db: SqlDriver) {}
 
-  get backend(): "pglite" | "postgres" {
-    return this.db.backend;
-  }
-
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     return this.db.transaction(fn);
   }

@@ -33,11 +33,6 @@ export interface WebhookWorkerOptions {
   idlePollMs: number;
   /** The shortest pause between two rounds while there is work. */
   busyPollMs: number;
-  /**
-   * After a round that found work, pause at least this many times as long as the round took, so
-   * the store serves writes too (a round waiting behind writes counts: it then waits longer).
-   */
-  roundPacing: number;
   /** How long a claimed delivery is this process's: past the delivery timeout, with a margin. */
   leaseMs: number;
   /** Vacuum the deliveries after this many attempts recorded (PGlite, which has no autovacuum); 0: never. */
@@ -51,7 +46,6 @@ export const DEFAULT_WORKER_OPTIONS: WebhookWorkerOptions = {
   maxInFlight: 512,
   idlePollMs: 100,
   busyPollMs: 2,
-  roundPacing: 1,
   leaseMs: 30_000,
   vacuumEvery: 0,
 };
@@ -190,7 +184,9 @@ export class WebhookWorker {
       }
     }
     this.busy = busy;
-    if (busy) return Math.max(options.busyPollMs, (performance.now() - started) * options.roundPacing);
+    // At least as long as the round took: the store serves writes between rounds too (a round that
+    // waited behind writes counts, and then waits longer).
+    if (busy) return Math.max(options.busyPollMs, performance.now() - started);
     if (Date.now() - this.prunedAt > PRUNE_EVERY_MS) {
       this.prunedAt = Date.now();
       await outbox.prune(RETENTION_DAYS, PRUNE_BATCH);
@@ -231,7 +227,8 @@ export class WebhookWorker {
     this.claimed++;
     this.perEndpoint.set(delivery.endpointId, (this.perEndpoint.get(delivery.endpointId) ?? 0) + 1);
     if ((this.sending.get(delivery.endpointId) ?? 0) < this.deps.options.perEndpointConcurrency) this.send(delivery);
-    else this.queued.set(delivery.endpointId, [...(this.queued.get(delivery.endpointId) ?? []), delivery]);
+    else if (this.queued.has(delivery.endpointId)) this.queued.get(delivery.endpointId)!.push(delivery);
+    else this.queued.set(delivery.endpointId, [delivery]);
   }
 
   private send(delivery: ClaimedDelivery): void {
