@@ -31,16 +31,17 @@ export type ThreadResult =
 export interface SenderThreadData {
   timeoutMs: number;
   socketsPerOrigin: number;
+  /** Where undici is (resolved on the main thread: the thread's code has no module of its own). */
+  undiciPath: string;
 }
 
 export function senderThreadMain(): void {
   /* eslint-disable @typescript-eslint/no-require-imports -- see above: no module imports in the thread */
-  const http = require("node:http") as typeof import("node:http");
-  const https = require("node:https") as typeof import("node:https");
   const { parentPort, workerData } = require("node:worker_threads") as typeof import("node:worker_threads");
+  const { undiciPath, timeoutMs, socketsPerOrigin } = workerData as SenderThreadData;
+  const { Agent } = require(undiciPath) as typeof import("undici");
   /* eslint-enable @typescript-eslint/no-require-imports */
   const port = parentPort!;
-  const { timeoutMs, socketsPerOrigin } = workerData as SenderThreadData;
 
   // Lookups answered by the main thread (the guard), by id.
   let nextLookup = 0;
@@ -61,10 +62,15 @@ export function senderThreadMain(): void {
     });
     port.postMessage({ t: "lookup", id, hostname, family: options.family ?? 0, all: Boolean(options.all) });
   };
-  const common = { keepAlive: true, maxSockets: socketsPerOrigin, lookup };
-  const httpAgent = new http.Agent(common);
-  const httpsAgent = new https.Agent(common);
-  const inFlight = new Set<import("node:http").ClientRequest>();
+  // undici rather than node:http: a third of the CPU per POST, on a machine whose cores the
+  // service's writes and the chain share. Kept-alive connections per origin; no redirect is followed.
+  const agent = new Agent({
+    connections: socketsPerOrigin,
+    connect: { lookup },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  const inFlight = new Set<AbortController>();
 
   // Results go back in one message per turn of the event loop.
   let results: { id: number; result: ThreadResult }[] = [];
@@ -89,35 +95,45 @@ export function senderThreadMain(): void {
     const started = performance.now();
     const ms = () => Math.round(performance.now() - started);
     const target = new URL(url);
-    const secure = target.protocol === "https:";
+    const controller = new AbortController();
     let settled = false;
     const settle = (result: ThreadResult) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      inFlight.delete(request);
+      inFlight.delete(controller);
       report(id, result);
     };
-    const request = (secure ? https : http).request(target, {
-      method: "POST",
-      agent: secure ? httpsAgent : httpAgent,
-      headers: { ...headers, "content-length": Buffer.byteLength(body).toString() },
-    });
-    inFlight.add(request);
+    inFlight.add(controller);
     const timer = setTimeout(() => {
       settle({ kind: "error", error: `no answer within ${timeoutMs} ms`, forbidden: false, ms: ms() });
-      request.destroy();
+      controller.abort();
     }, timeoutMs);
-    request.on("response", (response) => {
-      // The body is not read for anything: drained so the socket can serve the next delivery.
-      response.resume();
-      response.on("error", () => {});
-      settle({ kind: "answered", status: response.statusCode ?? 0, ms: ms() });
-    });
-    request.on("error", (err: Error & { forbidden?: boolean }) => {
-      settle({ kind: "error", error: describe(err), forbidden: Boolean(err.forbidden), ms: ms() });
-    });
-    request.end(body);
+    agent
+      .request({
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
+        method: "POST",
+        // Credentials in the URL, as node:http sent them.
+        headers: target.username
+          ? {
+              ...headers,
+              authorization: `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString("base64")}`,
+            }
+          : headers,
+        body,
+        signal: controller.signal,
+      })
+      .then(
+        (response) => {
+          // The body is not read for anything: drained so the connection can serve the next delivery.
+          response.body.dump().catch(() => {});
+          settle({ kind: "answered", status: response.statusCode, ms: ms() });
+        },
+        (err: Error & { forbidden?: boolean }) => {
+          settle({ kind: "error", error: describe(err), forbidden: Boolean(err.forbidden), ms: ms() });
+        },
+      );
   };
 
   port.on("message", (message: ToSender) => {
@@ -129,9 +145,8 @@ export function senderThreadMain(): void {
       answer?.(message);
     } else {
       // Shutdown: every request in flight is cut (reported as such), then the thread ends.
-      for (const request of inFlight) request.destroy(new Error("the service is stopping"));
-      httpAgent.destroy();
-      httpsAgent.destroy();
+      for (const controller of inFlight) controller.abort(new Error("the service is stopping"));
+      void agent.destroy().catch(() => {});
       setImmediate(() => {
         flush();
         port.close();

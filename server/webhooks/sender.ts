@@ -33,7 +33,11 @@ export class DeliverySender {
     private readonly guard: UrlGuard,
     timeoutMs = DELIVERY_TIMEOUT_MS,
   ) {
-    const data: SenderThreadData = { timeoutMs, socketsPerOrigin: SOCKETS_PER_ORIGIN };
+    const data: SenderThreadData = {
+      timeoutMs,
+      socketsPerOrigin: SOCKETS_PER_ORIGIN,
+      undiciPath: require.resolve("undici"),
+    };
     this.thread = new Worker(`(${senderThreadMain.toString()})()`, { eval: true, workerData: data });
     this.thread.on("message", (message: FromSender) => this.onMessage(message));
     this.thread.on("error", () => this.cutAll("the delivery thread failed"));
