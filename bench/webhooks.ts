@@ -7,7 +7,8 @@
  *      delivered by the worker to a local receiver, on PGlite and on PostgreSQL: deliveries per
  *      second and the delay from each event's commit to its arrival (p50, p99; goal p99 <= 1 s).
  *      Baseline: the same 1,000 signed POSTs sent straight to the receiver, 16 at a time.
- *  The burst's receivers run in a process of their own, as real ones do.
+ *  Receivers (both parts) run in a process of their own and only note each arrival, as real
+ *  ones take their own machine's CPU: on a 2-core machine every core counts.
  *  (b) cost to writes: POST /nft/mint from 16 concurrent clients (distinct keys) on a service
  *      (npm start's command, PGlite, then PostgreSQL) on a `hardhat node`, with no endpoint, then with one endpoint
  *      taking every operation event, alternating, BENCH_ROUNDS times each; the median of the
