@@ -15,7 +15,6 @@
  *      paired ratios (target >= 0.9x).
  * Run: npm run bench:webhooks   (BENCH_EVENTS, BENCH_MINTS, BENCH_ROUNDS change the load; BENCH_ONLY=burst|cost|cost:pglite|cost:postgres)
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
@@ -33,6 +32,7 @@ import {
 } from "../test/api/harness";
 import { startWebhookApp, ROOT } from "../test/webhooks/fixture";
 import { startPostgresServer } from "../test/users/postgres-server";
+import { startChildReceiver } from "./child-receiver";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const MINTS = Number(process.env.BENCH_MINTS ?? 200);
@@ -51,42 +51,6 @@ interface Burst {
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
-/**
- * A receiver in a process of its own, as real ones are (one in this process would share its
- * thread with PGlite and the writers): answers 200 at once and notes when each webhook-id came.
- */
-const RECEIVER_SOURCE = `
-const arrivals = [];
-const server = require("node:http").createServer((req, res) => {
-  if (req.method === "GET") return res.end(JSON.stringify(req.url === "/count" ? arrivals.length : arrivals));
-  req.resume();
-  req.on("end", () => { arrivals.push([req.headers["webhook-id"], Date.now()]); res.end(); });
-});
-server.keepAliveTimeout = 60000;
-server.listen(0, "127.0.0.1", () => console.log(server.address().port));`;
-
-async function startChildReceiver(): Promise<{
-  url: string;
-  until(count: number): Promise<[string, number][]>;
-  /** How many deliveries came so far. */
-  count(): Promise<number>;
-  close(): void;
-}> {
-  const child = spawn(process.execPath, ["-e", RECEIVER_SOURCE], { stdio: ["ignore", "pipe", "inherit"] });
-  const port = await new Promise<number>((resolve) => child.stdout.once("data", (d) => resolve(Number(String(d)))));
-  const url = `http://127.0.0.1:${port}/`;
-  return {
-    url,
-    async until(count) {
-      while (Number(await (await fetch(`${url}count`)).text()) < count)
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      return (await (await fetch(url)).json()) as [string, number][];
-    },
-    count: async () => Number(await (await fetch(`${url}count`)).text()),
-    close: () => child.kill(),
-  };
-}
 
 /** 1,000 events through the outbox and the worker to a receiver. */
 async function burst(db: SqlDriver): Promise<Burst> {
