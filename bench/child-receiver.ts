@@ -38,4 +38,3 @@ export async function startChildReceiver(): Promise<{
     close: () => child.kill(),
   };
 }
-
