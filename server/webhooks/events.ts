@@ -51,7 +51,7 @@ export function newEventId(): string {
  *
  * For the wallet code (`wallet.low_balance`, once per crossing below the wallet's `lowBalance`) and
  * the collection index (`collection.transfer`, once the transfer is CONFIRMATIONS deep). Operation
- * events are written by a trigger on the operations table (migration 7).
+ * events are written by statement-level triggers on the operations table (migration 8).
  */
 export async function emitEvent(tx: SqlExecutor, event: EmittedEvent): Promise<string | null> {
   const [id] = await emitEvents(tx, [event]);

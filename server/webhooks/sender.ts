@@ -17,7 +17,7 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 const SOCKETS_PER_ORIGIN = 32;
 
 /**
- * POSTs deliveries from a thread of their own (sender-thread.ts) through keep-alive agents whose
+ * POSTs deliveries from a thread of their own (sender-thread.ts) through an undici agent whose
  * DNS lookup is the SSRF guard's, run here: every address a name resolves to is checked before
  * the thread connects. IP-literal hosts (never looked up) are checked before the request.
  * Redirects are never followed: a 3xx is an answer like any non-2xx.
