@@ -38,9 +38,10 @@ export type { WebhookRouteDeps };
  * PGlite runs in this process's thread, one statement at a time, and costs about the same per
  * statement whatever its size: a busy worker there rounds at most every 50 ms, each round's
  * statement recording and claiming more at once. It vacuums the pending deliveries itself:
- * PGlite has no autovacuum.
+ * PGlite has no autovacuum. It reads new events past a cursor, with no queue row for a delivery
+ * that goes well the first time (migration 9): its one connection commits events in seq order.
  */
-const PGLITE_WORKER: Partial<WebhookWorkerOptions> = { busyPollMs: 50, vacuumEvery: 500 };
+const PGLITE_WORKER: Partial<WebhookWorkerOptions> = { busyPollMs: 50, vacuumEvery: 500, cursor: true };
 
 export interface WebhookOptions {
   access: AccessControl;
@@ -81,12 +82,16 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Prom
   const outbox = new OutboxStore(db);
   const endpoints = new WebhookEndpointStore(db);
   const guard = new UrlGuard(options.allowPrivate, options.resolver);
+  const pglite = db.backend === "pglite";
   const workerOptions = {
     ...DEFAULT_WORKER_OPTIONS,
-    ...(db.backend === "pglite" ? PGLITE_WORKER : {}),
+    ...(pglite ? PGLITE_WORKER : {}),
     ...options.worker,
   };
-  if (db.backend === "pglite") await outbox.releaseAllLeases();
+  workerOptions.cursor &&= pglite;
+  if (pglite) await outbox.releaseAllLeases();
+  // This session's events are written for the cursor (webhook_events.via_cursor), not fanned out.
+  if (workerOptions.cursor) await db.exec("SET webhooks.handoff = 'cursor'");
   const worker = new WebhookWorker({
     outbox,
     db,

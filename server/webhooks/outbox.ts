@@ -20,6 +20,47 @@ export interface ClaimedDelivery {
   previousSecretUntil: Date | null;
   attempts: number;
   createdAt: Date;
+  /** Read past the cursor (PGlite), not claimed from the queue: it has no row until recorded. */
+  viaCursor: boolean;
+}
+
+/** A delivery read past the cursor: its order key (endpoint and event's), and what the read found. */
+export interface CursorDelivery extends ClaimedDelivery {
+  orderKey: string | null;
+  /** The endpoint is enabled (or it is a webhook.test): else it waits in the queue until it is. */
+  enabled: boolean;
+  /** An earlier delivery with its order key waits in the queue: it goes behind it. */
+  behind: boolean;
+}
+
+/**
+ * A delivery read past the cursor, done with memory: with an attempt's entry, delivered or failed
+ * for good into the log, else into the queue due after retryMs; without one, into the queue due now.
+ */
+export interface CursorRecord {
+  /** The event's type: for the metrics (the store does not read it). */
+  type: string;
+  endpointId: string;
+  eventSeq: string;
+  orderKey: string | null;
+  createdAt: string;
+  entry: AttemptLogEntry | null;
+  delivered?: boolean;
+  final?: boolean;
+  retryMs?: number;
+  windowMs?: number;
+}
+
+/** The cursor's part of a round (PGlite): records, the cursor's new place, and the next read. */
+export interface CursorRound {
+  records: CursorRecord[];
+  /** Where the cursor moves (every delivery at or below it is in the log or the queue); unset: it stays. */
+  cursor?: number;
+  /** Read the events past this seq, at most `limit` of them (0: none). */
+  after: number;
+  limit: number;
+  /** Up to this seq an earlier process may have read: deliveries already logged or queued are left out. */
+  recheck: number;
 }
 
 export type DeliveryStatus = "pending" | "delivered" | "failed";
@@ -81,11 +122,16 @@ export interface RoundOptions {
   /** Deliveries claimed in all, at most. */
   limit: number;
   finished: FinishedAttempt[];
+  /** PGlite: the cursor's part, in the same statement. */
+  cursor?: CursorRound;
 }
 
 export interface RoundResult {
   deliveries: ClaimedDelivery[];
   recorded: RecordedDelivery[];
+  /** Read past the cursor, in seq order, and the last event's seq read (null: none). */
+  read: CursorDelivery[];
+  last: number | null;
 }
 
 /** The attempts as webhook_round (migration 8) reads them. */
@@ -109,6 +155,8 @@ function attemptsJson(attempts: FinishedAttempt[]): string {
  * migration 8); deliveries are leased for an attempt by
  * pushing next_attempt_at past the attempt's end, so with several processes each attempt is
  * made by one of them, and one that dies leaves its deliveries due again when the lease runs out.
+ * On PGlite events are read past a cursor instead, and only what that cannot finish is queued
+ * (migration 9, DeliveryCursor).
  */
 export class OutboxStore {
   constructor(private readonly db: SqlDriver) {}
@@ -121,10 +169,28 @@ export class OutboxStore {
    * When the next delivery is due, in ms from now (leased ones at their lease's end; null when
    * none is pending): what an idle worker asks on each poll, one cheap query.
    */
-  async nextDueInMs(): Promise<number | null> {
-    const { rows } = await this.db.query<{ due: string | number | null }>(`SELECT webhook_next_due_ms() AS due`);
+  async nextDueInMs(after?: number): Promise<number | null> {
+    if (after === undefined) {
+      const { rows } = await this.db.query<{ due: string | number | null }>(`SELECT webhook_next_due_ms() AS due`);
+      const due = rows[0]?.due;
+      return due === null || due === undefined ? null : Number(due);
+    }
+    // And 0 when an event was written past the cursor's reads (PGlite).
+    const { rows } = await this.db.query<{ due: string | number | null; fresh: boolean }>(
+      `SELECT webhook_next_due_ms() AS due, webhook_cursor_due($1) AS fresh`,
+      [after],
+    );
     const due = rows[0]?.due;
+    if (rows[0]?.fresh) return 0;
     return due === null || due === undefined ? null : Number(due);
+  }
+
+  /** Where the cursor stands, and the last event written (what an earlier process may have read). */
+  async cursorStart(): Promise<{ cursor: number; top: number }> {
+    const { rows } = await this.db.query<{ cursor: string | number; top: string | number }>(
+      `SELECT (SELECT seq FROM webhook_cursor) AS cursor, (SELECT coalesce(max(seq), 0) FROM webhook_events) AS top`,
+    );
+    return { cursor: Number(rows[0].cursor), top: Number(rows[0].top) };
   }
 
   /**
@@ -138,8 +204,13 @@ export class OutboxStore {
   }
 
   /** Records attempts made under `owner`'s leases; answers the new status of each recorded. */
-  async recordAttempts(db: SqlExecutor, owner: string, attempts: FinishedAttempt[]): Promise<RecordedDelivery[]> {
-    if (attempts.length === 0) return [];
+  async recordAttempts(
+    db: SqlExecutor,
+    owner: string,
+    attempts: FinishedAttempt[],
+    cursor?: Pick<CursorRound, "records" | "cursor">,
+  ): Promise<RecordedDelivery[]> {
+    if (attempts.length === 0 && !cursor) return [];
     const { recorded } = await this.callRound(db, {
       owner,
       leaseMs: 0,
@@ -147,24 +218,35 @@ export class OutboxStore {
       slots: new Map(),
       limit: 0,
       finished: attempts,
+      cursor: cursor && { ...cursor, after: 0, limit: 0, recheck: 0 },
     });
     return recorded;
   }
 
   private async callRound(db: SqlExecutor, options: RoundOptions): Promise<RoundResult> {
-    const { rows } = await db.query<{ round: RoundRow | string }>(
-      `SELECT webhook_round($1, $2, $3::jsonb, $4, $5, $6::jsonb) AS round`,
-      [
-        options.owner,
-        options.leaseMs,
-        JSON.stringify(Object.fromEntries(options.slots)),
-        options.perEndpoint,
-        options.limit,
-        attemptsJson(options.finished),
-      ],
+    const params: unknown[] = [
+      options.owner,
+      options.leaseMs,
+      JSON.stringify(Object.fromEntries(options.slots)),
+      options.perEndpoint,
+      options.limit,
+      attemptsJson(options.finished),
+    ];
+    if (options.cursor) params.push(JSON.stringify(options.cursor));
+    const { rows } = await db.query<{ round: RoundRow | string; cursor?: CursorRow | string }>(
+      options.cursor
+        ? `SELECT webhook_round($1, $2, $3::jsonb, $4, $5, $6::jsonb) AS round, webhook_cursor_round($7::jsonb) AS cursor`
+        : `SELECT webhook_round($1, $2, $3::jsonb, $4, $5, $6::jsonb) AS round`,
+      params,
     );
     const round = json(rows[0].round);
-    return { deliveries: json(round.claimed).map(toClaimed), recorded: json(round.recorded).map(toRecorded) };
+    const cursor = rows[0].cursor === undefined ? null : json(rows[0].cursor);
+    return {
+      deliveries: json(round.claimed).map(toClaimed),
+      recorded: json(round.recorded).map(toRecorded),
+      read: cursor ? json(cursor.read).map(toCursorDelivery) : [],
+      last: cursor?.last === null || cursor?.last === undefined ? null : Number(cursor.last),
+    };
   }
 
   /** Gives back `owner`'s leases (a clean shutdown cut their attempts): due again at once. */
@@ -255,6 +337,7 @@ export class OutboxStore {
          DELETE FROM webhook_events WHERE seq IN (
            SELECT e.seq FROM webhook_events e
            WHERE e.created_at < now() - $1 * interval '1 day'
+             AND (NOT e.via_cursor OR e.seq <= (SELECT seq FROM webhook_cursor))
              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
                              WHERE d.event_seq = e.seq)
            ORDER BY e.seq LIMIT $2)
@@ -280,7 +363,7 @@ export class OutboxStore {
   async oldestUndeliveredSeconds(): Promise<number> {
     const { rows } = await this.db.query<{ age: string | number | null }>(
       `SELECT extract(epoch FROM now() - min(e.created_at)) AS age
-       FROM webhook_deliveries d
+       FROM webhook_delivery_records d
        JOIN webhook_events e ON e.seq = d.event_seq
        JOIN webhook_endpoints w ON w.id = d.endpoint_id
        WHERE d.status = 'pending'`,
@@ -366,7 +449,23 @@ function toClaimed(row: ClaimedRow): ClaimedDelivery {
     previousSecretUntil: date(row.previous_secret_until),
     attempts: row.attempts,
     createdAt: new Date(row.created_at),
+    viaCursor: false,
   };
+}
+
+interface CursorDeliveryRow extends ClaimedRow {
+  order_key: string | null;
+  enabled: boolean;
+  behind: boolean;
+}
+
+function toCursorDelivery(row: CursorDeliveryRow): CursorDelivery {
+  return { ...toClaimed(row), viaCursor: true, orderKey: row.order_key, enabled: row.enabled, behind: row.behind };
+}
+
+interface CursorRow {
+  last: string | number | null;
+  read: CursorDeliveryRow[] | string;
 }
 
 interface RecordedRow {

@@ -7,10 +7,13 @@ import type {
   AttemptLogEntry,
   AttemptRecord,
   ClaimedDelivery,
+  CursorDelivery,
+  CursorRecord,
   DeliveryStatus,
   OutboxStore,
   RecordedDelivery,
 } from "./outbox";
+import { attemptRecord, DeliveryCursor } from "./cursor";
 import { readableBy } from "./readable";
 import { renderEventBody } from "./render";
 import { DEFAULT_RETRY, retryDelayMs, type RetryPolicy } from "./retry";
@@ -37,6 +40,11 @@ export interface WebhookWorkerOptions {
   leaseMs: number;
   /** Vacuum the deliveries after this many attempts recorded (PGlite, which has no autovacuum); 0: never. */
   vacuumEvery: number;
+  /**
+   * Read new events past the cursor and send them from memory, queueing only what that cannot
+   * finish (migration 9): PGlite alone, whose one connection commits events in seq order.
+   */
+  cursor: boolean;
 }
 
 export const DEFAULT_WORKER_OPTIONS: WebhookWorkerOptions = {
@@ -48,6 +56,7 @@ export const DEFAULT_WORKER_OPTIONS: WebhookWorkerOptions = {
   busyPollMs: 2,
   leaseMs: 30_000,
   vacuumEvery: 0,
+  cursor: false,
 };
 
 /** Events (and their delivery log) are kept this long once nothing waits for them. */
@@ -106,6 +115,8 @@ export class WebhookWorker {
   private readonly keys: AccessKeyStore;
   private prunedAt = 0;
   private recordedSinceVacuum = 0;
+  /** PGlite's deliveries past the cursor (options.cursor), once the round has read where it stands. */
+  private cursor?: DeliveryCursor;
 
   constructor(private readonly deps: WebhookWorkerDeps) {
     this.keys = new AccessKeyStore(deps.db);
@@ -137,6 +148,8 @@ export class WebhookWorker {
     await Promise.allSettled([...this.attempts]);
     await this.flush();
     await this.deps.outbox.releaseLeases(this.deps.owner).catch(() => undefined);
+    // What it held in memory is past the cursor in the store: a worker started again reads it there.
+    this.cursor = undefined;
     this.running = false;
   }
 
@@ -157,27 +170,47 @@ export class WebhookWorker {
   private async round(): Promise<number> {
     const { options, outbox } = this.deps;
     const started = performance.now();
+    if (options.cursor && !this.cursor) this.cursor = new DeliveryCursor(await outbox.cursorStart());
     // After a round that found work, look again soon; an idle worker first asks (one query).
-    const nextDue = this.busy ? 0 : await outbox.nextDueInMs();
+    const nextDue = this.busy ? 0 : await outbox.nextDueInMs(this.cursor?.after);
     const due = nextDue !== null && nextDue <= 0;
     // `busy` stays as it was while the round runs: attempts finishing meanwhile wait for the next
     // round (they would wake an idle worker at once).
     let busy = false;
-    if (due || this.finished.length > 0) {
+    if (due || this.finished.length > 0 || this.cursor?.hasWrites) {
       const finished = this.finished;
       this.finished = [];
-      const round = await outbox.round({
-        owner: this.deps.owner,
-        leaseMs: options.leaseMs,
-        perEndpoint: options.perEndpointConcurrency + options.perEndpointQueued,
-        slots: this.freeSlots(),
-        limit: this.stopping ? 0 : Math.max(0, options.maxInFlight - this.claimed),
-        finished,
-      });
+      const limit = this.stopping ? 0 : Math.max(0, options.maxInFlight - this.claimed);
+      const cursor = this.cursor?.next(limit);
+      let round;
+      try {
+        round = await outbox.round({
+          owner: this.deps.owner,
+          leaseMs: options.leaseMs,
+          perEndpoint: options.perEndpointConcurrency + options.perEndpointQueued,
+          slots: this.freeSlots(),
+          limit,
+          finished,
+          cursor,
+        });
+      } catch (err) {
+        // Nothing of it was written: the next round writes it.
+        this.finished = finished.concat(this.finished);
+        if (cursor) this.cursor?.failed(cursor);
+        throw err;
+      }
       this.countRecorded(finished, round.recorded);
       for (const delivery of round.deliveries) this.attempt(delivery);
-      busy = round.deliveries.length > 0 || finished.length > 0;
-      this.recordedSinceVacuum += finished.length;
+      if (cursor && this.cursor) {
+        this.cursor.written(cursor, round.last);
+        this.countCursor(cursor.records);
+        const full = (endpointId: string) =>
+          (this.perEndpoint.get(endpointId) ?? 0) >= options.perEndpointConcurrency + options.perEndpointQueued;
+        this.cursor.take(round.read, full, (delivery) => this.attempt(delivery));
+      }
+      const written = finished.length + (cursor?.records.length ?? 0);
+      busy = round.deliveries.length > 0 || written > 0 || round.last !== null;
+      this.recordedSinceVacuum += written;
       if (options.vacuumEvery > 0 && this.recordedSinceVacuum >= options.vacuumEvery) {
         this.recordedSinceVacuum = 0;
         await outbox.vacuum();
@@ -238,8 +271,10 @@ export class WebhookWorker {
       .catch((err: unknown) => {
         this.deps.logger.warn(
           { err: describe(err), webhookId: endpointId, eventId: delivery.eventId },
-          "recording a webhook delivery failed; it is tried again when its lease runs out",
+          "a webhook attempt failed before its outcome; it is tried again",
         );
+        // One read past the cursor goes to the queue (due now); a claimed one's lease runs out.
+        if (delivery.viaCursor) this.cursor?.dropped(delivery as CursorDelivery);
       })
       .finally(() => {
         this.claimed--;
@@ -289,22 +324,30 @@ export class WebhookWorker {
       retryInMs: retryDelayMs(options.retry, delivery.attempts + 1),
       retryWindowMs: options.retry.windowMs,
     };
-    if (gone) {
+    if (delivery.viaCursor) {
+      // Recorded by the next round; a 410 with the endpoint's disabling, now (the next of its order key then waits).
+      const read = delivery as CursorDelivery;
+      const written = gone && (await this.recordGoneCursor(read, record));
+      const next = this.cursor?.attempted(read, record, gone, written);
+      if (next) this.attempt(next);
+    } else if (gone) {
       this.count(delivery, await this.recordGone(delivery, record));
       return;
-    }
-    this.finished.push({ delivery, record });
+    } else this.finished.push({ delivery, record });
     // Recorded by the next round (within busyPollMs) with every other attempt finished by then.
     if (!this.busy) this.wake();
   }
 
   /** Records the attempts finished and not recorded yet (on stop; rounds record them otherwise). */
   private async flush(): Promise<void> {
-    if (this.finished.length === 0) return;
+    const cursor = this.cursor?.final() ?? undefined;
+    if (this.finished.length === 0 && !cursor) return;
     const finished = this.finished;
     this.finished = [];
     try {
-      this.countRecorded(finished, await this.deps.outbox.recordAttempts(this.deps.db, this.deps.owner, finished));
+      const { outbox, db, owner } = this.deps;
+      this.countRecorded(finished, await outbox.recordAttempts(db, owner, finished, cursor));
+      if (cursor) this.countCursor(cursor.records);
     } catch (err) {
       // Their leases run out and they are tried again: at least once, never lost.
       this.deps.logger.warn({ err: describe(err), attempts: finished.length }, "recording webhook attempts failed");
@@ -320,8 +363,15 @@ export class WebhookWorker {
     }
   }
 
-  private count(delivery: ClaimedDelivery, status: DeliveryStatus | null): void {
+  private count(delivery: Pick<ClaimedDelivery, "type">, status: DeliveryStatus | null): void {
     if (status) this.deps.metrics?.delivery(delivery.type, status === "pending" ? "retrying" : status);
+  }
+
+  /** The attempts among the cursor's records (the others only moved to the queue). */
+  private countCursor(records: CursorRecord[]): void {
+    for (const r of records) {
+      if (r.entry) this.count(r, r.delivered ? "delivered" : r.final ? "failed" : "pending");
+    }
   }
 
   /** Signed with the current secret, and the previous one while it still signs after a rotation. */
@@ -335,20 +385,41 @@ export class WebhookWorker {
   /** 410 Gone: the delivery fails and the endpoint is disabled, with its audit event, together. */
   private async recordGone(delivery: ClaimedDelivery, record: AttemptRecord): Promise<DeliveryStatus | null> {
     const { outbox } = this.deps;
-    const status = await outbox.transaction(async (tx) => {
+    return outbox.transaction(async (tx) => {
       const [recorded] = await outbox.recordAttempts(tx, this.deps.owner, [{ delivery, record }]);
-      if (await new WebhookEndpointStore(tx).disableGone(tx, delivery.endpointId)) {
-        await this.deps.audit.record(tx, WORKER_ACTOR, {
-          action: "webhook.disabled",
-          targetType: "webhook",
-          targetId: delivery.endpointId,
-          details: { reason: "the receiver answered 410 Gone", eventId: delivery.eventId },
-        });
-      }
+      await this.disableGone(tx, delivery);
       return recorded?.status ?? null;
     });
+  }
+
+  /** recordGone for a delivery read past the cursor; false when the store failed it (the next round records it). */
+  private async recordGoneCursor(delivery: CursorDelivery, record: AttemptRecord): Promise<boolean> {
+    const { outbox } = this.deps;
+    const records = [attemptRecord(delivery, record)];
+    try {
+      await outbox.transaction(async (tx) => {
+        await outbox.recordAttempts(tx, this.deps.owner, [], { records });
+        await this.disableGone(tx, delivery);
+      });
+    } catch (err) {
+      this.deps.logger.warn({ err: describe(err), webhookId: delivery.endpointId }, "recording a 410 failed");
+      return false;
+    }
+    this.countCursor(records);
+    return true;
+  }
+
+  /** Disables the endpoint that answered 410, with its audit event (once, if it still was enabled). */
+  private async disableGone(tx: SqlExecutor, delivery: ClaimedDelivery): Promise<void> {
+    if (await new WebhookEndpointStore(tx).disableGone(tx, delivery.endpointId)) {
+      await this.deps.audit.record(tx, WORKER_ACTOR, {
+        action: "webhook.disabled",
+        targetType: "webhook",
+        targetId: delivery.endpointId,
+        details: { reason: "the receiver answered 410 Gone", eventId: delivery.eventId },
+      });
+    }
     this.deps.logger.warn({ webhookId: delivery.endpointId }, "webhook endpoint answered 410 Gone: disabled");
-    return status;
   }
 
   /** The principal of an endpoint's key: root for null, null once revoked or expired. */

@@ -5,8 +5,8 @@ import { expect } from "chai";
 import { migrate, MIGRATIONS } from "../../server/db";
 import { openPgliteDriver } from "../../server/db/pglite-driver";
 
-describe("webhook store migration 8 (fan-out at write, the queue apart from the log)", function () {
-  it("fans out what a version-7 store left unfanned, moves ended deliveries to the log, and fans out new events as they are written", async function () {
+describe("webhook store migrations", function () {
+  it("8: fans out what a version-7 store left unfanned, moves ended deliveries to the log, and fans out new events as they are written", async function () {
     const dir = mkdtempSync(path.join(tmpdir(), "webhook-migration-"));
     const db = await openPgliteDriver(path.join(dir, "pglite"));
     try {
@@ -49,6 +49,54 @@ describe("webhook store migration 8 (fan-out at write, the queue apart from the 
         `INSERT INTO webhook_events (id, type, data, collection) VALUES ('evt_new', 'collection.transfer', '{}', '0xabc')`,
       );
       expect(await delivery("evt_new")).to.deep.equal([{ endpoint_id: "wh_a", status: "pending" }]);
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("9: a version-8 store keeps its queue; the cursor starts past its events, and PGlite's new events are read past it, not queued", async function () {
+    const dir = mkdtempSync(path.join(tmpdir(), "webhook-migration-"));
+    const db = await openPgliteDriver(path.join(dir, "pglite"));
+    try {
+      await db.exec(`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,
+                     applied_at timestamptz NOT NULL DEFAULT now())`);
+      for (const m of MIGRATIONS.filter((m) => m.version <= 8)) {
+        await db.exec(m.sql);
+        await db.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
+      }
+      await db.query(`INSERT INTO webhook_endpoints (id, url, events, secret)
+                      VALUES ('wh_a', 'https://example.com/hook', '["collection.transfer"]', 'whsec_x')`);
+      await db.query(`INSERT INTO webhook_events (id, type, data, collection)
+                      VALUES ('evt_old', 'collection.transfer', '{}', '0xabc')`);
+      const queued = async () =>
+        (
+          await db.query<{ id: string }>(
+            `SELECT e.id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq`,
+          )
+        ).rows.map((row) => row.id);
+      expect(await queued()).to.deep.equal(["evt_old"]);
+
+      expect(await migrate(db)).to.deep.equal([9]);
+      const { rows } = await db.query<{ cursor: string | number; top: string | number }>(
+        "SELECT (SELECT seq FROM webhook_cursor) AS cursor, (SELECT max(seq) FROM webhook_events) AS top",
+      );
+      expect(Number(rows[0].cursor)).to.equal(Number(rows[0].top));
+      expect(await queued()).to.deep.equal(["evt_old"]);
+
+      await db.exec("SET webhooks.handoff = 'cursor'");
+      await db.query(`INSERT INTO webhook_events (id, type, data, collection)
+                      VALUES ('evt_new', 'collection.transfer', '{}', '0xabc')`);
+      expect(await queued()).to.deep.equal(["evt_old"]);
+      const read = await db.query<{ c: { read: Array<{ endpoint_id: string; event_id: string }> } | string }>(
+        "SELECT webhook_cursor_round($1::jsonb) AS c",
+        [JSON.stringify({ records: [], after: Number(rows[0].cursor), limit: 10, recheck: 0 })],
+      );
+      const c = read.rows[0].c;
+      const got = (typeof c === "string" ? JSON.parse(c) : c) as {
+        read: Array<{ endpoint_id: string; event_id: string }>;
+      };
+      expect(got.read.map((d) => [d.endpoint_id, d.event_id])).to.deep.equal([["wh_a", "evt_new"]]);
     } finally {
       await db.close();
       rmSync(dir, { recursive: true, force: true });
