@@ -71,7 +71,8 @@ export const WEBHOOK_CURSOR_MIGRATION = {
 
     -- The fan-out's rule for an event read past the cursor (k: the endpoint's key, NULL for the
     -- root's): webhook.test to its endpoint alone; else taken when written (enabled then), its type
-    -- and filters, and its key reading it now.
+    -- and filters, and its key reading it now. webhook_cursor_round has it inline (a call per
+    -- event and endpoint cost more than the rest of its read).
     CREATE FUNCTION webhook_takes(w webhook_endpoints, k access_keys, e webhook_events) RETURNS boolean
       LANGUAGE sql STABLE AS $$
       SELECT CASE WHEN e.type = 'webhook.test' THEN w.id = e.endpoint_id ELSE
@@ -87,34 +88,33 @@ export const WEBHOOK_CURSOR_MIGRATION = {
             AND (k.wallets IS NULL OR e.wallet IS NULL OR k.wallets ? e.wallet))))) END
     $$;
 
-    -- The cursor's part of a worker's round (OutboxStore.round, PGlite): p.records, the deliveries
-    -- read earlier that are done with memory: with an attempt's entry, delivered or failed for good
-    -- to the log, else to the queue due after its retry delay; without one, to the queue due now
-    -- (behind an order key, past the memory, an endpoint disabled). Then the cursor moves to
+    -- The cursor's part of a worker's round (OutboxStore.round, PGlite): the deliveries read
+    -- earlier that are done with memory, p.logged (delivered, or failed for good) into the log, and
+    -- p.queued into the queue: with an attempt's entry due after its retry delay; without one due
+    -- now (behind an order key, past the memory, an endpoint disabled). Then the cursor moves to
     -- p.cursor. Then, when p.limit > 0, the next events past p.after, matched to the endpoints that
     -- take them; at or below p.recheck (what an earlier process may have read) one already in the
-    -- log or the queue is left out. Answers {last: the last seq read, read: the deliveries}.
+    -- log or the queue is left out. Answers {last: the last seq read, read: the deliveries,
+    -- endpoints: their endpoints' fields by id}.
     CREATE FUNCTION webhook_cursor_round(p jsonb) RETURNS json LANGUAGE plpgsql AS $$
     DECLARE
       v_last bigint;
       v_read json := '[]';
+      v_endpoints json := '{}';
     BEGIN
-      IF jsonb_array_length(p -> 'records') > 0 THEN
-        -- A delivery to an endpoint deleted meanwhile is dropped.
-        WITH r AS MATERIALIZED (
-          SELECT r.* FROM jsonb_to_recordset(p -> 'records') AS r("endpointId" text, "eventSeq" bigint,
-                 "orderKey" text, "createdAt" timestamptz, "delivered" boolean, "final" boolean,
-                 "retryMs" bigint, "windowMs" bigint, entry jsonb)
-          WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = r."endpointId")
-        ), logged AS (
-          INSERT INTO webhook_delivery_log (endpoint_id, event_seq, status, attempts, attempt_log, last_status,
-                                            last_error, last_attempt_at, delivered_at, created_at)
-          SELECT "endpointId", "eventSeq", CASE WHEN "delivered" THEN 'delivered' ELSE 'failed' END, 1,
-                 jsonb_build_array(entry), (entry ->> 'status')::integer, entry ->> 'error', now(),
-                 CASE WHEN "delivered" THEN now() END, "createdAt"
-          FROM r WHERE entry IS NOT NULL AND ("delivered" OR "final")
-          ON CONFLICT DO NOTHING
-        )
+      -- A delivery to an endpoint deleted meanwhile is dropped.
+      IF jsonb_array_length(p -> 'logged') > 0 THEN
+        INSERT INTO webhook_delivery_log (endpoint_id, event_seq, status, attempts, attempt_log, last_status,
+                                          last_error, last_attempt_at, delivered_at, created_at)
+        SELECT "endpointId", "eventSeq", CASE WHEN "delivered" THEN 'delivered' ELSE 'failed' END, 1,
+               jsonb_build_array(entry), (entry ->> 'status')::integer, entry ->> 'error', now(),
+               CASE WHEN "delivered" THEN now() END, "createdAt"
+        FROM jsonb_to_recordset(p -> 'logged') AS r("endpointId" text, "eventSeq" bigint, "createdAt" timestamptz,
+               "delivered" boolean, entry jsonb)
+        WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = r."endpointId")
+        ON CONFLICT DO NOTHING;
+      END IF;
+      IF jsonb_array_length(p -> 'queued') > 0 THEN
         INSERT INTO webhook_deliveries (endpoint_id, event_seq, order_key, status, attempts, attempt_log,
                                         last_status, last_error, last_attempt_at, next_attempt_at, retry_until,
                                         created_at)
@@ -123,7 +123,9 @@ export const WEBHOOK_CURSOR_MIGRATION = {
                (entry ->> 'status')::integer, entry ->> 'error', CASE WHEN entry IS NOT NULL THEN now() END,
                now() + coalesce("retryMs", 0) * interval '1 millisecond',
                CASE WHEN entry IS NOT NULL THEN now() + "windowMs" * interval '1 millisecond' END, "createdAt"
-        FROM r WHERE entry IS NULL OR NOT ("delivered" OR "final")
+        FROM jsonb_to_recordset(p -> 'queued') AS r("endpointId" text, "eventSeq" bigint, "orderKey" text,
+               "createdAt" timestamptz, "retryMs" bigint, "windowMs" bigint, entry jsonb)
+        WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = r."endpointId")
         ON CONFLICT DO NOTHING;
       END IF;
       IF p ? 'cursor' THEN
@@ -137,29 +139,42 @@ export const WEBHOOK_CURSOR_MIGRATION = {
           ORDER BY e.seq LIMIT (p ->> 'limit')::integer
         ), m AS MATERIALIZED (
           SELECT e.seq, e.id, e.type, e.data, e.created_at, e.collection, e.wallet, e.access_key_id,
-                 w.id AS endpoint_id, w.url, w.access_key_id AS endpoint_key_id, w.secret, w.previous_secret,
-                 w.previous_secret_until, w.enabled OR e.type = 'webhook.test' AS enabled,
+                 w.id AS endpoint_id, w.enabled OR e.type = 'webhook.test' AS enabled,
                  w.id || ' ' || e.order_key AS order_key
           FROM ev e CROSS JOIN webhook_endpoints w LEFT JOIN access_keys k ON k.id = w.access_key_id
-          WHERE e.via_cursor AND webhook_takes(w, k, e)
+          -- webhook_takes(w, k, e), inline.
+          WHERE e.via_cursor AND CASE WHEN e.type = 'webhook.test' THEN w.id = e.endpoint_id ELSE
+            e.seq > w.enabled_seq AND (w.enabled OR e.seq <= w.disabled_seq)
+            AND w.events ? e.type
+            AND (w.collections IS NULL OR (e.collection IS NOT NULL AND w.collections ? e.collection))
+            AND (w.wallets IS NULL OR (e.wallet IS NOT NULL AND w.wallets ? e.wallet))
+            AND (w.access_key_id IS NULL OR (
+              k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
+              AND k.scopes ? (CASE WHEN e.type = 'wallet.low_balance' THEN 'wallets:read' ELSE 'nft:read' END)
+              AND (e.access_key_id = k.id OR (
+                (k.collections IS NULL OR e.collection IS NULL OR k.collections ? e.collection)
+                AND (k.wallets IS NULL OR e.wallet IS NULL OR k.wallets ? e.wallet))))) END
             AND (e.seq > (p ->> 'recheck')::bigint OR (
               NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.event_seq = e.seq)
               AND NOT EXISTS (SELECT 1 FROM webhook_delivery_log l WHERE l.endpoint_id = w.id AND l.event_seq = e.seq)))
         )
+        -- Each endpoint's fields once, not per delivery.
         SELECT (SELECT max(seq) FROM ev), coalesce((SELECT json_agg(json_build_object(
-                 'endpoint_id', m.endpoint_id, 'event_seq', m.seq, 'attempts', 0, 'created_at', m.created_at,
-                 'event_id', m.id, 'type', m.type, 'data', m.data, 'event_created_at', m.created_at,
-                 'collection', m.collection, 'wallet', m.wallet, 'operation_key_id', m.access_key_id,
-                 'url', m.url, 'endpoint_key_id', m.endpoint_key_id, 'secret', m.secret,
-                 'previous_secret', m.previous_secret, 'previous_secret_until', m.previous_secret_until,
-                 'order_key', m.order_key, 'enabled', m.enabled,
+                 'endpoint_id', m.endpoint_id, 'event_seq', m.seq, 'event_id', m.id, 'type', m.type,
+                 'data', m.data, 'event_created_at', m.created_at, 'collection', m.collection,
+                 'wallet', m.wallet, 'operation_key_id', m.access_key_id, 'order_key', m.order_key,
+                 'enabled', m.enabled,
                  -- An earlier delivery with its order key waits in the queue: this one goes behind it.
                  'behind', m.order_key IS NOT NULL AND EXISTS (
                    SELECT 1 FROM webhook_deliveries q WHERE q.order_key = m.order_key AND q.status = 'pending'))
-                 ORDER BY m.seq) FROM m), '[]')
-        INTO v_last, v_read;
+                 ORDER BY m.seq) FROM m), '[]'),
+               coalesce((SELECT json_object_agg(w.id, json_build_object('url', w.url,
+                 'endpoint_key_id', w.access_key_id, 'secret', w.secret, 'previous_secret', w.previous_secret,
+                 'previous_secret_until', w.previous_secret_until))
+                 FROM webhook_endpoints w WHERE w.id IN (SELECT endpoint_id FROM m)), '{}')
+        INTO v_last, v_read, v_endpoints;
       END IF;
-      RETURN json_build_object('last', v_last, 'read', v_read);
+      RETURN json_build_object('last', v_last, 'read', v_read, 'endpoints', v_endpoints);
     END
     $$;
 

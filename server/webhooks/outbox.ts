@@ -134,6 +134,12 @@ export interface RoundResult {
   last: number | null;
 }
 
+/** The cursor's part as webhook_cursor_round (migration 9) reads it: the records into the log and the queue. */
+function cursorJson({ records, ...rest }: CursorRound): string {
+  const ends = (r: CursorRecord) => r.entry !== null && Boolean(r.delivered || r.final);
+  return JSON.stringify({ ...rest, logged: records.filter(ends), queued: records.filter((r) => !ends(r)) });
+}
+
 /** The attempts as webhook_round (migration 8) reads them. */
 function attemptsJson(attempts: FinishedAttempt[]): string {
   return JSON.stringify(
@@ -224,7 +230,7 @@ export class OutboxStore {
   }
 
   private async callRound(db: SqlExecutor, options: RoundOptions): Promise<RoundResult> {
-    const params: unknown[] = [
+    const params = [
       options.owner,
       options.leaseMs,
       JSON.stringify(Object.fromEntries(options.slots)),
@@ -232,19 +238,25 @@ export class OutboxStore {
       options.limit,
       attemptsJson(options.finished),
     ];
-    if (options.cursor) params.push(JSON.stringify(options.cursor));
-    const { rows } = await db.query<{ round: RoundRow | string; cursor?: CursorRow | string }>(
-      options.cursor
-        ? `SELECT webhook_round($1, $2, $3::jsonb, $4, $5, $6::jsonb) AS round, webhook_cursor_round($7::jsonb) AS cursor`
-        : `SELECT webhook_round($1, $2, $3::jsonb, $4, $5, $6::jsonb) AS round`,
-      params,
-    );
-    const round = json(rows[0].round);
+    // The queue's part only when it has something to do (the cursor's rounds mostly do not claim).
+    const queue = !options.cursor || options.limit > 0 || options.finished.length > 0;
+    const { rows } = options.cursor
+      ? await db.query<{ round?: RoundRow | string; cursor?: CursorRow | string }>(
+          queue
+            ? `SELECT webhook_round($1, $2, $3::jsonb, $4, $5, $6::jsonb) AS round, webhook_cursor_round($7::jsonb) AS cursor`
+            : `SELECT webhook_cursor_round($1::jsonb) AS cursor`,
+          queue ? [...params, cursorJson(options.cursor)] : [cursorJson(options.cursor)],
+        )
+      : await db.query<{ round?: RoundRow | string; cursor?: CursorRow | string }>(
+          `SELECT webhook_round($1, $2, $3::jsonb, $4, $5, $6::jsonb) AS round`,
+          params,
+        );
+    const round = rows[0].round === undefined ? null : json(rows[0].round);
     const cursor = rows[0].cursor === undefined ? null : json(rows[0].cursor);
     return {
-      deliveries: json(round.claimed).map(toClaimed),
-      recorded: json(round.recorded).map(toRecorded),
-      read: cursor ? json(cursor.read).map(toCursorDelivery) : [],
+      deliveries: round ? json(round.claimed).map(toClaimed) : [],
+      recorded: round ? json(round.recorded).map(toRecorded) : [],
+      read: cursor ? toCursorDeliveries(json(cursor.read), json(cursor.endpoints)) : [],
       last: cursor?.last === null || cursor?.last === undefined ? null : Number(cursor.last),
     };
   }
@@ -453,19 +465,31 @@ function toClaimed(row: ClaimedRow): ClaimedDelivery {
   };
 }
 
-interface CursorDeliveryRow extends ClaimedRow {
+type EndpointFields = "url" | "endpoint_key_id" | "secret" | "previous_secret" | "previous_secret_until";
+
+interface CursorDeliveryRow extends Omit<ClaimedRow, EndpointFields | "attempts" | "created_at"> {
   order_key: string | null;
   enabled: boolean;
   behind: boolean;
 }
 
-function toCursorDelivery(row: CursorDeliveryRow): CursorDelivery {
-  return { ...toClaimed(row), viaCursor: true, orderKey: row.order_key, enabled: row.enabled, behind: row.behind };
+function toCursorDeliveries(
+  rows: CursorDeliveryRow[],
+  endpoints: Record<string, Pick<ClaimedRow, EndpointFields>>,
+): CursorDelivery[] {
+  return rows.map((row) => ({
+    ...toClaimed({ ...row, ...endpoints[row.endpoint_id], attempts: 0, created_at: row.event_created_at }),
+    viaCursor: true,
+    orderKey: row.order_key,
+    enabled: row.enabled,
+    behind: row.behind,
+  }));
 }
 
 interface CursorRow {
   last: string | number | null;
   read: CursorDeliveryRow[] | string;
+  endpoints: Record<string, Pick<ClaimedRow, EndpointFields>> | string;
 }
 
 interface RecordedRow {

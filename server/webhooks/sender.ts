@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import {
-  senderThreadMain,
+  senderThreadSource,
   type FromSender,
   type SenderThreadData,
   type ThreadResult,
@@ -38,7 +38,7 @@ export class DeliverySender {
       socketsPerOrigin: SOCKETS_PER_ORIGIN,
       undiciPath: require.resolve("undici"),
     };
-    this.thread = new Worker(`(${senderThreadMain.toString()})()`, { eval: true, workerData: data });
+    this.thread = new Worker(senderThreadSource(), { eval: true, workerData: data });
     this.thread.on("message", (message: FromSender) => this.onMessage(message));
     this.thread.on("error", () => this.cutAll("the delivery thread failed"));
     this.thread.on("exit", () => this.cutAll("the service is stopping"));
@@ -46,7 +46,8 @@ export class DeliverySender {
     this.thread.unref();
   }
 
-  post(url: string, headers: Record<string, string>, body: string): Promise<AttemptResult> {
+  /** POSTs `body` to `url`, signed (in the thread) for `eventId` with each of `secrets`. */
+  post(url: string, eventId: string, secrets: string[], body: string): Promise<AttemptResult> {
     try {
       this.guard.checkLiteral(new URL(url));
     } catch (err) {
@@ -62,7 +63,7 @@ export class DeliverySender {
     const id = this.nextId++;
     // Posts go to the thread in one message per turn of the event loop.
     if (this.queued.length === 0) setImmediate(() => this.flush());
-    this.queued.push({ id, url, headers, body });
+    this.queued.push({ id, url, body, eventId, secrets });
     return new Promise((resolve) => this.pending.set(id, resolve));
   }
 

@@ -1,4 +1,6 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
+
+export { signatureHeader } from "./sender-thread";
 
 /** The prefix of every endpoint secret (Standard Webhooks): the HMAC key is the base64 after it. */
 export const SECRET_PREFIX = "whsec_";
@@ -6,35 +8,4 @@ export const SECRET_PREFIX = "whsec_";
 /** A new endpoint secret: `whsec_` and 32 random bytes in base64. Shown once. */
 export function newEndpointSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString("base64");
-}
-
-/**
- * The `webhook-signature` header of Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>`
- * for each secret, space-separated (two during a rotation). Checked against the `standardwebhooks`
- * package's own `Webhook.verify` and `Webhook.sign` in the tests; node:crypto here, for speed.
- */
-export function signatureHeader(secrets: readonly string[], id: string, timestamp: number, body: string): string {
-  return secrets
-    .map((secret) => {
-      const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, "base64");
-      return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`;
-    })
-    .join(" ");
-}
-
-/** The headers of one delivery attempt; the timestamp is the attempt's, as receivers check it. */
-export function deliveryHeaders(
-  secrets: readonly string[],
-  id: string,
-  body: string,
-  now = Date.now(),
-): Record<string, string> {
-  const timestamp = Math.floor(now / 1000);
-  return {
-    "content-type": "application/json",
-    "user-agent": "nft-ops-webhooks/0.1",
-    "webhook-id": id,
-    "webhook-timestamp": String(timestamp),
-    "webhook-signature": signatureHeader(secrets, id, timestamp, body),
-  };
 }

@@ -18,7 +18,6 @@ import { readableBy } from "./readable";
 import { renderEventBody } from "./render";
 import { DEFAULT_RETRY, retryDelayMs, type RetryPolicy } from "./retry";
 import type { AttemptResult, DeliverySender } from "./sender";
-import { deliveryHeaders } from "./signing";
 
 export interface WebhookWorkerOptions {
   retry: RetryPolicy;
@@ -64,6 +63,12 @@ export const RETENTION_DAYS = 30;
 /** How often old events are pruned, and how many at most each time. */
 const PRUNE_EVERY_MS = 3_600_000;
 const PRUNE_BATCH = 10_000;
+
+/**
+ * With the cursor, how long a round may go without claiming from the queue, whose rows there are
+ * the few the cursor could not finish: retries come due at their time, within this.
+ */
+const QUEUE_CHECK_MS = 250;
 
 /** How long a key's principal is trusted between two reads: a revocation stops deliveries within it. */
 const PRINCIPAL_CACHE_MS = 1_000;
@@ -117,6 +122,9 @@ export class WebhookWorker {
   private recordedSinceVacuum = 0;
   /** PGlite's deliveries past the cursor (options.cursor), once the round has read where it stands. */
   private cursor?: DeliveryCursor;
+  /** With the cursor: the queue may have deliveries due now (else it is claimed from at queueCheckAt). */
+  private queueDirty = true;
+  private queueCheckAt = 0;
 
   constructor(private readonly deps: WebhookWorkerDeps) {
     this.keys = new AccessKeyStore(deps.db);
@@ -132,6 +140,7 @@ export class WebhookWorker {
   /** Looks at the store now instead of at the next poll (a test event or a retry was just written). */
   wake(): void {
     this.woken = true;
+    this.queueDirty = true;
     this.wakeUp?.();
   }
 
@@ -174,6 +183,7 @@ export class WebhookWorker {
     // After a round that found work, look again soon; an idle worker first asks (one query).
     const nextDue = this.busy ? 0 : await outbox.nextDueInMs(this.cursor?.after);
     const due = nextDue !== null && nextDue <= 0;
+    if (due && !this.busy) this.queueDirty = true;
     // `busy` stays as it was while the round runs: attempts finishing meanwhile wait for the next
     // round (they would wake an idle worker at once).
     let busy = false;
@@ -181,6 +191,7 @@ export class WebhookWorker {
       const finished = this.finished;
       this.finished = [];
       const limit = this.stopping ? 0 : Math.max(0, options.maxInFlight - this.claimed);
+      const claim = !this.cursor || this.queueDirty || Date.now() >= this.queueCheckAt;
       const cursor = this.cursor?.next(limit);
       let round;
       try {
@@ -189,7 +200,7 @@ export class WebhookWorker {
           leaseMs: options.leaseMs,
           perEndpoint: options.perEndpointConcurrency + options.perEndpointQueued,
           slots: this.freeSlots(),
-          limit,
+          limit: claim ? limit : 0,
           finished,
           cursor,
         });
@@ -202,6 +213,12 @@ export class WebhookWorker {
       this.countRecorded(finished, round.recorded);
       for (const delivery of round.deliveries) this.attempt(delivery);
       if (cursor && this.cursor) {
+        if (claim) {
+          this.queueDirty = round.deliveries.length > 0;
+          this.queueCheckAt = Date.now() + QUEUE_CHECK_MS;
+        }
+        // Deliveries it queued due now (behind an order key, past the memory): claimed next round.
+        if (cursor.records.some((r) => r.entry === null)) this.queueDirty = true;
         this.cursor.written(cursor, round.last);
         this.countCursor(cursor.records);
         const full = (endpointId: string) =>
@@ -311,7 +328,7 @@ export class WebhookWorker {
     } else {
       const at = new Date().toISOString();
       const body = renderEventBody({ type: delivery.type, data: delivery.data, createdAt: delivery.eventCreatedAt });
-      const result = await this.deps.sender.post(delivery.url, this.headers(delivery, body), body);
+      const result = await this.deps.sender.post(delivery.url, delivery.eventId, this.secrets(delivery), body);
       if (this.stopping && result.kind === "error") return; // cut by the shutdown: stop() gives the lease back
       entry = { at, ms: result.ms, ...answerOf(result) };
       delivered = result.kind === "answered" && result.status >= 200 && result.status < 300;
@@ -375,11 +392,11 @@ export class WebhookWorker {
   }
 
   /** Signed with the current secret, and the previous one while it still signs after a rotation. */
-  private headers(delivery: ClaimedDelivery, body: string): Record<string, string> {
+  private secrets(delivery: ClaimedDelivery): string[] {
     const secrets = [delivery.secret];
     const until = delivery.previousSecretUntil;
     if (delivery.previousSecret && until && until.getTime() > Date.now()) secrets.push(delivery.previousSecret);
-    return deliveryHeaders(secrets, delivery.eventId, body);
+    return secrets;
   }
 
   /** 410 Gone: the delivery fails and the endpoint is disabled, with its audit event, together. */
