@@ -28,6 +28,8 @@ export class DeliverySender {
   private nextId = 0;
   private queued: Extract<ToSender, { t: "posts" }>["list"] = [];
   private closed = false;
+  /** URLs whose IP-literal check passed. */
+  private readonly passed = new Set<string>();
 
   constructor(
     private readonly guard: UrlGuard,
@@ -49,7 +51,12 @@ export class DeliverySender {
   /** POSTs `body` to `url`, signed (in the thread) for `eventId` with each of `secrets`. */
   post(url: string, eventId: string, secrets: string[], body: string): Promise<AttemptResult> {
     try {
-      this.guard.checkLiteral(new URL(url));
+      if (!this.passed.has(url)) {
+        this.guard.checkLiteral(new URL(url));
+        // The guard's answer for a URL never changes: an endpoint's URL is parsed and checked once.
+        if (this.passed.size >= 1_000) this.passed.clear();
+        this.passed.add(url);
+      }
     } catch (err) {
       return Promise.resolve({
         kind: "error",
