@@ -96,7 +96,10 @@ export const WEBHOOK_CURSOR_MIGRATION = {
     -- take them; at or below p.recheck (what an earlier process may have read) one already in the
     -- log or the queue is left out. Answers {last: the last seq read, read: the deliveries,
     -- endpoints: their endpoints' fields by id}.
-    CREATE FUNCTION webhook_cursor_round(p jsonb) RETURNS json LANGUAGE plpgsql AS $$
+    -- Generic plans: with custom ones (its read's estimate depends on p.after and p.limit) every call
+    -- was planned again, which cost more than running it.
+    CREATE FUNCTION webhook_cursor_round(p jsonb) RETURNS json LANGUAGE plpgsql
+      SET plan_cache_mode = force_generic_plan AS $$
     DECLARE
       v_last bigint;
       v_read json := '[]';
