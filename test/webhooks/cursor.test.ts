@@ -11,7 +11,7 @@ import { expect } from "chai";
 import { Wallet } from "ethers";
 import type { SqlDriver } from "../../server/db";
 import type { JsonBody } from "../api/harness";
-import { pgliteBackend, ROOT, startWebhookApp, type WebhookApp } from "./fixture";
+import { pgliteBackend, ROOT, sleep, startWebhookApp, waitFor, type WebhookApp } from "./fixture";
 import { Receiver, type Answer, type Delivery } from "./receiver";
 
 const COLLECTION = Wallet.createRandom().address;
@@ -193,15 +193,3 @@ describe("webhooks past the cursor (PGlite)", function () {
     return Number(rows[0].seq);
   }
 });
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await sleep(50);
-  }
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -12,7 +12,16 @@ import { Webhook } from "standardwebhooks";
 import type { SqlDriver } from "../../server/db";
 import { emitEvent } from "../../server/webhooks";
 import type { JsonBody } from "../api/harness";
-import { pgliteBackend, postgresBackend, ROOT, startWebhookApp, type Backend, type WebhookApp } from "./fixture";
+import {
+  pgliteBackend,
+  postgresBackend,
+  ROOT,
+  sleep,
+  startWebhookApp,
+  waitFor,
+  type Backend,
+  type WebhookApp,
+} from "./fixture";
 import { Receiver } from "./receiver";
 
 const COLLECTION_A = Wallet.createRandom().address;
@@ -405,15 +414,3 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
     }
   });
 }
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await sleep(50);
-  }
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

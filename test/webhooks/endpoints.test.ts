@@ -15,7 +15,7 @@ import {
   type Resolver,
 } from "../../server/webhooks";
 import type { JsonBody } from "../api/harness";
-import { pgliteBackend, ROOT, startWebhookApp, type WebhookApp } from "./fixture";
+import { pgliteBackend, ROOT, startWebhookApp, waitFor, type WebhookApp } from "./fixture";
 import { Receiver } from "./receiver";
 
 describe("the /webhooks routes", function () {
@@ -243,7 +243,7 @@ describe("the /webhooks routes", function () {
       names.set("rebinding.test", ["127.0.0.1"]); // DNS rebinding: the next lookup answers loopback
       const before = receiver.deliveries.length;
       await guarded.api.request("POST", `/webhooks/${res.body.id}/test`, { headers: ROOT });
-      const log = await until(async () => {
+      const log = await waitFor(async () => {
         const [d] = (await get(`/webhooks/${res.body.id}/deliveries`)).body.deliveries as JsonBody[];
         return d?.attempts >= 1 ? d : undefined;
       });
@@ -256,7 +256,7 @@ describe("the /webhooks routes", function () {
       const { body } = await post("/webhooks", { url: receiver.url, events: ["operation.sent"] });
       const before = receiver.deliveries.length;
       await guarded.api.request("POST", `/webhooks/${body.id}/test`, { headers: ROOT });
-      const log = await until(async () => {
+      const log = await waitFor(async () => {
         const [d] = (await get(`/webhooks/${body.id}/deliveries`)).body.deliveries as JsonBody[];
         return d?.attempts >= 1 ? d : undefined;
       });
@@ -303,16 +303,6 @@ describe("the /webhooks routes", function () {
     });
   });
 });
-
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe("the retry schedule", function () {
   it("doubles from the base to the cap, each wait between half and all of it (equal jitter), for 24 h and more", function () {

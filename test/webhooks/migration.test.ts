@@ -7,16 +7,9 @@ import { openPgliteDriver } from "../../server/db/pglite-driver";
 
 describe("webhook store migrations", function () {
   it("8: fans out what a version-7 store left unfanned, moves ended deliveries to the log, and fans out new events as they are written", async function () {
-    const dir = mkdtempSync(path.join(tmpdir(), "webhook-migration-"));
-    const db = await openPgliteDriver(path.join(dir, "pglite"));
+    const { db, dir } = await storeAt(7);
     try {
       // A store at version 7, as the previous release left it: one endpoint, one event not fanned out.
-      await db.exec(`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,
-                     applied_at timestamptz NOT NULL DEFAULT now())`);
-      for (const m of MIGRATIONS.filter((m) => m.version <= 7)) {
-        await db.exec(m.sql);
-        await db.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
-      }
       await db.query(`INSERT INTO webhook_endpoints (id, url, events, secret, created_at)
                       VALUES ('wh_a', 'https://example.com/hook', '["collection.transfer"]', 'whsec_x', now() - interval '1 minute')`);
       await db.query(`INSERT INTO webhook_events (id, type, data, collection, order_key)
@@ -56,15 +49,8 @@ describe("webhook store migrations", function () {
   });
 
   it("9: a version-8 store keeps its queue; the cursor starts past its events, and PGlite's new events are read past it, not queued", async function () {
-    const dir = mkdtempSync(path.join(tmpdir(), "webhook-migration-"));
-    const db = await openPgliteDriver(path.join(dir, "pglite"));
+    const { db, dir } = await storeAt(8);
     try {
-      await db.exec(`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,
-                     applied_at timestamptz NOT NULL DEFAULT now())`);
-      for (const m of MIGRATIONS.filter((m) => m.version <= 8)) {
-        await db.exec(m.sql);
-        await db.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
-      }
       await db.query(`INSERT INTO webhook_endpoints (id, url, events, secret)
                       VALUES ('wh_a', 'https://example.com/hook', '["collection.transfer"]', 'whsec_x')`);
       await db.query(`INSERT INTO webhook_events (id, type, data, collection)
@@ -103,3 +89,16 @@ describe("webhook store migrations", function () {
     }
   });
 });
+
+/** A PGlite store with the migrations up to `version` applied, as that release left it. */
+async function storeAt(version: number) {
+  const dir = mkdtempSync(path.join(tmpdir(), "webhook-migration-"));
+  const db = await openPgliteDriver(path.join(dir, "pglite"));
+  await db.exec(`CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL,
+                 applied_at timestamptz NOT NULL DEFAULT now())`);
+  for (const m of MIGRATIONS.filter((m) => m.version <= version)) {
+    await db.exec(m.sql);
+    await db.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)", [m.version, m.name]);
+  }
+  return { db, dir };
+}
