@@ -115,19 +115,20 @@ export class DeliveryCursor {
       if (!next) this.waiting.delete(key);
       return next;
     }
-    this.waiting.delete(key);
-    for (const later of waiting) this.toQueue(later);
+    this.queueWaiting(key);
     return undefined;
   }
 
   /** An attempt that could not be made (the store failed it): to the queue, due now, those behind it too. */
   dropped(delivery: CursorDelivery): void {
     this.toQueue(delivery);
-    const key = delivery.orderKey;
-    const waiting = key === null ? undefined : this.waiting.get(key);
-    if (key === null || !waiting) return;
+    if (delivery.orderKey !== null) this.queueWaiting(delivery.orderKey);
+  }
+
+  /** Those waiting behind `key` in memory go to the queue, in order, behind the one before them. */
+  private queueWaiting(key: string): void {
+    for (const later of this.waiting.get(key) ?? []) this.toQueue(later);
     this.waiting.delete(key);
-    for (const later of waiting) this.toQueue(later);
   }
 
   private toQueue(delivery: CursorDelivery): void {

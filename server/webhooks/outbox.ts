@@ -176,18 +176,15 @@ export class OutboxStore {
    * none is pending): what an idle worker asks on each poll, one cheap query.
    */
   async nextDueInMs(after?: number): Promise<number | null> {
-    if (after === undefined) {
-      const { rows } = await this.db.query<{ due: string | number | null }>(`SELECT webhook_next_due_ms() AS due`);
-      const due = rows[0]?.due;
-      return due === null || due === undefined ? null : Number(due);
-    }
-    // And 0 when an event was written past the cursor's reads (PGlite).
-    const { rows } = await this.db.query<{ due: string | number | null; fresh: boolean }>(
-      `SELECT webhook_next_due_ms() AS due, webhook_cursor_due($1) AS fresh`,
-      [after],
+    // With the cursor (PGlite), 0 when an event was written past its reads.
+    const { rows } = await this.db.query<{ due: string | number | null; fresh?: boolean }>(
+      after === undefined
+        ? `SELECT webhook_next_due_ms() AS due`
+        : `SELECT webhook_next_due_ms() AS due, webhook_cursor_due($1) AS fresh`,
+      after === undefined ? [] : [after],
     );
-    const due = rows[0]?.due;
     if (rows[0]?.fresh) return 0;
+    const due = rows[0]?.due;
     return due === null || due === undefined ? null : Number(due);
   }
 
@@ -230,27 +227,28 @@ export class OutboxStore {
   }
 
   private async callRound(db: SqlExecutor, options: RoundOptions): Promise<RoundResult> {
-    const params = [
-      options.owner,
-      options.leaseMs,
-      JSON.stringify(Object.fromEntries(options.slots)),
-      options.perEndpoint,
-      options.limit,
-      attemptsJson(options.finished),
-    ];
+    const calls: string[] = [];
+    const params: unknown[] = [];
     // The queue's part only when it has something to do (the cursor's rounds mostly do not claim).
-    const queue = !options.cursor || options.limit > 0 || options.finished.length > 0;
-    const { rows } = options.cursor
-      ? await db.query<{ round?: RoundRow | string; cursor?: CursorRow | string }>(
-          queue
-            ? `SELECT webhook_round($1, $2, $3::jsonb, $4, $5, $6::jsonb) AS round, webhook_cursor_round($7::jsonb) AS cursor`
-            : `SELECT webhook_cursor_round($1::jsonb) AS cursor`,
-          queue ? [...params, cursorJson(options.cursor)] : [cursorJson(options.cursor)],
-        )
-      : await db.query<{ round?: RoundRow | string; cursor?: CursorRow | string }>(
-          `SELECT webhook_round($1, $2, $3::jsonb, $4, $5, $6::jsonb) AS round`,
-          params,
-        );
+    if (!options.cursor || options.limit > 0 || options.finished.length > 0) {
+      params.push(
+        options.owner,
+        options.leaseMs,
+        JSON.stringify(Object.fromEntries(options.slots)),
+        options.perEndpoint,
+        options.limit,
+        attemptsJson(options.finished),
+      );
+      calls.push(`webhook_round($1, $2, $3::jsonb, $4, $5, $6::jsonb) AS round`);
+    }
+    if (options.cursor) {
+      params.push(cursorJson(options.cursor));
+      calls.push(`webhook_cursor_round($${params.length}::jsonb) AS cursor`);
+    }
+    const { rows } = await db.query<{ round?: RoundRow | string; cursor?: CursorRow | string }>(
+      `SELECT ${calls.join(", ")}`,
+      params,
+    );
     const round = rows[0].round === undefined ? null : json(rows[0].round);
     const cursor = rows[0].cursor === undefined ? null : json(rows[0].cursor);
     return {

@@ -1,7 +1,7 @@
 /**
- * The thread that POSTs deliveries. Each POST costs CPU for HTTP (and TLS), and on PGlite the
- * service's main thread is also its database: sent from here, they run beside the writes
- * instead of between them.
+ * The thread that signs and POSTs deliveries. Each POST costs CPU for HTTP (and TLS), and on
+ * PGlite the service's main thread is also its database: sent from here, they run beside the
+ * writes instead of between them.
  *
  * `senderThreadMain` runs in a worker_threads Worker from its own source text (eval), so the
  * thread needs no TypeScript loader: it must stay self-contained, with its modules required
