@@ -18,6 +18,8 @@ server.listen(0, "127.0.0.1", () => console.log(server.address().port));`;
 
 export async function startChildReceiver(): Promise<{
   url: string;
+  /** Its process id (a bench reads its CPU time). */
+  pid: number | undefined;
   /** Every arrival, once `count` have come. */
   until(count: number): Promise<[string, number][]>;
   /** How many deliveries came so far. */
@@ -29,6 +31,7 @@ export async function startChildReceiver(): Promise<{
   const url = `http://127.0.0.1:${port}/`;
   return {
     url,
+    pid: child.pid,
     async until(count) {
       while (Number(await (await fetch(`${url}count`)).text()) < count)
         await new Promise((resolve) => setTimeout(resolve, 50));

@@ -15,9 +15,9 @@
  *      within a pair alternating); the median of the paired ratios (target >= 0.9x).
  * Run: npm run bench:webhooks   (BENCH_EVENTS, BENCH_MINTS, BENCH_ROUNDS change the load; BENCH_ONLY=burst|cost|cost:pglite|cost:postgres)
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
-import { tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import path from "node:path";
 import { openDatabase, type SqlDriver } from "../server/db";
 import { emitEvent, signatureHeader, newEndpointSecret } from "../server/webhooks";
@@ -158,6 +158,38 @@ async function mintRate(api: ApiClient, keys: string[], collection: string): Pro
   return MINTS / ((performance.now() - started) / 1000);
 }
 
+interface CpuNow {
+  service?: number;
+  receiver?: number;
+  machine?: number;
+}
+interface Run extends CpuNow {
+  rate: number;
+}
+
+/** CPU time used so far (ms, user and system): two processes' (all their threads), and the machine's busy time. Linux only. */
+function cpuNow(service: number | undefined, receiver: number | undefined): CpuNow {
+  // /proc counts in USER_HZ ticks, 100 per second on Linux.
+  const ticks = (fields: string[], at: number[]) => at.reduce((sum, i) => sum + Number(fields[i]), 0) * 10;
+  const ofProcess = (pid: number | undefined) => {
+    if (pid === undefined) return undefined;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      return ticks(stat.slice(stat.lastIndexOf(")") + 2).split(" "), [11, 12]);
+    } catch {
+      return undefined;
+    }
+  };
+  let machine: number | undefined;
+  try {
+    // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
+    machine = ticks(readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1), [0, 1, 2, 5, 6, 7]);
+  } catch {
+    machine = undefined;
+  }
+  return { service: ofProcess(service), receiver: ofProcess(receiver), machine };
+}
+
 async function costToWrites(store: { name: string; env: Record<string, string> }): Promise<void> {
   const node = await ChainNode.start();
   // In a process of its own, noting each arrival and nothing else: on a 2-core machine shared by
@@ -178,54 +210,78 @@ async function costToWrites(store: { name: string; env: Record<string, string> }
       (w) => w.privateKey,
     );
     provider.destroy();
-    const none: number[] = [];
-    const one: number[] = [];
-    /** One timed run with an endpoint taking every operation event, until its last delivery arrives. */
-    const withEndpoint = async () => {
-      const made = await api.request("POST", "/webhooks", {
-        json: {
-          url: receiver.url,
-          events: ["operation.sent", "operation.replaced", "operation.confirmed", "operation.failed"],
-        },
-        headers: { authorization: `Bearer ${TEST_API_KEY}` },
-      });
-      if (made.status !== 201) throw new Error(`endpoint: ${made.text}`);
-      const before = await receiver.count();
-      const rate = await mintRate(api, keys, collection);
-      // Every delivery arrives before the next run starts: none of it falls on a run without.
-      await receiver.until(before + 2 * MINTS);
-      await api.request("DELETE", `/webhooks/${made.body.id}`, {
-        headers: { authorization: `Bearer ${TEST_API_KEY}` },
-      });
-      return rate;
+    const none: Run[] = [];
+    const one: Run[] = [];
+    /** A run, with the CPU each side used per mint, until its last delivery arrived. */
+    const measured = async (run: () => Promise<number>): Promise<Run> => {
+      const before = cpuNow(service!.pid, receiver.pid);
+      const rate = await run();
+      const after = cpuNow(service!.pid, receiver.pid);
+      const perMint = (k: keyof CpuNow) =>
+        before[k] === undefined || after[k] === undefined ? undefined : (after[k] - before[k]) / MINTS;
+      return { rate, service: perMint("service"), receiver: perMint("receiver"), machine: perMint("machine") };
     };
+    const withoutEndpoint = () => measured(() => mintRate(api, keys, collection));
+    /** One timed run with an endpoint taking every operation event, until its last delivery arrives. */
+    const withEndpoint = () =>
+      measured(async () => {
+        const made = await api.request("POST", "/webhooks", {
+          json: {
+            url: receiver.url,
+            events: ["operation.sent", "operation.replaced", "operation.confirmed", "operation.failed"],
+          },
+          headers: { authorization: `Bearer ${TEST_API_KEY}` },
+        });
+        if (made.status !== 201) throw new Error(`endpoint: ${made.text}`);
+        const before = await receiver.count();
+        const rate = await mintRate(api, keys, collection);
+        // Every delivery arrives before the next run starts: none of it falls on a run without.
+        await receiver.until(before + 2 * MINTS);
+        await api.request("DELETE", `/webhooks/${made.body.id}`, {
+          headers: { authorization: `Bearer ${TEST_API_KEY}` },
+        });
+        return rate;
+      });
     // Round 0 warms both paths up and is not counted (signer pool, code checks, JIT; the first
     // deliveries compile the worker's and the delivery thread's code): a one-time cost, not a
     // cost per write, which fell on the first run with an endpoint alone. The order within a pair
     // alternates (ABBA), so a machine that speeds up or slows down over the bench (the chain's
     // node does, as its code warms) favours neither side.
     for (let round = 0; round <= ROUNDS; round++) {
-      let rateNone: number;
-      let rateOne: number;
+      let runNone: Run;
+      let runOne: Run;
       if (round % 2 === 0) {
-        rateNone = await mintRate(api, keys, collection);
-        rateOne = await withEndpoint();
+        runNone = await withoutEndpoint();
+        runOne = await withEndpoint();
       } else {
-        rateOne = await withEndpoint();
-        rateNone = await mintRate(api, keys, collection);
+        runOne = await withEndpoint();
+        runNone = await withoutEndpoint();
       }
       if (round === 0) continue;
-      none.push(rateNone);
-      one.push(rateOne);
+      none.push(runNone);
+      one.push(runOne);
     }
     // Each pair ran under about the same load from outside: the median of the pairs' ratios is
     // steadier than the ratio of the medians on a shared machine.
-    const ratio = median(one.map((rate, i) => rate / none[i]));
+    const ratio = median(one.map((run, i) => run.rate / none[i].rate));
+    const rates = (runs: Run[]) => runs.map((r) => r.rate.toFixed(1)).join(", ");
     console.log(
       `${ratio >= COST_TARGET ? "PASS" : "FAIL"}: cost to writes (${store.name}, ${MINTS} mints x ${ROUNDS} rounds, ${WRITERS} clients): ` +
-        `${median(none).toFixed(1)} mints/s with no endpoint [${none.map((r) => r.toFixed(1)).join(", ")}], ` +
-        `${median(one).toFixed(1)} with one taking every operation event [${one.map((r) => r.toFixed(1)).join(", ")}]: ` +
+        `${median(none.map((r) => r.rate)).toFixed(1)} mints/s with no endpoint [${rates(none)}], ` +
+        `${median(one.map((r) => r.rate)).toFixed(1)} with one taking every operation event [${rates(one)}]: ` +
         `median of the paired ratios ${ratio.toFixed(2)}x (target >= ${COST_TARGET}x)`,
+    );
+    // Where the difference goes, per mint (medians of the pairs; a run with an endpoint counts
+    // until its last delivery arrived): what the service and the receiver took, and the machine.
+    const added = (k: keyof CpuNow) => {
+      const d = one.map((run, i) => (run[k] === undefined || none[i][k] === undefined ? NaN : run[k] - none[i][k]));
+      return d.some(Number.isNaN) ? "n/a" : `${median(d) >= 0 ? "+" : ""}${median(d).toFixed(2)}`;
+    };
+    const of = (k: keyof CpuNow) =>
+      none.some((r) => r[k] === undefined) ? "n/a" : median(none.map((r) => r[k]!)).toFixed(2);
+    console.log(
+      `  CPU per mint (ms, /proc): service ${of("service")} with no endpoint, ${added("service")} with one; ` +
+        `the receiver's process ${added("receiver")}; the whole machine (${cpus().length} cores) busy ${of("machine")}, ${added("machine")}`,
     );
   } finally {
     await service?.stop();
