@@ -1,4 +1,5 @@
 import type { SqlDriver } from "./driver";
+import { OPERATION_INSERT_EVENTS_MIGRATION } from "./migration-10-operation-insert-events";
 import { WEBHOOK_CURSOR_MIGRATION } from "./migration-9-webhook-cursor";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
@@ -642,6 +643,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
     `,
   },
   WEBHOOK_CURSOR_MIGRATION,
+  OPERATION_INSERT_EVENTS_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

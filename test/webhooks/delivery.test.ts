@@ -195,6 +195,27 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       expect(await eventCount(), "a nonce fill").to.equal(before);
     });
 
+    it("an operation inserted final reports its event from the insert; one inserted queued reports nothing", async function () {
+      const r = await receiver();
+      await subscribe(r.url, { events: ["operation.sent", "operation.failed"] });
+      const before = await eventCount();
+      const insert = (id: string, status: string) =>
+        db.query(
+          `INSERT INTO operations (id, chain_id, from_address, operation, contract_address, fingerprint, status, nonce,
+             transactions, error)
+           VALUES ($1, '31337', $2, 'mint', $3, 'f', $4, 7, '[]', $5)`,
+          [id, SENDER, COLLECTION_A, status, status === "failed" ? JSON.stringify({ code: "REVERTED" }) : null],
+        );
+      await insert(randomUUID(), "queued");
+      expect(await eventCount(), "a queued insert").to.equal(before);
+      const failed = randomUUID();
+      await insert(failed, "failed");
+      expect(await eventCount()).to.equal(before + 1);
+      await r.until((d) => d.length === 1);
+      expect(r.deliveries[0].json).to.deep.include({ type: "operation.failed" });
+      expect(r.deliveries[0].json.data).to.deep.include({ operationId: failed, status: "failed" });
+    });
+
     it("410 Gone fails the delivery at once and disables the endpoint, with an audit event", async function () {
       const r = await receiver(() => 410);
       const endpoint = await subscribe(r.url);
