@@ -26,7 +26,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import http from "node:http";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { loadavg } from "node:os";
 import { JsonRpcProvider, Network, Wallet } from "ethers";
 import { collectionInterface } from "../server/chain/collection";
@@ -46,6 +46,7 @@ import {
 import { ChainControl } from "../test/support/chain-control";
 import { RpcProxy } from "../test/support/rpc-proxy";
 import { startPostgresServer, type PostgresServer } from "../test/users/postgres-server";
+import { processCpu } from "./proc-cpu";
 
 const MINTS = Number(process.env.BENCH_MINTS ?? 200);
 const OPS = Number(process.env.BENCH_OPS ?? 50);
@@ -108,20 +109,13 @@ const iface = collectionInterface();
 function groupCpuSeconds(owner: ServiceProcess | ChainNode | undefined): number | undefined {
   const pgid = (owner as unknown as { spawned?: { child?: ChildProcess } } | undefined)?.spawned?.child?.pid;
   if (pgid === undefined || process.platform !== "linux") return undefined;
-  let ticks = 0;
+  let ms = 0;
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      continue; // gone meanwhile
-    }
-    // After "pid (comm) ": state, ppid, pgrp, … utime and stime are fields 14 and 15 of the line.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid) ticks += Number(fields[11]) + Number(fields[12]);
+    const cpu = processCpu(entry); // undefined: gone meanwhile
+    if (cpu?.pgrp === pgid) ms += cpu.ms;
   }
-  return ticks / 100; // USER_HZ
+  return ms / 1000;
 }
 
 /** Starts measuring CPU; the returned function answers the seconds used since. */

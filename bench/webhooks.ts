@@ -15,7 +15,7 @@
  *      within a pair alternating); the median of the paired ratios (target >= 0.9x).
  * Run: npm run bench:webhooks   (BENCH_EVENTS, BENCH_MINTS, BENCH_ROUNDS change the load; BENCH_ONLY=burst|cost|cost:pglite|cost:postgres)
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import { cpus, tmpdir } from "node:os";
 import path from "node:path";
@@ -33,6 +33,7 @@ import {
 import { startWebhookApp, ROOT } from "../test/webhooks/fixture";
 import { startPostgresServer } from "../test/users/postgres-server";
 import { startChildReceiver } from "./child-receiver";
+import { machineBusyMs, processCpu } from "./proc-cpu";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const MINTS = Number(process.env.BENCH_MINTS ?? 400);
@@ -169,25 +170,8 @@ interface Run extends CpuNow {
 
 /** CPU time used so far (ms, user and system): two processes' (all their threads), and the machine's busy time. Linux only. */
 function cpuNow(service: number | undefined, receiver: number | undefined): CpuNow {
-  // /proc counts in USER_HZ ticks, 100 per second on Linux.
-  const ticks = (fields: string[], at: number[]) => at.reduce((sum, i) => sum + Number(fields[i]), 0) * 10;
-  const ofProcess = (pid: number | undefined) => {
-    if (pid === undefined) return undefined;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      return ticks(stat.slice(stat.lastIndexOf(")") + 2).split(" "), [11, 12]);
-    } catch {
-      return undefined;
-    }
-  };
-  let machine: number | undefined;
-  try {
-    // user nice system idle iowait irq softirq steal: busy is all but idle and iowait.
-    machine = ticks(readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1), [0, 1, 2, 5, 6, 7]);
-  } catch {
-    machine = undefined;
-  }
-  return { service: ofProcess(service), receiver: ofProcess(receiver), machine };
+  const ofProcess = (pid: number | undefined) => (pid === undefined ? undefined : processCpu(pid)?.ms);
+  return { service: ofProcess(service), receiver: ofProcess(receiver), machine: machineBusyMs() };
 }
 
 async function costToWrites(store: { name: string; env: Record<string, string> }): Promise<void> {

@@ -78,19 +78,26 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       return res.body.deliveries as JsonBody[];
     }
 
-    /** An operation written as the engine writes it; each later status in its own transaction. */
-    async function operationThrough(statuses: string[], fields: { contract?: string; accessKeyId?: string } = {}) {
+    /**
+     * An operation written as the engine writes it (inserted queued, unless `insertedAs`); each
+     * later status in its own transaction.
+     */
+    async function operationThrough(
+      statuses: string[],
+      fields: { contract?: string; accessKeyId?: string; insertedAs?: string } = {},
+    ) {
       const id = randomUUID();
       await db.query(
         `INSERT INTO operations (id, chain_id, from_address, operation, contract_address, fingerprint, status, nonce,
            transactions, access_key_id)
-         VALUES ($1, '31337', $2, 'mint', $3, 'f', 'queued', 7, $4, $5)`,
+         VALUES ($1, '31337', $2, 'mint', $3, 'f', $6, 7, $4, $5)`,
         [
           id,
           SENDER,
           fields.contract ?? COLLECTION_A,
           JSON.stringify([{ hash: "0x01", raw: "0x" }]),
           fields.accessKeyId ?? null,
+          fields.insertedAs ?? "queued",
         ],
       );
       for (const status of statuses) {
@@ -199,17 +206,9 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       const r = await receiver();
       await subscribe(r.url, { events: ["operation.sent", "operation.failed"] });
       const before = await eventCount();
-      const insert = (id: string, status: string) =>
-        db.query(
-          `INSERT INTO operations (id, chain_id, from_address, operation, contract_address, fingerprint, status, nonce,
-             transactions, error)
-           VALUES ($1, '31337', $2, 'mint', $3, 'f', $4, 7, '[]', $5)`,
-          [id, SENDER, COLLECTION_A, status, status === "failed" ? JSON.stringify({ code: "REVERTED" }) : null],
-        );
-      await insert(randomUUID(), "queued");
+      await operationThrough([]);
       expect(await eventCount(), "a queued insert").to.equal(before);
-      const failed = randomUUID();
-      await insert(failed, "failed");
+      const failed = await operationThrough([], { insertedAs: "failed" });
       expect(await eventCount()).to.equal(before + 1);
       await r.until((d) => d.length === 1);
       expect(r.deliveries[0].json).to.deep.include({ type: "operation.failed" });
