@@ -64,6 +64,12 @@ async function burst(db: SqlDriver): Promise<Burst> {
     headers: ROOT,
   });
   if (made.status !== 201) throw new Error(`endpoint: ${made.text}`);
+  // One test event first, as a running service has sent before a burst comes: the app was just
+  // built, and its delivery thread's start (loading undici, compiling) held the burst's first
+  // deliveries for most of a second on a slow 2-core machine, a one-time cost.
+  const tested = await app.api.request("POST", `/webhooks/${made.body.id}/test`, { headers: ROOT });
+  if (tested.status >= 300) throw new Error(`test event: ${tested.text}`);
+  await receiver.until(1);
   const committedAt = new Map<string, number>();
   const started = Date.now();
   let next = 0;
@@ -84,7 +90,7 @@ async function burst(db: SqlDriver): Promise<Burst> {
     }),
   );
   const committedMs = Date.now() - started;
-  const arrivals = await receiver.until(EVENTS);
+  const arrivals = (await receiver.until(EVENTS + 1)).filter(([id]) => committedAt.has(id));
   const seconds = (Math.max(...arrivals.map(([, at]) => at)) - started) / 1000;
   const delays = arrivals.map(([id, at]) => at - committedAt.get(id)!).sort((a, b) => a - b);
   await app.close();
