@@ -4,7 +4,8 @@
  *      each writer's next transaction a new task of the event loop, as a request's is in the
  *      service: on PGlite, whose calls do no I/O, back-to-back transactions in promise callbacks
  *      alone never let a timer fire, and the worker's pause never ended until the burst was over),
- *      delivered by the worker to a local receiver, on PGlite and on PostgreSQL: deliveries per
+ *      delivered by the worker to a local receiver (after one test event, so the delivery thread
+ *      has started as in a running service), on PGlite and on PostgreSQL: deliveries per
  *      second and the delay from each event's commit to its arrival (p50, p99; goal p99 <= 1 s).
  *      Baseline: the same 1,000 signed POSTs sent straight to the receiver, 16 at a time.
  *  Receivers (both parts) run in a process of their own and only note each arrival, as real
