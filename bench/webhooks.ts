@@ -266,7 +266,7 @@ async function costToWrites(store: { name: string; env: Record<string, string> }
       `${ratio >= COST_TARGET ? "PASS" : "FAIL"}: cost to writes (${store.name}, ${MINTS} mints x ${ROUNDS} rounds, ${WRITERS} clients): ` +
         `${median(none.map((r) => r.rate)).toFixed(1)} mints/s with no endpoint [${rates(none)}], ` +
         `${median(one.map((r) => r.rate)).toFixed(1)} with one taking every operation event [${rates(one)}]: ` +
-        `median of the paired ratios ${ratio.toFixed(2)}x [${ratios.map((r) => r.toFixed(2)).join(", ")}] (target >= ${COST_TARGET}x)`,
+        `median of the paired ratios ${ratio.toFixed(3)}x [${ratios.map((r) => r.toFixed(2)).join(", ")}] (target >= ${COST_TARGET}x)`,
     );
     // Where the difference goes, per mint (medians of the pairs; a run with an endpoint counts
     // until its last delivery arrived): what the service and the receiver took, and the machine.
