@@ -29,6 +29,7 @@ import { Pkcs11Signer, Pkcs11Token, type Pkcs11Key } from "../server/signers/pkc
 import { ethereumSignature, SECP256K1_N } from "../server/signers/pkcs11/secp256k1";
 import type { TransactionSigner } from "../server/signers/signer";
 import { createSoftHsmToken } from "../test/support/softhsm";
+import { median } from "./median";
 
 const SIGNATURES = Number(process.env.BENCH_SIGNATURES ?? 300);
 const MINTS = Number(process.env.BENCH_MINTS ?? 100);
@@ -39,8 +40,6 @@ interface Figures {
   perSecond: number;
   p50Ms: number;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** Runs `work` once per item, one at a time: rate and p50 of each call. */
 async function oneAtATime<T>(items: T[], work: (item: T) => Promise<unknown>): Promise<Figures> {

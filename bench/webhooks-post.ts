@@ -11,6 +11,7 @@ import { Agent } from "undici";
 import { newEndpointSecret, signatureHeader, UrlGuard } from "../server/webhooks";
 import { DeliverySender } from "../server/webhooks/sender";
 import { startChildReceiver } from "./child-receiver";
+import { median } from "./median";
 
 const POSTS = Number(process.env.BENCH_POSTS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -19,8 +20,6 @@ const PAUSE_MS = 30;
 const WARMUP_POSTS = 3000;
 
 type Post = (eventId: string) => Promise<void>;
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** CPU ms per POST over `count` posts sent BATCH at a time. */
 async function cpuPerPost(post: Post, count: number): Promise<number> {

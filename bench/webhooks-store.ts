@@ -19,13 +19,13 @@ import { openDatabase } from "../server/db";
 import { OperationStore, type Operation } from "../server/engine";
 import { startWebhookApp, ROOT } from "../test/webhooks/fixture";
 import { startChildReceiver } from "./child-receiver";
+import { median } from "./median";
 
 const MINTS = Number(process.env.BENCH_MINTS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WRITERS = 16;
 const COLLECTION = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 /** Between a mint's writes, as the chain's answers take a while: the writes batch as in the service. */
 const CHAIN_MS = Number(process.env.BENCH_CHAIN_MS ?? 5);
 const chainAnswer = () => new Promise((resolve) => setTimeout(resolve, CHAIN_MS));

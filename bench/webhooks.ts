@@ -35,6 +35,7 @@ import { startWebhookApp, ROOT } from "../test/webhooks/fixture";
 import { startPostgresServer } from "../test/users/postgres-server";
 import { startChildReceiver } from "./child-receiver";
 import { machineBusyMs, processCpu } from "./proc-cpu";
+import { median } from "./median";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const MINTS = Number(process.env.BENCH_MINTS ?? 400);
@@ -54,7 +55,6 @@ interface Burst {
 }
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** 1,000 events through the outbox and the worker to a receiver. */
 async function burst(db: SqlDriver): Promise<Burst> {
