@@ -102,8 +102,8 @@ export function senderThreadMain(): void {
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
   });
-  /** Aborts of the requests in flight (cut at shutdown), each until its answer ends. */
-  const inFlight = new Set<(reason: Error) => void>();
+  /** The requests in flight (cut at shutdown), each until its answer ends. */
+  const inFlight = new Set<import("undici").Dispatcher.DispatchController>();
 
   // Results go back in one message per turn of the event loop (held longer, they hold the
   // endpoint's slots longer, and the cursor's deliveries spill into the queue).
@@ -138,7 +138,7 @@ export function senderThreadMain(): void {
     };
     const ms = () => Math.round(performance.now() - started);
     const target = new URL(url);
-    let abort: ((reason: Error) => void) | undefined;
+    let request: import("undici").Dispatcher.DispatchController | undefined;
     let settled = false;
     const settle = (result: ThreadResult) => {
       if (settled) return;
@@ -148,10 +148,11 @@ export function senderThreadMain(): void {
     };
     const timer = setTimeout(() => {
       settle({ kind: "error", error: `no answer within ${timeoutMs} ms`, forbidden: false, ms: ms() });
-      abort?.(new Error("timed out"));
+      request?.abort(new Error("timed out"));
     }, timeoutMs);
     // dispatch() with a handler rather than request(): no response stream, promise or
-    // AbortController per POST (a quarter less CPU per POST in the thread, measured). A delivery is
+    // AbortController per POST (0.09 against 0.12 ms of CPU per POST, posting from one thread,
+    // 13 every 30 ms to a minimal receiver). A delivery is
     // its answer's status, settled when the headers come; the body is read and dropped, so the
     // connection serves the next.
     agent.dispatch(
@@ -171,20 +172,20 @@ export function senderThreadMain(): void {
       {
         onRequestStart(controller) {
           if (settled) return controller.abort(new Error("timed out"));
-          if (abort) inFlight.delete(abort);
-          abort = (reason) => controller.abort(reason);
-          inFlight.add(abort);
+          if (request) inFlight.delete(request);
+          request = controller;
+          inFlight.add(controller);
         },
         onResponseStart(_controller, statusCode) {
           // 1xx (informational) is not the answer.
           if (statusCode >= 200) settle({ kind: "answered", status: statusCode, ms: ms() });
         },
         onResponseData() {},
-        onResponseEnd() {
-          if (abort) inFlight.delete(abort);
+        onResponseEnd(controller) {
+          inFlight.delete(controller);
         },
-        onResponseError(_controller, err: Error & { forbidden?: boolean }) {
-          if (abort) inFlight.delete(abort);
+        onResponseError(controller, err: Error & { forbidden?: boolean }) {
+          inFlight.delete(controller);
           settle({ kind: "error", error: describe(err), forbidden: Boolean(err.forbidden), ms: ms() });
         },
       },
@@ -200,7 +201,7 @@ export function senderThreadMain(): void {
       answer?.(message);
     } else {
       // Shutdown: every request in flight is cut (reported as such), then the thread ends.
-      for (const abort of inFlight) abort(new Error("the service is stopping"));
+      for (const request of inFlight) request.abort(new Error("the service is stopping"));
       void agent.destroy().catch(() => {});
       setImmediate(() => {
         flush();
