@@ -152,9 +152,8 @@ export function senderThreadMain(): void {
     }, timeoutMs);
     // dispatch() with a handler rather than request(): no response stream, promise or
     // AbortController per POST (0.09 against 0.12 ms of CPU per POST, posting from one thread,
-    // 13 every 30 ms to a minimal receiver). A delivery is
-    // its answer's status, settled when the headers come; the body is read and dropped, so the
-    // connection serves the next.
+    // 13 every 30 ms to a minimal receiver). A delivery is its answer's status, settled when the
+    // headers come; the body is read and dropped, so the connection serves the next.
     agent.dispatch(
       {
         origin: target.origin,
