@@ -5,7 +5,7 @@
  * event loop as a request's is), with no endpoint, then with one taking every operation event and
  * the worker delivering them to a receiver in its own process, timed until the last delivery came;
  * alternating, BENCH_ROUNDS times, in one process. No chain and no HTTP API: the writes and the
- * webhooks' triggers, rounds, rendering, signing and hand-off to the sender thread, against the
+ * webhooks' triggers, rounds, rendering, signing and POSTs, against the
  * writes alone. A component of bench:webhooks' cost to writes, with far less noise; not its target.
  * Measured as the main thread's busy time (event loop utilization), which on PGlite bounds the
  * service's mint rate; printed per mint, and the paired difference.

@@ -4,8 +4,8 @@
  *      each writer's next transaction a new task of the event loop, as a request's is in the
  *      service: on PGlite, whose calls do no I/O, back-to-back transactions in promise callbacks
  *      alone never let a timer fire, and the worker's pause never ended until the burst was over),
- *      delivered by the worker to a local receiver (after one test event, so the delivery thread
- *      has started as in a running service), on PGlite and on PostgreSQL: deliveries per
+ *      delivered by the worker to a local receiver (after one test event, so the delivery path
+ *      has warmed up as in a running service), on PGlite and on PostgreSQL: deliveries per
  *      second and the delay from each event's commit to its arrival (p50, p99; goal p99 <= 1 s).
  *      Baseline: the same 1,000 signed POSTs sent straight to the receiver, 16 at a time.
  *  Receivers (both parts) run in a process of their own and only note each arrival, as real
@@ -66,8 +66,8 @@ async function burst(db: SqlDriver): Promise<Burst> {
   });
   if (made.status !== 201) throw new Error(`endpoint: ${made.text}`);
   // One test event first, as a running service has sent before a burst comes: the app was just
-  // built, and its delivery thread's start (loading undici, compiling) held the burst's first
-  // deliveries for most of a second on a slow 2-core machine, a one-time cost.
+  // built, and its delivery path's start (then a thread of its own: loading undici, compiling)
+  // held the burst's first deliveries for most of a second on a slow 2-core machine, a one-time cost.
   const tested = await app.api.request("POST", `/webhooks/${made.body.id}/test`, { headers: ROOT });
   if (tested.status >= 300) throw new Error(`test event: ${tested.text}`);
   await receiver.until(1);
@@ -241,7 +241,7 @@ async function costToWrites(store: { name: string; env: Record<string, string> }
         return { rate, arrived };
       });
     // The first WARMUP_ROUNDS pairs warm both paths up and are not counted (signer pool, code
-    // checks, JIT; the first deliveries compile the worker's and the delivery thread's code): a
+    // checks, JIT; the first deliveries compile the worker's and the sender's code): a
     // one-time cost, not a cost per write, which fell on the runs with an endpoint alone. With one
     // warm-up pair, the first counted pair's ratio had a median of 0.77 over 16 runs on a slow
     // 2-core machine, the later pairs' 0.87: the delivery path's CPU per POST kept falling over

@@ -1,6 +1,4 @@
-import { randomBytes } from "node:crypto";
-
-export { signatureHeader } from "./sender-thread";
+import { createHmac, randomBytes } from "node:crypto";
 
 /** The prefix of every endpoint secret (Standard Webhooks): the HMAC key is the base64 after it. */
 export const SECRET_PREFIX = "whsec_";
@@ -8,4 +6,18 @@ export const SECRET_PREFIX = "whsec_";
 /** A new endpoint secret: `whsec_` and 32 random bytes in base64. Shown once. */
 export function newEndpointSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString("base64");
+}
+
+/**
+ * The `webhook-signature` header of Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>`
+ * for each secret, space-separated (two during a rotation). Checked against the `standardwebhooks`
+ * package's own `Webhook.verify` and `Webhook.sign` in the tests; node:crypto here, for speed.
+ */
+export function signatureHeader(secrets: readonly string[], id: string, timestamp: number, body: string): string {
+  return secrets
+    .map((secret) => {
+      const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, "base64");
+      return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`;
+    })
+    .join(" ");
 }
