@@ -1,8 +1,8 @@
 /**
  * CPU per webhook POST: the service's delivery sender (DeliverySender: signs each delivery and
- * POSTs it through undici's dispatch(), on the caller's event loop) against a baseline in the same process, a
- * plain undici client posting the same signed deliveries with request(), an AbortController and a
- * timer each (as the sender did before). Both post to one receiver in a process of its own, in
+ * POSTs it through undici's dispatch(), on the caller's event loop) against a baseline in the
+ * same process, a plain undici client posting the same signed deliveries with request(), an
+ * AbortController and a timer each (as the sender did before). Both post to one receiver in a process of its own, in
  * the worker's pattern: BATCH posts at once, every PAUSE_MS. The figure is this process's CPU per
  * POST (all its threads), after a warm-up, in alternating runs; lower is better.
  * Run: npm run bench:webhooks:post   (BENCH_POSTS per run, BENCH_ROUNDS pairs)

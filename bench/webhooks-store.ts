@@ -5,8 +5,8 @@
  * event loop as a request's is), with no endpoint, then with one taking every operation event and
  * the worker delivering them to a receiver in its own process, timed until the last delivery came;
  * alternating, BENCH_ROUNDS times, in one process. No chain and no HTTP API: the writes and the
- * webhooks' triggers, rounds, rendering, signing and POSTs, against the
- * writes alone. A component of bench:webhooks' cost to writes, with far less noise; not its target.
+ * webhooks' triggers, rounds, rendering, signing and POSTs, against the writes alone. A component
+ * of bench:webhooks' cost to writes, with far less noise; not its target.
  * Measured as the main thread's busy time (event loop utilization), which on PGlite bounds the
  * service's mint rate; printed per mint, and the paired difference.
  * Run: npm run bench:webhooks:store   (BENCH_MINTS, BENCH_ROUNDS, BENCH_CHAIN_MS)

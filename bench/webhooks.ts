@@ -67,7 +67,8 @@ async function burst(db: SqlDriver): Promise<Burst> {
   if (made.status !== 201) throw new Error(`endpoint: ${made.text}`);
   // One test event first, as a running service has sent before a burst comes: the app was just
   // built, and its delivery path's start (then a thread of its own: loading undici, compiling)
-  // held the burst's first deliveries for most of a second on a slow 2-core machine, a one-time cost.
+  // held the burst's first deliveries for most of a second on a slow 2-core machine, a one-time
+  // cost.
   const tested = await app.api.request("POST", `/webhooks/${made.body.id}/test`, { headers: ROOT });
   if (tested.status >= 300) throw new Error(`test event: ${tested.text}`);
   await receiver.until(1);

@@ -26,8 +26,8 @@ export class DeliverySender {
   /** The requests in flight (cut on close), each until its answer ends. */
   private readonly inFlight = new Set<Dispatcher.DispatchController>();
   private closed = false;
-  /** URLs whose IP-literal check passed. */
-  private readonly passed = new Set<string>();
+  /** URLs parsed, whose IP-literal check passed. */
+  private readonly checked = new Map<string, URL>();
 
   constructor(
     private readonly guard: UrlGuard,
@@ -44,14 +44,14 @@ export class DeliverySender {
 
   /** POSTs `body` to `url`, signed for `eventId` with each of `secrets` and the attempt's own timestamp. */
   post(url: string, eventId: string, secrets: string[], body: string): Promise<AttemptResult> {
-    let target: URL;
+    let target = this.checked.get(url);
     try {
-      target = new URL(url);
-      if (!this.passed.has(url)) {
+      if (!target) {
+        target = new URL(url);
         this.guard.checkLiteral(target);
-        // The guard's answer for a URL never changes: an endpoint's URL is checked once.
-        if (this.passed.size >= 1_000) this.passed.clear();
-        this.passed.add(url);
+        // The guard's answer for a URL never changes: an endpoint's URL is parsed and checked once.
+        if (this.checked.size >= 1_000) this.checked.clear();
+        this.checked.set(url, target);
       }
     } catch (err) {
       return Promise.resolve({
@@ -63,7 +63,8 @@ export class DeliverySender {
     }
     if (this.closed)
       return Promise.resolve({ kind: "error", error: "the service is stopping", forbidden: false, ms: 0 });
-    return new Promise((resolve) => this.dispatch(target, eventId, secrets, body, resolve));
+    const parsed = target;
+    return new Promise((resolve) => this.dispatch(parsed, eventId, secrets, body, resolve));
   }
 
   /** Cuts every request in flight (shutdown): each answers an error. */
