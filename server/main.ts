@@ -113,27 +113,29 @@ export async function startService(
     chainId,
     confirmations: config.confirmations,
   });
-  // collection.transfer webhooks: written in the transaction that makes a live transfer final.
-  collections.onTransfersFinal(async (tx, transfers, { live }) => {
-    if (!live) return; // a backfill reads history, not news
+  // collection.transfer webhooks: written in the transaction that makes a transfer final, for the
+  // news alone (a collection's history, read when it is first indexed, is not reported).
+  collections.onTransfersFinal(async (tx, transfers) => {
     // One statement for the whole range: a block of 200 mints is 200 transfers.
     await emitEvents(
       tx,
-      transfers.map((t) => ({
-        type: "collection.transfer" as const,
-        data: {
-          collection: getAddress(t.collection),
-          tokenId: t.tokenId,
-          from: getAddress(t.from),
-          to: getAddress(t.to),
-          blockNumber: t.blockNumber,
-          blockHash: t.blockHash,
-          transactionHash: t.transactionHash,
-          logIndex: t.logIndex,
-        },
-        collection: t.collection,
-        orderKey: `token:${t.collection}:${t.tokenId}`,
-      })),
+      transfers
+        .filter((t) => t.news)
+        .map((t) => ({
+          type: "collection.transfer" as const,
+          data: {
+            collection: getAddress(t.collection),
+            tokenId: t.tokenId,
+            from: getAddress(t.from),
+            to: getAddress(t.to),
+            blockNumber: t.blockNumber,
+            blockHash: t.blockHash,
+            transactionHash: t.transactionHash,
+            logIndex: t.logIndex,
+          },
+          collection: t.collection,
+          orderKey: `token:${t.collection}:${t.tokenId}`,
+        })),
     );
   });
   await collections.start();

@@ -40,6 +40,12 @@ export interface IndexedTransfer extends Omit<TransferLog, "collectionId"> {
   chainId: string;
   /** The collection's address, lower-case. */
   collection: string;
+  /**
+   * Made final after the index first followed the collection's head: news, however it was read (a
+   * catch-up after an outage reads as a backfill). False for the history read when a collection is
+   * first indexed.
+   */
+  news: boolean;
 }
 
 /**
@@ -47,14 +53,9 @@ export interface IndexedTransfer extends Omit<TransferLog, "collectionId"> {
  * applied, or the head moving on), in chain order: whatever it writes on `tx` commits or rolls
  * back with the index. Each transfer is handed over once, unless a reorg deeper than CONFIRMATIONS
  * removes it (a transfer of the new branch is then handed over when it is final in its turn).
- * `live` is false for a backfill range far below the head (history being read, not news): a hook
- * that reports only what happens from now on skips those.
+ * A hook that reports only what happens from now on skips those that are not `news`.
  */
-export type TransfersFinalHook = (
-  tx: SqlExecutor,
-  transfers: IndexedTransfer[],
-  context: { live: boolean },
-) => Promise<void>;
+export type TransfersFinalHook = (tx: SqlExecutor, transfers: IndexedTransfer[]) => Promise<void>;
 
 /** A stored block hash differs from the chain's: the index must roll back before it reads on. */
 export class ReorgDetected extends Error {
@@ -273,13 +274,16 @@ export class CollectionStore {
       const logs = batch.logs.filter((log) => applied.has(log.collectionId));
       const stored = await this.insertTransfers(tx, logs);
       const { supply, holders } = await this.applyOwnership(tx, stored);
+      // A range near the head (with its blocks): news begins where the collection was final before
+      // the first of them, and stays there (migration 11).
       await tx.query(
         `UPDATE indexed_collections c SET indexed_block = $2::bigint,
            final_block = GREATEST(c.final_block, LEAST($2::bigint, $3::bigint)),
+           news_from = CASE WHEN $4::boolean THEN COALESCE(c.news_from, c.final_block, -1) ELSE c.news_from END,
            supply = c.supply + x.supply, holders = c.holders + x.holders, updated_at = now()
          FROM json_to_recordset($1::json) AS x(id int, supply bigint, holders bigint)
          WHERE c.id = x.id`,
-        [JSON.stringify(counters(applied, supply, holders)), batch.to, batch.finalTo],
+        [JSON.stringify(counters(applied, supply, holders)), batch.to, batch.finalTo, batch.blocks !== undefined],
       );
       const finalFrom = new Map([...applied].map((id) => [id, numberOrNull(now.get(id)!.final_block) ?? -1]));
       if (batch.hooks.length > 0) await this.runFinalHooks(tx, batch, finalFrom);
@@ -409,9 +413,11 @@ export class CollectionStore {
       from_address: string;
       to_address: string;
       token_id: string;
+      news: boolean;
     }>(
       `SELECT c.address, t.block_number::text AS block_number, t.log_index, t.block_hash, t.transaction_hash,
-         t.from_address, t.to_address, t.token_id::text AS token_id
+         t.from_address, t.to_address, t.token_id::text AS token_id,
+         coalesce(t.block_number > c.news_from, false) AS news
        FROM json_to_recordset($1::json) AS r(id int, after bigint)
        JOIN indexed_collections c ON c.id = r.id
        JOIN index_transfers t ON t.collection_id = r.id AND t.block_number > r.after AND t.block_number <= $2
@@ -429,8 +435,9 @@ export class CollectionStore {
       from: row.from_address,
       to: row.to_address,
       tokenId: row.token_id,
+      news: row.news,
     }));
-    for (const hook of batch.hooks) await hook(tx, transfers, { live: batch.blocks !== undefined });
+    for (const hook of batch.hooks) await hook(tx, transfers);
   }
 
   /**

@@ -34,9 +34,8 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
     let id: number;
     const handed: IndexedTransfer[] = [];
     /** Writes a row beside the index, in its transaction, as webhooks will. */
-    const hook: TransfersFinalHook = async (tx, transfers, { live }) => {
+    const hook: TransfersFinalHook = async (tx, transfers) => {
       handed.push(...transfers);
-      expect(live).to.equal(true);
       await tx.query("INSERT INTO hook_events (n) VALUES ($1)", [transfers.length]);
     };
     const log = (
@@ -109,6 +108,8 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
       await apply(11, 12, [], [block(12)], 11);
       expect(handed.map((t) => `${t.blockNumber}:${t.logIndex}`)).to.deep.equal(["10:0", "10:1", "11:0"]);
       expect(handed[2]).to.include({ from: ALICE, to: BOB, tokenId: "2", chainId: CHAIN });
+      // Read near the head (with their blocks) from the start: news, each of them.
+      expect(handed.map((t) => t.news)).to.deep.equal([true, true, true]);
     });
 
     it("a range that does not start where the index stands is not applied: no log is stored twice", async function () {
@@ -146,6 +147,35 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
       // The new branch applies on top of the fork.
       await apply(10, 11, [log(11, 0, ALICE, BOB, 1, "2")], [block(11, "2", "0")]);
       expect(await store.snapshot((tx) => store.wallet(tx, id, BOB))).to.deep.equal(["1"]);
+    });
+
+    it("a collection's history, read when it is first indexed, is not news; once its head was followed, a catch-up after an outage read as a backfill is", async function () {
+      const second = (await store.register(CHAIN, "0x" + "c1".repeat(20), "api", 100)).record.id;
+      await store.claim(CHAIN, OWNER, 30_000, 10);
+      const from = handed.length;
+      const applySecond = (at: number, to: number, logs: TransferLog[], blocks?: BlockHeader[]) =>
+        store.apply({
+          chainId: CHAIN,
+          owner: OWNER,
+          collections: [{ id: second, indexedBlock: at }],
+          to,
+          blocks,
+          logs,
+          finalTo: to,
+          hooks: [hook],
+        });
+      const minted = (n: number, tokenId: number): TransferLog => ({
+        ...log(n, 0, ZERO_ADDRESS, ALICE, tokenId),
+        collectionId: second,
+      });
+      await applySecond(99, 102, [minted(100, 1)]); // far below the head: history
+      await applySecond(102, 104, [minted(104, 2)], [block(103), block(104)]); // the head, followed
+      await applySecond(104, 200, [minted(150, 3)]); // down for longer than the live window, then caught up
+      expect(handed.slice(from).map((t) => [t.blockNumber, t.news])).to.deep.equal([
+        [100, false],
+        [104, true],
+        [150, true],
+      ]);
     });
   });
 }

@@ -88,6 +88,30 @@ describe("webhook store migrations", function () {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("11: a collection followed near the head has its news begin where it is final; one still reading its history has none yet", async function () {
+    const { db, dir } = await storeAt(10);
+    try {
+      await db.query(`INSERT INTO indexed_collections (chain_id, address, deployed_block, indexed_block, final_block, registered_by)
+                      VALUES ('31337', '0xaa', 10, 500, 499, 'api'), ('31337', '0xbb', 10, 100, 100, 'api'),
+                             ('31337', '0xcc', NULL, NULL, NULL, 'request')`);
+      // The live window's block hashes, up to the head the index last read (500).
+      await db.query(`INSERT INTO index_blocks (chain_id, number, hash, parent_hash)
+                      SELECT '31337', n, 'h' || n, 'h' || (n - 1) FROM generate_series(437, 500) AS n`);
+      expect(await migrate(db)).to.deep.equal([11]);
+      const { rows } = await db.query<{ address: string; news_from: string | number | null }>(
+        "SELECT address, news_from FROM indexed_collections ORDER BY address",
+      );
+      expect(rows.map((r) => [r.address, r.news_from === null ? null : Number(r.news_from)])).to.deep.equal([
+        ["0xaa", 499],
+        ["0xbb", null],
+        ["0xcc", null],
+      ]);
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 /** A PGlite store with the migrations up to `version` applied, as that release left it. */

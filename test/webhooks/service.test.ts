@@ -1,17 +1,21 @@
 /**
  * Webhooks of the service as users run it (npm start's command, PGlite, a `hardhat node` with
  * automine off), to a receiver in this process: a 202 mint produces operation.sent then
- * operation.confirmed, each verified by standardwebhooks' own Webhook.verify; and an event not
- * yet delivered when the service is SIGKILLed arrives after a restart on the same data.
+ * operation.confirmed, each verified by standardwebhooks' own Webhook.verify; an event not yet
+ * delivered when the service is SIGKILLed arrives after a restart on the same data; and a
+ * collection.transfer mined while the service was down arrives after the restart too.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { Webhook } from "standardwebhooks";
+import { Wallet, ZeroAddress } from "ethers";
+import { LIVE_WINDOW } from "../../server/collections";
 import {
   ApiClient,
   ChainNode,
+  collectionAt,
   deployWithScript,
   directProvider,
   fundedWallet,
@@ -22,7 +26,7 @@ import {
   type JsonBody,
 } from "../api/harness";
 import { ChainControl } from "../support/chain-control";
-import { Receiver } from "./receiver";
+import { Receiver, type Delivery } from "./receiver";
 
 const ROOT = { authorization: `Bearer ${TEST_API_KEY}` };
 
@@ -138,6 +142,36 @@ describe("webhooks of the service (PGlite, a real chain)", function () {
     );
     const redelivered = again.slice(before).find((x) => x.id === held.id)!;
     expect(redelivered.body, "the same bytes").to.equal(held.body);
+  });
+
+  it("collection.transfer: a mint's transfer arrives once final, and so does one mined while the service was down for longer than the index's live window", async function () {
+    this.timeout(120_000);
+    const made = await api.request("POST", "/webhooks", {
+      json: { url: receiver.url, events: ["collection.transfer"], collections: [collection] },
+      headers: ROOT,
+    });
+    expect(made.status, made.text).to.equal(201);
+    usedSecrets.add(made.body.secret as string);
+    const transferOf = (hash: string) => (d: Delivery[]) =>
+      d.some((x) => x.json.type === "collection.transfer" && x.json.data.transactionHash === hash);
+    const mint = await api.post("/nft/mint", { privateKey: minterKey, contractAddress: collection, mintAmount: 1 });
+    expect(mint.status, mint.text).to.equal(200);
+    await receiver.until(transferOf(mint.body.transactionHash as string), 30_000, "the live transfer");
+
+    await service.kill();
+    outputs.push(service.output());
+    const provider = directProvider(node.rpcUrl);
+    const nft = collectionAt(collection, new Wallet(minterKey, provider));
+    const receipt = await (await nft.mint(1, { value: await nft.cost() })).wait();
+    await chain.mine(LIVE_WINDOW + 10);
+    provider.destroy();
+    service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env });
+    api = new ApiClient(service.url);
+    const [missed] = (await receiver.until(transferOf(receipt!.hash), 60_000, "the transfer mined while down")).filter(
+      (x) => x.json.type === "collection.transfer" && x.json.data.transactionHash === receipt!.hash,
+    );
+    expect(missed.json.data).to.include({ from: ZeroAddress, to: new Wallet(minterKey).address });
+    expect(missed.json.data.blockNumber).to.equal(receipt!.blockNumber);
   });
 
   it("leaks no secret: no endpoint secret, key or API key in any answer or log line", function () {
