@@ -369,14 +369,18 @@ export class OutboxStore {
     await this.db.exec("VACUUM webhook_deliveries");
   }
 
-  /** Age in seconds of the oldest event not delivered yet (0 when there is none): for /metrics. */
+  /**
+   * Age in seconds of the oldest event not delivered yet to an enabled endpoint (0 when there is
+   * none): for /metrics. A disabled endpoint's deliveries wait until it is enabled again; counted,
+   * one 410 would hold the figure growing until then, an alarm nobody can clear but by enabling it.
+   */
   async oldestUndeliveredSeconds(): Promise<number> {
     const { rows } = await this.db.query<{ age: string | number | null }>(
       `SELECT extract(epoch FROM now() - min(e.created_at)) AS age
        FROM webhook_delivery_records d
        JOIN webhook_events e ON e.seq = d.event_seq
        JOIN webhook_endpoints w ON w.id = d.endpoint_id
-       WHERE d.status = 'pending'`,
+       WHERE d.status = 'pending' AND w.enabled`,
     );
     const age = rows[0]?.age;
     return age === null || age === undefined ? 0 : Math.max(0, Number(age));

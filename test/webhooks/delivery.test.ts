@@ -370,25 +370,29 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       expect(unknown.status).to.equal(404);
     });
 
-    it("/metrics counts deliveries by event type and outcome, and the age of the oldest undelivered event", async function () {
+    it("/metrics counts deliveries by event type and outcome, and the age of the oldest undelivered event (to an enabled endpoint)", async function () {
       const r = await receiver((_d, i) => (i === 0 ? 500 : 200));
       await subscribe(r.url);
       const dead = await receiver(() => "hold");
-      await subscribe(dead.url);
+      const held = await subscribe(dead.url);
       await operationThrough(["sent"]);
       await r.until((d) => d.length === 2);
       await sleep(300);
-      const text = (await app.api.get("/metrics")).text;
-      const value = (series: string) =>
+      const metric = async (series: string) =>
         Number(
-          text
+          (await app.api.get("/metrics")).text
             .split("\n")
             .find((l) => l.startsWith(`${series} `))
             ?.split(" ")[1],
         );
-      expect(value('webhook_deliveries_total{type="operation.sent",outcome="delivered"}')).to.be.at.least(1);
-      expect(value('webhook_deliveries_total{type="operation.sent",outcome="retrying"}')).to.be.at.least(1);
-      expect(value("webhook_oldest_undelivered_event_age_seconds"), "the held delivery").to.be.above(0.2);
+      expect(await metric('webhook_deliveries_total{type="operation.sent",outcome="delivered"}')).to.be.at.least(1);
+      expect(await metric('webhook_deliveries_total{type="operation.sent",outcome="retrying"}')).to.be.at.least(1);
+      const age = "webhook_oldest_undelivered_event_age_seconds";
+      expect(await metric(age), "the held delivery").to.be.above(0.2);
+      // Disabled, its deliveries wait for it to be enabled again: no longer an age that only grows.
+      const off = await app.api.request("PATCH", `/webhooks/${held.id}`, { json: { enabled: false }, headers: ROOT });
+      expect(off.status, off.text).to.equal(200);
+      expect(await metric(age)).to.equal(0);
     });
 
     it("forgets events older than 30 days that wait for nothing, with their log; keeps one still pending", async function () {
