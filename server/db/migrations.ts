@@ -2,6 +2,7 @@ import type { SqlDriver } from "./driver";
 import { OPERATION_INSERT_EVENTS_MIGRATION } from "./migration-10-operation-insert-events";
 import { WEBHOOK_CURSOR_MIGRATION } from "./migration-9-webhook-cursor";
 import { TRANSFER_NEWS_MIGRATION } from "./migration-11-transfer-news";
+import { PREVIOUS_SECRETS_MIGRATION } from "./migration-12-previous-secrets";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -646,6 +647,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   WEBHOOK_CURSOR_MIGRATION,
   OPERATION_INSERT_EVENTS_MIGRATION,
   TRANSFER_NEWS_MIGRATION,
+  PREVIOUS_SECRETS_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

@@ -1,6 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { SqlExecutor } from "../db";
 import type { EventType } from "./events";
+import { stillSigning, type PreviousSecret } from "./signing";
+
+/** Secrets rotated out that still sign, at most: each rotation within 24 h adds a signature to every delivery. */
+export const MAX_PREVIOUS_SECRETS = 4;
 
 /** A webhook endpoint as the service keeps it. `secret` never leaves the service after creation. */
 export interface WebhookEndpoint {
@@ -15,8 +19,9 @@ export interface WebhookEndpoint {
   accessKeyId: string | null;
   createdAt: Date;
   updatedAt: Date;
-  /** The secrets that sign now: the current one, and the previous one for 24 h after a rotation. */
+  /** The secrets that sign now: the current one, and each rotated out for 24 h after its rotation. */
   signingSecrets: string[];
+  /** When the last of the secrets rotated out stops signing; null when none signs. */
   previousSecretUntil: Date | null;
 }
 
@@ -32,7 +37,7 @@ interface EndpointRow {
   created_at: Date | string;
   updated_at: Date | string;
   secret: string;
-  previous_secret: string | null;
+  previous_secret: PreviousSecret[] | string | null;
   previous_secret_until: Date | string | null;
 }
 
@@ -113,14 +118,24 @@ export class WebhookEndpointStore {
     return rows[0] ? toEndpoint(rows[0]) : null;
   }
 
-  /** A new current secret; the old one signs beside it for ROTATION_OVERLAP_MS. */
+  /**
+   * A new current secret; the old one signs beside it for ROTATION_OVERLAP_MS, as do those rotated
+   * out before it whose time has not run out (the newest MAX_PREVIOUS_SECRETS).
+   */
   async rotateSecret(tx: SqlExecutor, id: string, secret: string): Promise<WebhookEndpoint | null> {
     const { rows } = await tx.query<EndpointRow>(
-      `UPDATE webhook_endpoints
-       SET previous_secret = secret, previous_secret_until = now() + $3 * interval '1 millisecond',
+      `UPDATE webhook_endpoints w
+       SET previous_secret = (
+             SELECT jsonb_agg(x.p ORDER BY x.n) FROM (
+               SELECT jsonb_build_object('secret', w.secret, 'until', now() + $3 * interval '1 millisecond') AS p, 0 AS n
+               UNION ALL
+               SELECT e.p, e.n FROM jsonb_array_elements(coalesce(w.previous_secret, '[]')) WITH ORDINALITY AS e(p, n)
+               WHERE (e.p ->> 'until')::timestamptz > now()
+               ORDER BY n LIMIT $4) x),
+           previous_secret_until = now() + $3 * interval '1 millisecond',
            secret = $2, updated_at = now()
        WHERE id = $1 RETURNING *`,
-      [id, secret, ROTATION_OVERLAP_MS],
+      [id, secret, ROTATION_OVERLAP_MS, MAX_PREVIOUS_SECRETS],
     );
     return rows[0] ? toEndpoint(rows[0]) : null;
   }
@@ -153,8 +168,7 @@ const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.par
 const date = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
 
 export function toEndpoint(row: EndpointRow): WebhookEndpoint {
-  const previousUntil = date(row.previous_secret_until);
-  const previousSigns = row.previous_secret !== null && previousUntil !== null && previousUntil.getTime() > Date.now();
+  const previous = stillSigning(row.previous_secret);
   return {
     id: row.id,
     url: row.url,
@@ -166,8 +180,8 @@ export function toEndpoint(row: EndpointRow): WebhookEndpoint {
     accessKeyId: row.access_key_id,
     createdAt: date(row.created_at)!,
     updatedAt: date(row.updated_at)!,
-    signingSecrets: previousSigns ? [row.secret, row.previous_secret!] : [row.secret],
-    previousSecretUntil: previousSigns ? previousUntil : null,
+    signingSecrets: [row.secret, ...previous.map((p) => p.secret)],
+    previousSecretUntil: previous.length > 0 ? new Date(Math.max(...previous.map((p) => Date.parse(p.until)))) : null,
   };
 }
 

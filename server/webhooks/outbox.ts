@@ -1,5 +1,6 @@
 import type { SqlDriver, SqlExecutor } from "../db";
 import { TEST_EVENT_TYPE } from "./events";
+import type { PreviousSecret } from "./signing";
 
 /** A delivery leased to this process for one attempt. */
 export interface ClaimedDelivery {
@@ -16,8 +17,8 @@ export interface ClaimedDelivery {
   /** The endpoint's creating key (null = root): it must still read the event. */
   endpointAccessKeyId: string | null;
   secret: string;
-  previousSecret: string | null;
-  previousSecretUntil: Date | null;
+  /** The secrets rotated out, each signing until its time (migration 12). */
+  previousSecrets: PreviousSecret[] | string | null;
   attempts: number;
   createdAt: Date;
   /** Read past the cursor (PGlite), not claimed from the queue: it has no row until recorded. */
@@ -439,7 +440,7 @@ interface ClaimedRow {
   url: string;
   endpoint_key_id: string | null;
   secret: string;
-  previous_secret: string | null;
+  previous_secret: PreviousSecret[] | string | null;
   previous_secret_until: Date | string | null;
   attempts: number;
   created_at: Date | string;
@@ -459,8 +460,7 @@ function toClaimed(row: ClaimedRow): ClaimedDelivery {
     url: row.url,
     endpointAccessKeyId: row.endpoint_key_id,
     secret: row.secret,
-    previousSecret: row.previous_secret,
-    previousSecretUntil: date(row.previous_secret_until),
+    previousSecrets: row.previous_secret,
     attempts: row.attempts,
     createdAt: new Date(row.created_at),
     viaCursor: false,

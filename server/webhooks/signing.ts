@@ -21,3 +21,15 @@ export function signatureHeader(secrets: readonly string[], id: string, timestam
     })
     .join(" ");
 }
+
+/** A secret rotated out, and when it stops signing (webhook_endpoints.previous_secret, migration 12). */
+export interface PreviousSecret {
+  secret: string;
+  until: string;
+}
+
+/** The secrets rotated out that still sign at `now`, newest first (the column as the driver gives it). */
+export function stillSigning(previous: PreviousSecret[] | string | null, now = Date.now()): PreviousSecret[] {
+  const list = typeof previous === "string" ? (JSON.parse(previous) as PreviousSecret[]) : (previous ?? []);
+  return list.filter((p) => Date.parse(p.until) > now);
+}

@@ -18,6 +18,7 @@ import { readableBy } from "./readable";
 import { renderEventBody } from "./render";
 import { DEFAULT_RETRY, retryDelayMs, type RetryPolicy } from "./retry";
 import type { AttemptResult, DeliverySender } from "./sender";
+import { stillSigning } from "./signing";
 
 export interface WebhookWorkerOptions {
   retry: RetryPolicy;
@@ -391,12 +392,10 @@ export class WebhookWorker {
     }
   }
 
-  /** Signed with the current secret, and the previous one while it still signs after a rotation. */
+  /** Signed with the current secret, and each rotated out while it still signs (24 h after its rotation). */
   private secrets(delivery: ClaimedDelivery): string[] {
-    const secrets = [delivery.secret];
-    const until = delivery.previousSecretUntil;
-    if (delivery.previousSecret && until && until.getTime() > Date.now()) secrets.push(delivery.previousSecret);
-    return secrets;
+    if (delivery.previousSecrets === null) return [delivery.secret];
+    return [delivery.secret, ...stillSigning(delivery.previousSecrets).map((p) => p.secret)];
   }
 
   /** 410 Gone: the delivery fails and the endpoint is disabled, with its audit event, together. */

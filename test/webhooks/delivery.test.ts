@@ -351,6 +351,34 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       Receiver.verify(endpoint.secret, delivery);
     });
 
+    it("a second rotation within 24 h keeps the first secret signing too, until its own 24 h are over", async function () {
+      const r = await receiver();
+      const endpoint = await subscribe(r.url);
+      const rotate = async () => {
+        const res = await app.api.request("POST", `/webhooks/${endpoint.id}/rotate-secret`, { headers: ROOT });
+        expect(res.status, res.text).to.equal(200);
+        return res.body.secret as string;
+      };
+      const second = await rotate();
+      const third = await rotate();
+      await app.api.request("POST", `/webhooks/${endpoint.id}/test`, { headers: ROOT });
+      const [delivery] = await r.until((d) => d.length === 1);
+      expect(delivery.signature.split(" ")).to.have.length(3);
+      for (const secret of [third, second, endpoint.secret]) Receiver.verify(secret, delivery);
+
+      // The first secret's 24 h are over (its time moved back): it no longer signs, the second does.
+      await db.query(
+        `UPDATE webhook_endpoints SET previous_secret = jsonb_set(previous_secret, '{1,until}', to_jsonb(now() - interval '1 second'))
+         WHERE id = $1`,
+        [endpoint.id],
+      );
+      await app.api.request("POST", `/webhooks/${endpoint.id}/test`, { headers: ROOT });
+      const [, later] = await r.until((d) => d.length === 2);
+      expect(later.signature.split(" ")).to.have.length(2);
+      for (const secret of [third, second]) Receiver.verify(secret, later);
+      expect(() => Receiver.verify(endpoint.secret, later)).to.throw();
+    });
+
     it("a manual retry sends a delivered event again under the same webhook-id", async function () {
       const r = await receiver();
       const endpoint = await subscribe(r.url);

@@ -98,7 +98,7 @@ describe("webhook store migrations", function () {
       // The live window's block hashes, up to the head the index last read (500).
       await db.query(`INSERT INTO index_blocks (chain_id, number, hash, parent_hash)
                       SELECT '31337', n, 'h' || n, 'h' || (n - 1) FROM generate_series(437, 500) AS n`);
-      expect(await migrate(db)).to.deep.equal([11]);
+      expect(await migrate(db)).to.deep.equal(MIGRATIONS.filter((m) => m.version >= 11).map((m) => m.version));
       const { rows } = await db.query<{ address: string; news_from: string | number | null }>(
         "SELECT address, news_from FROM indexed_collections ORDER BY address",
       );
@@ -107,6 +107,30 @@ describe("webhook store migrations", function () {
         ["0xbb", null],
         ["0xcc", null],
       ]);
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("12: an endpoint's previous secret becomes the list of secrets rotated out, with the time it stops signing", async function () {
+    const { db, dir } = await storeAt(11);
+    try {
+      await db.query(`INSERT INTO webhook_endpoints (id, url, events, secret, previous_secret, previous_secret_until)
+                      VALUES ('wh_a', 'https://example.com/a', '["operation.sent"]', 'whsec_new', 'whsec_old',
+                              '2030-01-02T03:04:05Z'),
+                             ('wh_b', 'https://example.com/b', '["operation.sent"]', 'whsec_only', NULL, NULL)`);
+      expect(await migrate(db)).to.deep.equal([12]);
+      const { rows } = await db.query<{ id: string; previous_secret: unknown }>(
+        "SELECT id, previous_secret FROM webhook_endpoints ORDER BY id",
+      );
+      const [a, b] = rows.map((r) =>
+        typeof r.previous_secret === "string" ? JSON.parse(r.previous_secret) : r.previous_secret,
+      );
+      expect(a).to.have.length(1);
+      expect(a[0].secret).to.equal("whsec_old");
+      expect(Date.parse(a[0].until)).to.equal(Date.parse("2030-01-02T03:04:05Z"));
+      expect(b).to.equal(null);
     } finally {
       await db.close();
       rmSync(dir, { recursive: true, force: true });

@@ -62,10 +62,10 @@ export const WebhookView = z
     wallets: z.array(z.string()).optional(),
     enabled: z.boolean(),
     disabledReason: z.string().nullable().openapi({ example: null }),
-    previousSecretExpiresAt: z
-      .string()
-      .nullable()
-      .openapi({ description: "After a rotation: until when the old secret still signs beside the new one" }),
+    previousSecretExpiresAt: z.string().nullable().openapi({
+      description:
+        "After a rotation: until when the secrets rotated out still sign beside the current one (each for 24 h after its rotation; this is the last of them)",
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
