@@ -3,6 +3,7 @@ import { OPERATION_INSERT_EVENTS_MIGRATION } from "./migration-10-operation-inse
 import { WEBHOOK_CURSOR_MIGRATION } from "./migration-9-webhook-cursor";
 import { TRANSFER_NEWS_MIGRATION } from "./migration-11-transfer-news";
 import { PREVIOUS_SECRETS_MIGRATION } from "./migration-12-previous-secrets";
+import { REPLACED_WHEN_SENT_MIGRATION } from "./migration-13-replaced-when-sent";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -648,6 +649,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   OPERATION_INSERT_EVENTS_MIGRATION,
   TRANSFER_NEWS_MIGRATION,
   PREVIOUS_SECRETS_MIGRATION,
+  REPLACED_WHEN_SENT_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

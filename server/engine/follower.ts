@@ -469,14 +469,17 @@ export class Follower {
       return;
     }
     const replacement = await signCall(signer, this.ctx.options.chainId, op.nonce!, op.call!, fees);
-    await this.patch(op, { transactions: [...op.transactions, replacement] });
+    // Stored before it is sent, so that a crash in between cannot lose it if it is mined; marked
+    // unsent until the node answers, so that operation.replaced is written only for one it took.
+    await this.patch(op, { transactions: [...op.transactions, { ...replacement, unsent: true }] });
     const outcome = await broadcast(this.ctx.chain.rpc, replacement.raw, op.nonce!);
     this.ctx.logger.info(
       { operationId: op.id, transactionHash: replacement.hash, outcome: outcome.kind },
       "stuck transaction replaced with higher fees",
     );
     if (outcome.kind === "accepted" || outcome.kind === "lost") {
-      await this.patch(op, { pendingSince: head });
+      const sent = op.transactions.map((tx) => (tx.hash === replacement.hash ? replacement : tx));
+      await this.patch(op, { transactions: sent, pendingSince: head });
     } else {
       // Refused: it never entered a mempool, so it is not one of the operation's transactions.
       await this.patch(op, { transactions: withoutHash(op.transactions, replacement.hash), pendingSince: head });

@@ -18,6 +18,11 @@ export interface SignedTransaction {
   maxFeePerGas?: string;
   maxPriorityFeePerGas?: string;
   gasPrice?: string;
+  /**
+   * A replacement stored before its broadcast, until the node's answer: no operation.replaced is
+   * written for it while set (migration 13), and none at all if the node refuses it.
+   */
+  unsent?: true;
 }
 
 /** What an operation answers on failure: an API error code and its message. */
