@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   });
   const sender = new DeliverySender(new UrlGuard(true));
   const service: Post = async (eventId) => {
-    const result = await sender.post(receiver.url, eventId, [secret], body);
+    const result = await sender.post("wh_bench", receiver.url, eventId, [secret], body);
     if (result.kind !== "answered" || result.status !== 200) throw new Error(`delivery: ${JSON.stringify(result)}`);
   };
   const agent = new Agent({ connections: 32, headersTimeout: 10_000, bodyTimeout: 10_000 });

@@ -30,7 +30,11 @@ export interface WebhookWorkerOptions {
    * round. Their wait and their own attempt fit in a lease: queued / concurrency waves of timeouts.
    */
   perEndpointQueued: number;
-  /** Deliveries claimed by this process (in flight and queued), all endpoints together. */
+  /**
+   * Deliveries claimed by this process (in flight and queued), all endpoints together: a bound on
+   * memory, far above what endpoints that stop answering hold (see `unanswered`), so that they
+   * never use it up for the others.
+   */
   maxInFlight: number;
   /** How often an idle worker asks the store whether there is work (one cheap query). */
   idlePollMs: number;
@@ -51,7 +55,7 @@ export const DEFAULT_WORKER_OPTIONS: WebhookWorkerOptions = {
   retry: DEFAULT_RETRY,
   perEndpointConcurrency: 32,
   perEndpointQueued: 32,
-  maxInFlight: 512,
+  maxInFlight: 4096,
   idlePollMs: 100,
   busyPollMs: 2,
   leaseMs: 30_000,
@@ -70,6 +74,15 @@ const PRUNE_BATCH = 10_000;
  * the few the cursor could not finish: retries come due at their time, within this.
  */
 const QUEUE_CHECK_MS = 250;
+
+/**
+ * Deliveries claimed, or events read past the cursor, in one round at most: one statement's work,
+ * which on PGlite holds the service's thread (a backlog is taken over several rounds).
+ */
+const ROUND_MAX = 512;
+
+/** How long an endpoint that stopped answering is remembered with no attempt made to it (deleted, say). */
+const UNANSWERED_FORGET_MS = 3_600_000;
 
 /** How long a key's principal is trusted between two reads: a revocation stops deliveries within it. */
 const PRINCIPAL_CACHE_MS = 1_000;
@@ -114,6 +127,12 @@ export class WebhookWorker {
   private readonly perEndpoint = new Map<string, number>();
   /** Attempts in flight per endpoint, and the claimed deliveries waiting for one of them to end. */
   private readonly sending = new Map<string, number>();
+  /**
+   * Endpoints whose last attempt got no answer (a timeout, a connection refused or cut): each takes
+   * one delivery at a time until one is answered, so that one that stopped answering holds one of
+   * the process's slots (maxInFlight), not its 64, after the attempts it had in flight then.
+   */
+  private readonly unanswered = new Map<string, number>();
   private readonly queued = new Map<string, ClaimedDelivery[]>();
   private readonly attempts = new Set<Promise<void>>();
   private finished: Finished[] = [];
@@ -191,7 +210,7 @@ export class WebhookWorker {
     if (due || this.finished.length > 0 || this.cursor?.hasWrites) {
       const finished = this.finished;
       this.finished = [];
-      const limit = this.stopping ? 0 : Math.max(0, options.maxInFlight - this.claimed);
+      const limit = this.stopping ? 0 : Math.min(ROUND_MAX, Math.max(0, options.maxInFlight - this.claimed));
       const claim = !this.cursor || this.queueDirty || Date.now() >= this.queueCheckAt;
       const cursor = this.cursor?.next(limit);
       let round;
@@ -222,8 +241,7 @@ export class WebhookWorker {
         if (cursor.records.some((r) => r.entry === null)) this.queueDirty = true;
         this.cursor.written(cursor, round.last);
         this.countCursor(cursor.records);
-        const full = (endpointId: string) =>
-          (this.perEndpoint.get(endpointId) ?? 0) >= options.perEndpointConcurrency + options.perEndpointQueued;
+        const full = (endpointId: string) => (this.perEndpoint.get(endpointId) ?? 0) >= this.capacityOf(endpointId);
         this.cursor.take(round.read, full, (delivery) => this.attempt(delivery));
       }
       const written = finished.length + (cursor?.records.length ?? 0);
@@ -245,12 +263,26 @@ export class WebhookWorker {
     return nextDue !== null && nextDue > 0 ? Math.min(options.idlePollMs, nextDue) : options.idlePollMs;
   }
 
-  /** Endpoints with deliveries claimed here, and how many more each may take. */
-  private freeSlots(): Map<string, number> {
+  /** Attempts an endpoint may have in flight here. */
+  private concurrencyOf(endpointId: string): number {
+    return this.unanswered.has(endpointId) ? 1 : this.deps.options.perEndpointConcurrency;
+  }
+
+  /** Deliveries an endpoint may have claimed here, in flight and queued. */
+  private capacityOf(endpointId: string): number {
     const { perEndpointConcurrency, perEndpointQueued } = this.deps.options;
+    return this.unanswered.has(endpointId) ? 1 : perEndpointConcurrency + perEndpointQueued;
+  }
+
+  /** Endpoints with deliveries claimed here (or that stopped answering), and how many more each may take. */
+  private freeSlots(): Map<string, number> {
     const slots = new Map<string, number>();
+    for (const [endpointId, at] of this.unanswered) {
+      if (Date.now() - at > UNANSWERED_FORGET_MS) this.unanswered.delete(endpointId);
+      else slots.set(endpointId, this.capacityOf(endpointId));
+    }
     for (const [endpointId, count] of this.perEndpoint)
-      slots.set(endpointId, Math.max(0, perEndpointConcurrency + perEndpointQueued - count));
+      slots.set(endpointId, Math.max(0, this.capacityOf(endpointId) - count));
     return slots;
   }
 
@@ -277,7 +309,7 @@ export class WebhookWorker {
   private attempt(delivery: ClaimedDelivery): void {
     this.claimed++;
     this.perEndpoint.set(delivery.endpointId, (this.perEndpoint.get(delivery.endpointId) ?? 0) + 1);
-    if ((this.sending.get(delivery.endpointId) ?? 0) < this.deps.options.perEndpointConcurrency) this.send(delivery);
+    if ((this.sending.get(delivery.endpointId) ?? 0) < this.concurrencyOf(delivery.endpointId)) this.send(delivery);
     else if (this.queued.has(delivery.endpointId)) this.queued.get(delivery.endpointId)!.push(delivery);
     else this.queued.set(delivery.endpointId, [delivery]);
   }
@@ -299,11 +331,14 @@ export class WebhookWorker {
         decrement(this.perEndpoint, endpointId);
         decrement(this.sending, endpointId);
         this.attempts.delete(done);
-        // The next one queued for this endpoint takes the slot (on stop they stay: their leases are given back).
+        // The next ones queued for this endpoint take the free slots (on stop they stay: their leases
+        // are given back); one that stopped answering takes one at a time.
         const waiting = this.queued.get(endpointId);
-        const next = waiting?.shift();
+        while (waiting && waiting.length > 0 && !this.stopping) {
+          if ((this.sending.get(endpointId) ?? 0) >= this.concurrencyOf(endpointId)) break;
+          this.send(waiting.shift()!);
+        }
         if (waiting?.length === 0) this.queued.delete(endpointId);
-        if (next && !this.stopping) this.send(next);
       });
     this.attempts.add(done);
   }
@@ -329,8 +364,11 @@ export class WebhookWorker {
     } else {
       const at = new Date().toISOString();
       const body = renderEventBody({ type: delivery.type, data: delivery.data, createdAt: delivery.eventCreatedAt });
-      const result = await this.deps.sender.post(delivery.url, delivery.eventId, this.secrets(delivery), body);
+      const { endpointId, url, eventId } = delivery;
+      const result = await this.deps.sender.post(endpointId, url, eventId, this.secrets(delivery), body);
       if (this.stopping && result.kind === "error") return; // cut by the shutdown: stop() gives the lease back
+      if (result.kind === "error") this.unanswered.set(delivery.endpointId, Date.now());
+      else this.unanswered.delete(delivery.endpointId);
       entry = { at, ms: result.ms, ...answerOf(result) };
       delivered = result.kind === "answered" && result.status >= 200 && result.status < 300;
       gone = result.kind === "answered" && result.status === 410;

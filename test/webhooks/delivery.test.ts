@@ -249,6 +249,51 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       expect(beside.max, "max delay beside the dead endpoint").to.be.below(Math.max(1_000, alone.max * 3));
     });
 
+    it("an endpoint that never answers does not delay another on the same host: each has sockets of its own", async function () {
+      this.timeout(40_000);
+      // One receiver, two endpoints under two paths: /hook/slow never answers, /hook/fast at once.
+      const host = await receiver((d) => (d.path.endsWith("/slow") ? "hold" : 200));
+      await subscribe(`${host.url}/slow`);
+      const slow = () => host.deliveries.filter((d) => d.path.endsWith("/slow"));
+      // The slow one first holds 32 requests: as many sockets as one host had for all its endpoints.
+      for (let i = 0; i < 40; i++) await operationThrough(["sent"]);
+      await host.until(() => slow().length >= 32, 15_000, "32 requests held by the slow endpoint");
+      await subscribe(`${host.url}/fast`);
+      const fast = () => host.deliveries.filter((d) => d.path.endsWith("/fast"));
+      const sentAt = new Map<string, number>();
+      for (let i = 0; i < 20; i++) {
+        const id = await operationThrough([]);
+        sentAt.set(id, Date.now());
+        await db.query("UPDATE operations SET status = 'sent' WHERE id = $1", [id]);
+      }
+      await host.until(() => fast().length >= 20, 30_000, "the fast endpoint's deliveries");
+      const max = Math.max(...fast().map((d) => d.at - sentAt.get(d.json.data.operationId as string)!));
+      console.log(
+        `      same host (${backend.name}): the fast endpoint's max delay ${max} ms over 20 events, beside one holding ${slow().length} requests`,
+      );
+      expect(max, "max delay of the fast endpoint").to.be.below(2_000);
+    });
+
+    it("nine endpoints that never answer, each holding its slots, do not delay a healthy one", async function () {
+      this.timeout(40_000);
+      const healthy = await receiver();
+      await subscribe(healthy.url);
+      const dead: Receiver[] = [];
+      for (let i = 0; i < 9; i++) {
+        dead.push(await receiver(() => "hold"));
+        await subscribe(dead[i].url);
+      }
+      // 70 events: each dead endpoint takes its 64 (32 in flight, 32 queued), 576 in all.
+      for (let i = 0; i < 70; i++) await operationThrough(["sent"]);
+      for (const r of dead) await r.until((d) => d.length >= 32, 15_000, "32 requests held by a dead endpoint");
+      const { max } = await delaysOf(healthy, 40);
+      const held = dead.reduce((n, r) => n + r.deliveries.length, 0);
+      console.log(
+        `      nine dead endpoints (${backend.name}): the healthy one's max delay ${max} ms over 40 events, beside ${held} requests held`,
+      );
+      expect(max, "max delay of the healthy endpoint").to.be.below(2_000);
+    });
+
     it("an endpoint receives only the events its creating key could read; none once that key is revoked", async function () {
       const made = await app.api.request("POST", "/access-keys", {
         json: { name: "shop", scopes: ["webhooks:manage", "nft:read"], collections: [COLLECTION_A] },

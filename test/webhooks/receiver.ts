@@ -8,6 +8,8 @@ import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 
 export interface Delivery {
+  /** The request's path (and query): endpoints may share a receiver under different paths. */
+  path: string;
   id: string;
   timestamp: string;
   signature: string;
@@ -39,6 +41,11 @@ export class Receiver {
     const { port } = server.address() as AddressInfo;
     handlers.receiver = new Receiver(server, `http://127.0.0.1:${port}/hook`, answer);
     return handlers.receiver;
+  }
+
+  /** Requests held open now (answered "hold", not yet closed by the sender). */
+  get holding(): number {
+    return this.held.size;
   }
 
   answerWith(answer: (delivery: Delivery, index: number) => Answer): void {
@@ -88,6 +95,7 @@ export class Receiver {
       Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : (v ?? "")]),
     );
     const delivery: Delivery = {
+      path: req.url ?? "/",
       id: headers["webhook-id"],
       timestamp: headers["webhook-timestamp"],
       signature: headers["webhook-signature"],
