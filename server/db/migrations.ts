@@ -4,6 +4,7 @@ import { WEBHOOK_CURSOR_MIGRATION } from "./migration-9-webhook-cursor";
 import { TRANSFER_NEWS_MIGRATION } from "./migration-11-transfer-news";
 import { PREVIOUS_SECRETS_MIGRATION } from "./migration-12-previous-secrets";
 import { REPLACED_WHEN_SENT_MIGRATION } from "./migration-13-replaced-when-sent";
+import { TRANSFER_WALLET_FILTER_MIGRATION } from "./migration-14-transfer-wallet-filter";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -650,6 +651,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   TRANSFER_NEWS_MIGRATION,
   PREVIOUS_SECRETS_MIGRATION,
   REPLACED_WHEN_SENT_MIGRATION,
+  TRANSFER_WALLET_FILTER_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

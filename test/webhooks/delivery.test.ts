@@ -7,10 +7,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
-import { Wallet } from "ethers";
+import { Wallet, ZeroAddress } from "ethers";
 import { Webhook } from "standardwebhooks";
 import type { SqlDriver } from "../../server/db";
-import { emitEvent } from "../../server/webhooks";
+import { emitEvent, emitEvents } from "../../server/webhooks";
 import type { JsonBody } from "../api/harness";
 import {
   pgliteBackend,
@@ -84,7 +84,7 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
      */
     async function operationThrough(
       statuses: string[],
-      fields: { contract?: string; accessKeyId?: string; insertedAs?: string } = {},
+      fields: { contract?: string; accessKeyId?: string; insertedAs?: string; from?: string } = {},
     ) {
       const id = randomUUID();
       await db.query(
@@ -93,7 +93,7 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
          VALUES ($1, '31337', $2, 'mint', $3, 'f', $6, 7, $4, $5)`,
         [
           id,
-          SENDER,
+          fields.from ?? SENDER,
           fields.contract ?? COLLECTION_A,
           JSON.stringify([{ hash: "0x01", raw: "0x" }]),
           fields.accessKeyId ?? null,
@@ -377,6 +377,32 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       await r.until((d) => d.length === 1);
       await sleep(300);
       expect(r.deliveries.map((d) => d.json.data.operationId)).to.deep.equal([onB]);
+    });
+
+    it("filters: a wallets filter takes the transfers to or from those wallets, and operations they send", async function () {
+      const r = await receiver();
+      const mine = Wallet.createRandom().address;
+      await subscribe(r.url, { events: ["operation.sent", "collection.transfer"], wallets: [mine] });
+      const transfer = (from: string, to: string, tokenId: string) => ({
+        type: "collection.transfer" as const,
+        data: { collection: COLLECTION_A, tokenId, from, to },
+        collection: COLLECTION_A.toLowerCase(),
+        orderKey: `token:${COLLECTION_A.toLowerCase()}:${tokenId}`,
+      });
+      const other = Wallet.createRandom().address;
+      await db.transaction((tx) =>
+        emitEvents(tx, [
+          transfer(ZeroAddress, mine, "1"),
+          transfer(mine, other, "2"),
+          transfer(ZeroAddress, other, "3"),
+        ]),
+      );
+      await operationThrough(["sent"], { from: mine });
+      await operationThrough(["sent"]);
+      await r.until((d) => d.length >= 3);
+      await sleep(300);
+      expect(r.ofType("collection.transfer").map((d) => d.json.data.tokenId)).to.have.members(["1", "2"]);
+      expect(r.ofType("operation.sent")).to.have.length(1);
     });
 
     it("after a rotation each delivery carries two signatures, the new and the old secret each verifying it, for 24 h", async function () {

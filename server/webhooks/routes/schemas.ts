@@ -25,12 +25,14 @@ export const CreateWebhookRequest = z
   .object({
     url,
     events: z.array(EventTypeSchema).min(1),
-    collections: addresses("collections")
-      .optional()
-      .openapi({ description: "Only events about these collections; absent = every collection the key reads" }),
-    wallets: addresses("wallets")
-      .optional()
-      .openapi({ description: "Only events about these wallets (an operation's sender); absent = all" }),
+    collections: addresses("collections").optional().openapi({
+      description:
+        "Only events about these collections (wallet.low_balance is about none: it is left out); absent = every collection the key reads",
+    }),
+    wallets: addresses("wallets").optional().openapi({
+      description:
+        "Only events about these wallets (an operation's sender, the wallet of a wallet.low_balance, a transfer's from or to); absent = all",
+    }),
     enabled: z.boolean().optional().openapi({ description: "Default true" }),
   })
   .strict()
