@@ -155,6 +155,47 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       expect(Math.min(...gaps)).to.be.at.least(40);
     });
 
+    it("a redirect is not followed: the attempt fails as a redirect and is tried again at the endpoint itself", async function () {
+      const elsewhere = await receiver();
+      const r = await receiver((_d, i) => (i < 2 ? { status: 302, headers: { location: elsewhere.url } } : 200));
+      const endpoint = await subscribe(r.url);
+      await operationThrough(["sent"]);
+      await r.until((d) => d.length === 3, 15_000);
+      const log = await waitFor(async () => {
+        const [d] = await deliveriesOf(endpoint.id);
+        return d?.status === "delivered" ? d : undefined;
+      });
+      expect((log.attemptLog as JsonBody[]).map((a) => [a.status, a.error ?? null])).to.deep.equal([
+        [302, "redirect not followed"],
+        [302, "redirect not followed"],
+        [200, null],
+      ]);
+      expect(elsewhere.deliveries, "the redirect's target").to.have.length(0);
+    });
+
+    it("a delivery still failing when its retry window is over is marked failed, and tried no more", async function () {
+      const r = await receiver(() => 500);
+      const endpoint = await subscribe(r.url);
+      await operationThrough(["sent"]);
+      await r.until((d) => d.length >= 1);
+      // Its 24 h (60 s here) are over: the next failed attempt is its last.
+      await waitFor(async () => {
+        const { rowCount } = await db.query(
+          `UPDATE webhook_deliveries SET retry_until = now() - interval '1 second' WHERE endpoint_id = $1`,
+          [endpoint.id],
+        );
+        return rowCount > 0 ? true : undefined;
+      });
+      const log = await waitFor(async () => {
+        const [d] = await deliveriesOf(endpoint.id);
+        return d?.status === "failed" ? d : undefined;
+      });
+      expect(log).to.include({ lastStatus: 500, nextAttemptAt: null });
+      const tries = r.deliveries.length;
+      await sleep(1_000);
+      expect(r.deliveries, "no attempt after it failed").to.have.length(tries);
+    });
+
     it("an operation's events reach the endpoint in order, a later one waiting while an earlier one is retried", async function () {
       const r = await receiver((d, i) => (i === 0 ? 503 : 200));
       await subscribe(r.url, {

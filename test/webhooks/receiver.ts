@@ -19,8 +19,8 @@ export interface Delivery {
   at: number;
 }
 
-/** What to answer to the n-th delivery (0-based): a status, a delay first, or "hold" (never answer). */
-export type Answer = number | { status: number; delayMs: number } | "hold";
+/** What to answer to the n-th delivery (0-based): a status, a delay first or headers, or "hold" (never answer). */
+export type Answer = number | { status: number; delayMs?: number; headers?: Record<string, string> } | "hold";
 
 export class Receiver {
   readonly deliveries: Delivery[] = [];
@@ -118,9 +118,9 @@ export class Receiver {
       wake();
       return;
     }
-    const { status, delayMs } = typeof answer === "number" ? { status: answer, delayMs: 0 } : answer;
+    const { status, delayMs = 0, headers: extra = {} } = typeof answer === "number" ? { status: answer } : answer;
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-    res.writeHead(status, { "content-type": "text/plain" }).end("ok");
+    res.writeHead(status, { "content-type": "text/plain", ...extra }).end("ok");
     wake();
   }
 }
