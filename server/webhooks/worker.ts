@@ -128,9 +128,11 @@ export class WebhookWorker {
   /** Attempts in flight per endpoint, and the claimed deliveries waiting for one of them to end. */
   private readonly sending = new Map<string, number>();
   /**
-   * Endpoints whose last attempt got no answer (a timeout, a connection refused or cut): each takes
-   * one delivery at a time until one is answered, so that one that stopped answering holds one of
-   * the process's slots (maxInFlight), not its 64, after the attempts it had in flight then.
+   * Endpoints whose last attempt got no answer (a timeout, a connection refused or cut): each is
+   * given one delivery at a time until one is answered, so that one that stopped answering holds
+   * one of the process's slots (maxInFlight), not its 64, once those it had claimed then are done.
+   * (Those are still sent as many at a time as before: one at a time, the last of them would wait
+   * past its lease.)
    */
   private readonly unanswered = new Map<string, number>();
   private readonly queued = new Map<string, ClaimedDelivery[]>();
@@ -263,11 +265,6 @@ export class WebhookWorker {
     return nextDue !== null && nextDue > 0 ? Math.min(options.idlePollMs, nextDue) : options.idlePollMs;
   }
 
-  /** Attempts an endpoint may have in flight here. */
-  private concurrencyOf(endpointId: string): number {
-    return this.unanswered.has(endpointId) ? 1 : this.deps.options.perEndpointConcurrency;
-  }
-
   /** Deliveries an endpoint may have claimed here, in flight and queued. */
   private capacityOf(endpointId: string): number {
     const { perEndpointConcurrency, perEndpointQueued } = this.deps.options;
@@ -309,7 +306,7 @@ export class WebhookWorker {
   private attempt(delivery: ClaimedDelivery): void {
     this.claimed++;
     this.perEndpoint.set(delivery.endpointId, (this.perEndpoint.get(delivery.endpointId) ?? 0) + 1);
-    if ((this.sending.get(delivery.endpointId) ?? 0) < this.concurrencyOf(delivery.endpointId)) this.send(delivery);
+    if ((this.sending.get(delivery.endpointId) ?? 0) < this.deps.options.perEndpointConcurrency) this.send(delivery);
     else if (this.queued.has(delivery.endpointId)) this.queued.get(delivery.endpointId)!.push(delivery);
     else this.queued.set(delivery.endpointId, [delivery]);
   }
@@ -331,14 +328,11 @@ export class WebhookWorker {
         decrement(this.perEndpoint, endpointId);
         decrement(this.sending, endpointId);
         this.attempts.delete(done);
-        // The next ones queued for this endpoint take the free slots (on stop they stay: their leases
-        // are given back); one that stopped answering takes one at a time.
+        // The next one queued for this endpoint takes the slot (on stop they stay: their leases are given back).
         const waiting = this.queued.get(endpointId);
-        while (waiting && waiting.length > 0 && !this.stopping) {
-          if ((this.sending.get(endpointId) ?? 0) >= this.concurrencyOf(endpointId)) break;
-          this.send(waiting.shift()!);
-        }
+        const next = waiting?.shift();
         if (waiting?.length === 0) this.queued.delete(endpointId);
+        if (next && !this.stopping) this.send(next);
       });
     this.attempts.add(done);
   }
@@ -367,8 +361,8 @@ export class WebhookWorker {
       const { endpointId, url, eventId } = delivery;
       const result = await this.deps.sender.post(endpointId, url, eventId, this.secrets(delivery), body);
       if (this.stopping && result.kind === "error") return; // cut by the shutdown: stop() gives the lease back
-      if (result.kind === "error") this.unanswered.set(delivery.endpointId, Date.now());
-      else this.unanswered.delete(delivery.endpointId);
+      if (result.kind === "error") this.unanswered.set(endpointId, Date.now());
+      else this.unanswered.delete(endpointId);
       entry = { at, ms: result.ms, ...answerOf(result) };
       delivered = result.kind === "answered" && result.status >= 200 && result.status < 300;
       gone = result.kind === "answered" && result.status === 410;
