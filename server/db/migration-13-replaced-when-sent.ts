@@ -16,39 +16,29 @@ export const REPLACED_WHEN_SENT_MIGRATION = {
     CREATE FUNCTION webhook_sent_count(transactions jsonb) RETURNS integer LANGUAGE sql IMMUTABLE AS $$
       SELECT count(*)::integer FROM jsonb_array_elements(transactions) AS t(tx) WHERE NOT (t.tx ? 'unsent')
     $$;
+    -- As migration 8 wrote it, but for the replaced rule, and without its branch for inserts: no
+    -- trigger calls it on an insert since migration 10.
     CREATE OR REPLACE FUNCTION webhook_operation_events() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ?| ARRAY[
            'operation.sent', 'operation.replaced', 'operation.confirmed', 'operation.failed']) THEN
         RETURN NULL;
       END IF;
-      IF TG_OP = 'INSERT' THEN
-        INSERT INTO webhook_events (id, type, data, collection, wallet, operation_id, access_key_id, order_key)
-        SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), c.kind, c.data, c.collection, c.wallet,
-               c.id, c.access_key_id, 'operation:' || c.id
-        FROM (SELECT n.id, n.access_key_id, 'operation.' || n.status AS kind, webhook_operation_data(n) AS data,
-                     CASE WHEN n.operation = 'deploy' THEN NULL ELSE lower(n.contract_address) END AS collection,
-                     lower(n.from_address) AS wallet
-              FROM new_rows n
-              WHERE n.operation <> 'nonceFill' AND n.status IN ('sent', 'confirmed', 'failed')) c
-        WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? c.kind);
-      ELSE
-        INSERT INTO webhook_events (id, type, data, collection, wallet, operation_id, access_key_id, order_key)
-        SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), c.kind, c.data, c.collection, c.wallet,
-               c.id, c.access_key_id, 'operation:' || c.id
-        FROM (SELECT n.id, n.access_key_id, webhook_operation_data(n) AS data,
-                     CASE WHEN n.operation = 'deploy' THEN NULL ELSE lower(n.contract_address) END AS collection,
-                     lower(n.from_address) AS wallet,
-                     CASE WHEN n.status IS DISTINCT FROM o.status THEN
-                            CASE WHEN n.status IN ('confirmed', 'failed') OR (n.status = 'sent' AND o.status = 'queued')
-                                 THEN 'operation.' || n.status END
-                          WHEN n.status = 'sent'
-                            AND webhook_sent_count(n.transactions) > webhook_sent_count(o.transactions)
-                            THEN 'operation.replaced' END AS kind
-              FROM new_rows n JOIN old_rows o ON o.id = n.id
-              WHERE n.operation <> 'nonceFill') c
-        WHERE c.kind IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? c.kind);
-      END IF;
+      INSERT INTO webhook_events (id, type, data, collection, wallet, operation_id, access_key_id, order_key)
+      SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), c.kind, c.data, c.collection, c.wallet,
+             c.id, c.access_key_id, 'operation:' || c.id
+      FROM (SELECT n.id, n.access_key_id, webhook_operation_data(n) AS data,
+                   CASE WHEN n.operation = 'deploy' THEN NULL ELSE lower(n.contract_address) END AS collection,
+                   lower(n.from_address) AS wallet,
+                   CASE WHEN n.status IS DISTINCT FROM o.status THEN
+                          CASE WHEN n.status IN ('confirmed', 'failed') OR (n.status = 'sent' AND o.status = 'queued')
+                               THEN 'operation.' || n.status END
+                        WHEN n.status = 'sent'
+                          AND webhook_sent_count(n.transactions) > webhook_sent_count(o.transactions)
+                          THEN 'operation.replaced' END AS kind
+            FROM new_rows n JOIN old_rows o ON o.id = n.id
+            WHERE n.operation <> 'nonceFill') c
+      WHERE c.kind IS NOT NULL AND EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? c.kind);
       RETURN NULL;
     END
     $$;

@@ -2,24 +2,23 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { migrate, MIGRATIONS } from "../../server/db";
+import { migrate, MIGRATIONS, type SqlDriver } from "../../server/db";
 import { openPgliteDriver } from "../../server/db/pglite-driver";
 
 describe("webhook store migrations", function () {
   it("8: fans out what a version-7 store left unfanned, moves ended deliveries to the log, and fans out new events as they are written", async function () {
-    const { db, dir } = await storeAt(7);
-    try {
+    await atVersion(7, async (db) => {
       // A store at version 7, as the previous release left it: one endpoint, one event not fanned out.
       await db.query(`INSERT INTO webhook_endpoints (id, url, events, secret, created_at)
-                      VALUES ('wh_a', 'https://example.com/hook', '["collection.transfer"]', 'whsec_x', now() - interval '1 minute')`);
+                    VALUES ('wh_a', 'https://example.com/hook', '["collection.transfer"]', 'whsec_x', now() - interval '1 minute')`);
       await db.query(`INSERT INTO webhook_events (id, type, data, collection, order_key)
-                      VALUES ('evt_old', 'collection.transfer', '{}', '0xabc', 'collection.transfer:0xabc:1')`);
+                    VALUES ('evt_old', 'collection.transfer', '{}', '0xabc', 'collection.transfer:0xabc:1')`);
 
       // And one delivered already: it moves to the log, out of the queue.
       await db.query(`INSERT INTO webhook_events (id, type, data, collection, fanned_out)
-                      VALUES ('evt_done', 'collection.transfer', '{}', '0xabc', true)`);
+                    VALUES ('evt_done', 'collection.transfer', '{}', '0xabc', true)`);
       await db.query(`INSERT INTO webhook_deliveries (endpoint_id, event_seq, status, attempts, attempt_log, delivered_at)
-                      SELECT 'wh_a', seq, 'delivered', 1, '[{"status":200}]', now() FROM webhook_events WHERE id = 'evt_done'`);
+                    SELECT 'wh_a', seq, 'delivered', 1, '[{"status":200}]', now() FROM webhook_events WHERE id = 'evt_done'`);
 
       expect(await migrate(db)).to.include(8);
 
@@ -27,7 +26,7 @@ describe("webhook store migrations", function () {
         (
           await db.query<{ endpoint_id: string; status: string }>(
             `SELECT d.endpoint_id, d.status FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq
-             WHERE e.id = $1`,
+           WHERE e.id = $1`,
             [eventId],
           )
         ).rows;
@@ -35,26 +34,22 @@ describe("webhook store migrations", function () {
       expect(await delivery("evt_done")).to.deep.equal([]);
       const { rows: logged } = await db.query<{ status: string; attempts: number }>(
         `SELECT l.status, l.attempts FROM webhook_delivery_log l JOIN webhook_events e ON e.seq = l.event_seq
-         WHERE e.id = 'evt_done'`,
+       WHERE e.id = 'evt_done'`,
       );
       expect(logged).to.deep.equal([{ status: "delivered", attempts: 1 }]);
       await db.query(
         `INSERT INTO webhook_events (id, type, data, collection) VALUES ('evt_new', 'collection.transfer', '{}', '0xabc')`,
       );
       expect(await delivery("evt_new")).to.deep.equal([{ endpoint_id: "wh_a", status: "pending" }]);
-    } finally {
-      await db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it("9: a version-8 store keeps its queue; the cursor starts past its events, and PGlite's new events are read past it, not queued", async function () {
-    const { db, dir } = await storeAt(8);
-    try {
+    await atVersion(8, async (db) => {
       await db.query(`INSERT INTO webhook_endpoints (id, url, events, secret)
-                      VALUES ('wh_a', 'https://example.com/hook', '["collection.transfer"]', 'whsec_x')`);
+                    VALUES ('wh_a', 'https://example.com/hook', '["collection.transfer"]', 'whsec_x')`);
       await db.query(`INSERT INTO webhook_events (id, type, data, collection)
-                      VALUES ('evt_old', 'collection.transfer', '{}', '0xabc')`);
+                    VALUES ('evt_old', 'collection.transfer', '{}', '0xabc')`);
       const queued = async () =>
         (
           await db.query<{ id: string }>(
@@ -72,7 +67,7 @@ describe("webhook store migrations", function () {
 
       await db.exec("SET webhooks.handoff = 'cursor'");
       await db.query(`INSERT INTO webhook_events (id, type, data, collection)
-                      VALUES ('evt_new', 'collection.transfer', '{}', '0xabc')`);
+                    VALUES ('evt_new', 'collection.transfer', '{}', '0xabc')`);
       expect(await queued()).to.deep.equal(["evt_old"]);
       const read = await db.query<{ c: { read: Array<{ endpoint_id: string; event_id: string }> } | string }>(
         "SELECT webhook_cursor_round($1::jsonb) AS c",
@@ -83,21 +78,17 @@ describe("webhook store migrations", function () {
         read: Array<{ endpoint_id: string; event_id: string }>;
       };
       expect(got.read.map((d) => [d.endpoint_id, d.event_id])).to.deep.equal([["wh_a", "evt_new"]]);
-    } finally {
-      await db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it("11: a collection followed near the head has its news begin where it is final; one still reading its history has none yet", async function () {
-    const { db, dir } = await storeAt(10);
-    try {
+    await atVersion(10, async (db) => {
       await db.query(`INSERT INTO indexed_collections (chain_id, address, deployed_block, indexed_block, final_block, registered_by)
-                      VALUES ('31337', '0xaa', 10, 500, 499, 'api'), ('31337', '0xbb', 10, 100, 100, 'api'),
-                             ('31337', '0xcc', NULL, NULL, NULL, 'request')`);
+                    VALUES ('31337', '0xaa', 10, 500, 499, 'api'), ('31337', '0xbb', 10, 100, 100, 'api'),
+                           ('31337', '0xcc', NULL, NULL, NULL, 'request')`);
       // The live window's block hashes, up to the head the index last read (500).
       await db.query(`INSERT INTO index_blocks (chain_id, number, hash, parent_hash)
-                      SELECT '31337', n, 'h' || n, 'h' || (n - 1) FROM generate_series(437, 500) AS n`);
+                    SELECT '31337', n, 'h' || n, 'h' || (n - 1) FROM generate_series(437, 500) AS n`);
       expect(await migrate(db)).to.deep.equal(MIGRATIONS.filter((m) => m.version >= 11).map((m) => m.version));
       const { rows } = await db.query<{ address: string; news_from: string | number | null }>(
         "SELECT address, news_from FROM indexed_collections ORDER BY address",
@@ -107,19 +98,15 @@ describe("webhook store migrations", function () {
         ["0xbb", null],
         ["0xcc", null],
       ]);
-    } finally {
-      await db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it("12: an endpoint's previous secret becomes the list of secrets rotated out, with the time it stops signing", async function () {
-    const { db, dir } = await storeAt(11);
-    try {
+    await atVersion(11, async (db) => {
       await db.query(`INSERT INTO webhook_endpoints (id, url, events, secret, previous_secret, previous_secret_until)
-                      VALUES ('wh_a', 'https://example.com/a', '["operation.sent"]', 'whsec_new', 'whsec_old',
-                              '2030-01-02T03:04:05Z'),
-                             ('wh_b', 'https://example.com/b', '["operation.sent"]', 'whsec_only', NULL, NULL)`);
+                    VALUES ('wh_a', 'https://example.com/a', '["operation.sent"]', 'whsec_new', 'whsec_old',
+                            '2030-01-02T03:04:05Z'),
+                           ('wh_b', 'https://example.com/b', '["operation.sent"]', 'whsec_only', NULL, NULL)`);
       expect(await migrate(db)).to.deep.equal(MIGRATIONS.filter((m) => m.version >= 12).map((m) => m.version));
       const { rows } = await db.query<{ id: string; previous_secret: unknown }>(
         "SELECT id, previous_secret FROM webhook_endpoints ORDER BY id",
@@ -131,12 +118,20 @@ describe("webhook store migrations", function () {
       expect(a[0].secret).to.equal("whsec_old");
       expect(Date.parse(a[0].until)).to.equal(Date.parse("2030-01-02T03:04:05Z"));
       expect(b).to.equal(null);
-    } finally {
-      await db.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
+
+/** Runs `check` on a PGlite store left as the release with migrations up to `version` left it; removes it after. */
+async function atVersion(version: number, check: (db: SqlDriver) => Promise<void>): Promise<void> {
+  const { db, dir } = await storeAt(version);
+  try {
+    await check(db);
+  } finally {
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** A PGlite store with the migrations up to `version` applied, as that release left it. */
 async function storeAt(version: number) {
