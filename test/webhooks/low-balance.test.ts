@@ -96,4 +96,57 @@ describe("wallet.low_balance (a held wallet on a real chain)", function () {
     expect(events()[1].json.data).to.include({ balance: (ETHER / 10n).toString() });
     expect(events()[1].id).not.to.equal(events()[0].id);
   });
+
+  it("reaches only endpoints whose creating key reads the wallet: wallets:read, and the wallet within its limits", async function () {
+    this.timeout(60_000);
+    const held = async (label: string) => {
+      const res = await api.request("POST", "/wallets", { json: { kind: "local", label }, headers: ROOT });
+      expect(res.status, res.text).to.equal(201);
+      return res.body.address as string;
+    };
+    const [first, second] = [await held("payroll"), await held("gas")];
+    const key = async (name: string, scopes: string[], wallets?: string[]) => {
+      const res = await api.request("POST", "/access-keys", { json: { name, scopes, wallets }, headers: ROOT });
+      expect(res.status, res.text).to.equal(201);
+      return { authorization: `Bearer ${res.body.key as string}` };
+    };
+    const subscribe = async (path: string, headers: Record<string, string>) => {
+      const res = await api.request("POST", "/webhooks", {
+        json: { url: `${receiver.url}/${path}`, events: ["wallet.low_balance"] },
+        headers,
+      });
+      expect(res.status, res.text).to.equal(201);
+    };
+    await subscribe("every-wallet", await key("every wallet", ["webhooks:manage", "wallets:read"]));
+    await subscribe("first-only", await key("first wallet", ["webhooks:manage", "wallets:read"], [first]));
+    await subscribe("no-scope", await key("no wallets:read", ["webhooks:manage", "nft:read"]));
+
+    for (const address of [first, second]) {
+      await chain.send("hardhat_setBalance", [address, `0x${(2n * ETHER).toString(16)}`]);
+      const policy = await api.request("PATCH", `/wallets/${address}`, {
+        json: { lowBalance: ETHER.toString() },
+        headers: ROOT,
+      });
+      expect(policy.status, policy.text).to.equal(200);
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS * 5));
+    for (const address of [first, second])
+      await chain.send("hardhat_setBalance", [address, `0x${(ETHER / 2n).toString(16)}`]);
+
+    const at = (path: string) =>
+      receiver
+        .ofType("wallet.low_balance")
+        .filter((d) => d.path === `/hook/${path}`)
+        .map((d) => d.json.data.address);
+    await receiver.until(
+      () => at("every-wallet").length === 2,
+      10_000,
+      "both crossings, to the unlimited key's endpoint",
+    );
+    // The other endpoints were written the same events, in the same rounds: a little longer for any stray one.
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS * 5));
+    expect(at("every-wallet")).to.have.members([first, second]);
+    expect(at("first-only"), "a key limited to the first wallet").to.deep.equal([first]);
+    expect(at("no-scope"), "a key without wallets:read").to.deep.equal([]);
+  });
 });

@@ -1,19 +1,23 @@
 /**
- * operation.replaced through the real engine (a `hardhat node` with automine off, a fault-injecting
+ * Operation events through the real engine (a `hardhat node` with automine off, a fault-injecting
  * JSON-RPC proxy, the service as users run it): a fee bump the node refuses is never reported; the
- * one it takes is, and each operation.replaced names a transaction the operation still lists.
+ * one it takes is, and each operation.replaced names a transaction the operation still lists. A
+ * mint that reverts on chain is reported operation.failed, with the error GET shows.
  */
 import { expect } from "chai";
 import { Transaction, Wallet } from "ethers";
-import { DEV_KEYS, TEST_API_KEY, usedSecrets } from "../api/harness";
-import { mintBody, startEngineFixture, untilOperation, type EngineFixture } from "../engine/fixture";
+import { DEV_KEYS, deployDirectly, TEST_API_KEY, usedSecrets } from "../api/harness";
+import { mempoolHolds, mintBody, startEngineFixture, untilOperation, type EngineFixture } from "../engine/fixture";
 import { Receiver } from "./receiver";
 
-describe("operation.replaced through the engine (automine off, a proxy refusing one fee bump)", function () {
+describe("operation events through the engine (automine off; a proxy refusing one fee bump)", function () {
   this.timeout(120_000);
   let f: EngineFixture;
   let receiver: Receiver;
   const dave = new Wallet(DEV_KEYS[6]);
+  const erin = new Wallet(DEV_KEYS[7]);
+  const frank = new Wallet(DEV_KEYS[8]);
+  const owner = new Wallet(DEV_KEYS[0]);
 
   before(async function () {
     this.timeout(180_000);
@@ -74,5 +78,42 @@ describe("operation.replaced through the engine (automine off, a proxy refusing 
       ...replaced.map(() => "operation.replaced"),
       "operation.confirmed",
     ]);
+  });
+
+  it("a mint that reverts on chain is reported operation.sent then operation.failed, with its error; the one that won, confirmed", async function () {
+    const made = await f.api.request("POST", "/webhooks", {
+      json: { url: `${receiver.url}/failed`, events: ["operation.sent", "operation.confirmed", "operation.failed"] },
+      headers: { authorization: `Bearer ${TEST_API_KEY}` },
+    });
+    expect(made.status, made.text).to.equal(201);
+    usedSecrets.add(made.body.secret as string);
+    await f.chain.setAutomine(true);
+    const lastOne = await deployDirectly(owner.connect(f.provider), { maxSupply: 1n, cost: 0n });
+    await f.chain.setAutomine(false);
+    // Both simulate well against the same state; mined in one block, the second reverts.
+    const body = (key: string) => ({ privateKey: key, contractAddress: lastOne, mintAmount: 1 });
+    const racing = Promise.all([
+      f.api.post("/nft/mint", body(erin.privateKey)),
+      f.api.post("/nft/mint", body(frank.privateKey)),
+    ]);
+    await mempoolHolds(f.chain, 2);
+    await f.chain.mine();
+    const answers = await racing;
+    const won = answers.find((r) => r.status === 200);
+    const lost = answers.find((r) => r.status === 422);
+    expect(won && lost, answers.map((r) => r.text).join("\n")).to.not.equal(undefined);
+    const [wonId, lostId] = [won!.body.operationId as string, lost!.body.error.operationId as string];
+
+    const ofOperation = (id: string) =>
+      receiver.deliveries.filter((d) => d.path === "/hook/failed" && d.json.data.operationId === id);
+    await receiver.until(() => ofOperation(lostId).length === 2 && ofOperation(wonId).length === 2);
+    expect(ofOperation(lostId).map((d) => d.json.type)).to.deep.equal(["operation.sent", "operation.failed"]);
+    expect(ofOperation(wonId).map((d) => d.json.type)).to.deep.equal(["operation.sent", "operation.confirmed"]);
+    const failed = ofOperation(lostId)[1].json.data;
+    const view = await f.api.get(`/nft/operations/${lostId}`);
+    expect(failed).to.deep.include({ operationId: lostId, status: "failed", from: view.body.from });
+    expect(failed.error).to.deep.equal(view.body.error);
+    expect((failed.error as { code: string }).code).to.equal("CONTRACT_REVERTED");
+    expect(failed.transactionHash).to.equal(view.body.transactionHash);
   });
 });
