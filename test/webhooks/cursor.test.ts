@@ -159,6 +159,37 @@ describe("webhooks past the cursor (PGlite)", function () {
     expect(r.deliveries.map(opOf)).to.deep.equal([taken]);
   });
 
+  it("disabled and enabled again before the worker read what it took: that arrives, and nothing written while it was disabled", async function () {
+    app = await startWebhookApp(db, { startWorker: false });
+    const r = await receiver();
+    const endpoint = await subscribe(r.url, { events: ["operation.sent"] });
+    const patch = async (enabled: boolean) => {
+      const res = await app!.api.request("PATCH", `/webhooks/${endpoint.id}`, { json: { enabled }, headers: ROOT });
+      expect(res.status, res.text).to.equal(200);
+    };
+    const before = await operationThrough(["sent"]);
+    await patch(false);
+    await operationThrough(["sent"]); // while disabled
+    await patch(true);
+    const between = await operationThrough(["sent"]);
+    await patch(false);
+    await operationThrough(["sent"]); // while disabled again
+    await patch(true);
+    const after = await operationThrough(["sent"]);
+    app.webhooks.worker.start();
+    await r.until((d) => d.length >= 3);
+    await sleep(500);
+    expect(r.deliveries.map(opOf)).to.deep.equal([before, between, after]);
+    // Once the cursor passed them, the gaps are forgotten at the next enabling.
+    await waitFor(async () => ((await cursor()) >= (await lastSeq()) ? true : undefined));
+    await patch(false);
+    await patch(true);
+    const { rows } = await db.query<{ skipped: unknown }>("SELECT skipped FROM webhook_endpoints WHERE id = $1", [
+      endpoint.id,
+    ]);
+    expect(rows[0].skipped).to.equal(null);
+  });
+
   it("past what the worker keeps in memory for an endpoint, deliveries go to the queue: all arrive, each operation's in order", async function () {
     app = await startWebhookApp(db, {
       worker: { perEndpointConcurrency: 2, perEndpointQueued: 1 },
