@@ -5,15 +5,37 @@
  */
 import { spawn } from "node:child_process";
 
-/** GET /count answers how many came; GET / every [webhook-id, arrival ms]. */
+/**
+ * GET /count answers how many came; GET / every [webhook-id, arrival ms]. HTTP/1.1 read off the
+ * socket by hand (keep-alive and pipelining, Content-Length bodies: what undici sends), not
+ * node:http: its parser and objects took about 0.12 ms of CPU per delivery, on the same two cores
+ * as the service it measures. Every delivery is answered 200 with no body.
+ */
 const RECEIVER_SOURCE = `
 const arrivals = [];
-const server = require("node:http").createServer((req, res) => {
-  if (req.method === "GET") return res.end(JSON.stringify(req.url === "/count" ? arrivals.length : arrivals));
-  req.resume();
-  req.on("end", () => { arrivals.push([req.headers["webhook-id"], Date.now()]); res.end(); });
+const OK = Buffer.from("HTTP/1.1 200 OK\\r\\ncontent-length: 0\\r\\n\\r\\n");
+const server = require("node:net").createServer((socket) => {
+  let buffer = Buffer.alloc(0);
+  socket.on("data", (chunk) => {
+    buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+    for (;;) {
+      const end = buffer.indexOf("\\r\\n\\r\\n");
+      if (end < 0) return;
+      const head = buffer.toString("latin1", 0, end);
+      const length = Number(/\\r\\ncontent-length: *(\\d+)/i.exec(head)?.[1] ?? 0);
+      if (buffer.length < end + 4 + length) return;
+      buffer = buffer.subarray(end + 4 + length);
+      if (head.startsWith("GET")) {
+        const body = JSON.stringify(head.startsWith("GET /count") ? arrivals.length : arrivals);
+        socket.write("HTTP/1.1 200 OK\\r\\ncontent-type: application/json\\r\\ncontent-length: " + Buffer.byteLength(body) + "\\r\\n\\r\\n" + body);
+      } else {
+        arrivals.push([/\\r\\nwebhook-id: *([^\\r]*)/i.exec(head)?.[1], Date.now()]);
+        socket.write(OK);
+      }
+    }
+  });
+  socket.on("error", () => {});
 });
-server.keepAliveTimeout = 60000;
 server.listen(0, "127.0.0.1", () => console.log(server.address().port));`;
 
 export async function startChildReceiver(): Promise<{
