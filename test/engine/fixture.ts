@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import type { JsonRpcProvider } from "ethers";
+import type { JsonRpcProvider, Wallet } from "ethers";
 import { ChainControl } from "../support/chain-control";
 import { RpcProxy } from "../support/rpc-proxy";
 import {
@@ -15,6 +15,7 @@ import {
   ChainNode,
   ServiceProcess,
   collectionAt,
+  deployDirectly,
   deployWithScript,
   directProvider,
   sleep,
@@ -120,6 +121,27 @@ export async function totalSupply(f: EngineFixture, collection = f.collection): 
 
 export function mintBody(f: EngineFixture, privateKey: string, mintAmount: unknown = 1) {
   return { privateKey, contractAddress: f.collection, mintAmount };
+}
+
+/**
+ * Two mints racing for the last token of a new collection (max supply 1, deployed by `owner`):
+ * both simulate well against the same state, are mined in one block, and the second reverts on
+ * chain. Answers the new collection and both answers, in the order of `keys`.
+ */
+export async function mintsRacingForLastToken(
+  f: EngineFixture,
+  owner: Wallet,
+  keys: [string, string],
+): Promise<{ lastOne: string; answers: ApiResponse[] }> {
+  await f.chain.setAutomine(true);
+  const lastOne = await deployDirectly(owner.connect(f.provider), { maxSupply: 1n, cost: 0n });
+  await f.chain.setAutomine(false);
+  const racing = Promise.all(
+    keys.map((privateKey) => f.api.post("/nft/mint", { privateKey, contractAddress: lastOne, mintAmount: 1 })),
+  );
+  await mempoolHolds(f.chain, 2);
+  await f.chain.mine();
+  return { lastOne, answers: await racing };
 }
 
 /** Sends a request and, while it is in flight, mines a block as soon as `count` transactions wait. */

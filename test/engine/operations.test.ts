@@ -1,11 +1,11 @@
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import { expectError, UUID } from "../api/expectations";
-import { DEV_KEYS, collectionAt, deployDirectly } from "../api/harness";
+import { DEV_KEYS, collectionAt } from "../api/harness";
 import {
-  mempoolHolds,
   minedWhenSent,
   mintBody,
+  mintsRacingForLastToken,
   operation,
   startEngineFixture,
   totalSupply,
@@ -164,17 +164,7 @@ describe("operations and Idempotency-Key (automine off: the test mines every blo
     });
 
     it("two mints racing for the last token both simulate well; the one mined second reverts on chain and ends failed CONTRACT_REVERTED", async function () {
-      await f.chain.setAutomine(true);
-      const lastOne = await deployDirectly(owner.connect(f.provider), { maxSupply: 1n, cost: 0n });
-      await f.chain.setAutomine(false);
-      const body = (key: string) => ({ privateKey: key, contractAddress: lastOne, mintAmount: 1 });
-      const racing = Promise.all([
-        f.api.post("/nft/mint", body(alice.privateKey)),
-        f.api.post("/nft/mint", body(bob.privateKey)),
-      ]);
-      await mempoolHolds(f.chain, 2);
-      await f.chain.mine();
-      const answers = await racing;
+      const { lastOne, answers } = await mintsRacingForLastToken(f, owner, [alice.privateKey, bob.privateKey]);
       const won = answers.filter((r) => r.status === 200);
       const lost = answers.filter((r) => r.status !== 200);
       expect(won, answers.map((r) => r.text).join("\n")).to.have.length(1);

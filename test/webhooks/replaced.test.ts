@@ -6,8 +6,14 @@
  */
 import { expect } from "chai";
 import { Transaction, Wallet } from "ethers";
-import { DEV_KEYS, deployDirectly, TEST_API_KEY, usedSecrets } from "../api/harness";
-import { mempoolHolds, mintBody, startEngineFixture, untilOperation, type EngineFixture } from "../engine/fixture";
+import { DEV_KEYS, TEST_API_KEY, usedSecrets } from "../api/harness";
+import {
+  mintBody,
+  mintsRacingForLastToken,
+  startEngineFixture,
+  untilOperation,
+  type EngineFixture,
+} from "../engine/fixture";
 import { Receiver } from "./receiver";
 
 describe("operation events through the engine (automine off; a proxy refusing one fee bump)", function () {
@@ -87,18 +93,8 @@ describe("operation events through the engine (automine off; a proxy refusing on
     });
     expect(made.status, made.text).to.equal(201);
     usedSecrets.add(made.body.secret as string);
-    await f.chain.setAutomine(true);
-    const lastOne = await deployDirectly(owner.connect(f.provider), { maxSupply: 1n, cost: 0n });
-    await f.chain.setAutomine(false);
-    // Both simulate well against the same state; mined in one block, the second reverts.
-    const body = (key: string) => ({ privateKey: key, contractAddress: lastOne, mintAmount: 1 });
-    const racing = Promise.all([
-      f.api.post("/nft/mint", body(erin.privateKey)),
-      f.api.post("/nft/mint", body(frank.privateKey)),
-    ]);
-    await mempoolHolds(f.chain, 2);
-    await f.chain.mine();
-    const answers = await racing;
+    // Both simulate well; mined in one block, the second reverts.
+    const { answers } = await mintsRacingForLastToken(f, owner, [erin.privateKey, frank.privateKey]);
     const won = answers.find((r) => r.status === 200);
     const lost = answers.find((r) => r.status === 422);
     expect(won && lost, answers.map((r) => r.text).join("\n")).to.not.equal(undefined);
