@@ -38,7 +38,6 @@ interface EndpointRow {
   updated_at: Date | string;
   secret: string;
   previous_secret: PreviousSecret[] | string | null;
-  previous_secret_until: Date | string | null;
 }
 
 export interface EndpointChanges {
@@ -132,6 +131,7 @@ export class WebhookEndpointStore {
                SELECT e.p, e.n FROM jsonb_array_elements(coalesce(w.previous_secret, '[]')) WITH ORDINALITY AS e(p, n)
                WHERE (e.p ->> 'until')::timestamptz > now()
                ORDER BY n LIMIT $4) x),
+           -- The last time in the list: kept true, though the service reads each secret's own time.
            previous_secret_until = now() + $3 * interval '1 millisecond',
            secret = $2, updated_at = now()
        WHERE id = $1 RETURNING *`,

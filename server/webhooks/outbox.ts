@@ -441,7 +441,6 @@ interface ClaimedRow {
   endpoint_key_id: string | null;
   secret: string;
   previous_secret: PreviousSecret[] | string | null;
-  previous_secret_until: Date | string | null;
   attempts: number;
   created_at: Date | string;
 }
@@ -467,7 +466,7 @@ function toClaimed(row: ClaimedRow): ClaimedDelivery {
   };
 }
 
-type EndpointFields = "url" | "endpoint_key_id" | "secret" | "previous_secret" | "previous_secret_until";
+type EndpointFields = "url" | "endpoint_key_id" | "secret" | "previous_secret";
 
 interface CursorDeliveryRow extends Omit<ClaimedRow, EndpointFields | "attempts" | "created_at"> {
   order_key: string | null;
