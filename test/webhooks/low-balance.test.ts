@@ -11,7 +11,7 @@ import { expect } from "chai";
 import { loadConfig } from "../../server/config/config";
 import { createLogger } from "../../server/http/logger";
 import { startService, type RunningService } from "../../server/main";
-import { ApiClient, ChainNode, TEST_API_KEY } from "../api/harness";
+import { ApiClient, ChainNode, sleep, TEST_API_KEY } from "../api/harness";
 import { ChainControl } from "../support/chain-control";
 import { Receiver } from "./receiver";
 
@@ -26,6 +26,10 @@ describe("wallet.low_balance (a held wallet on a real chain)", function () {
   let receiver: Receiver;
   let chain: ChainControl;
   const dataDir = mkdtempSync(path.join(tmpdir(), "webhooks-low-balance-"));
+  const setBalance = (address: string, wei: bigint) =>
+    chain.send("hardhat_setBalance", [address, `0x${wei.toString(16)}`]);
+  /** Five balance reads: time for an event that would come, to come. */
+  const settle = () => sleep(POLL_MS * 5);
 
   before(async function () {
     this.timeout(90_000);
@@ -61,20 +65,18 @@ describe("wallet.low_balance (a held wallet on a real chain)", function () {
     const wallet = await api.request("POST", "/wallets", { json: { kind: "local", label: "treasury" }, headers: ROOT });
     expect(wallet.status, wallet.text).to.equal(201);
     const address = wallet.body.address as string;
-    const setBalance = (wei: bigint) => chain.send("hardhat_setBalance", [address, `0x${wei.toString(16)}`]);
-    await setBalance(2n * ETHER);
+    await setBalance(address, 2n * ETHER);
     const policy = await api.request("PATCH", `/wallets/${address}`, {
       json: { lowBalance: ETHER.toString() },
       headers: ROOT,
     });
     expect(policy.status, policy.text).to.equal(200);
     const events = () => receiver.ofType("wallet.low_balance");
-    const settle = () => new Promise((resolve) => setTimeout(resolve, POLL_MS * 5));
 
     await settle();
     expect(events(), "above the threshold: nothing").to.have.length(0);
 
-    await setBalance(ETHER / 2n);
+    await setBalance(address, ETHER / 2n);
     await receiver.until(() => events().length === 1, 10_000, "the first crossing");
     expect(events()[0].json.data).to.deep.equal({
       address,
@@ -83,15 +85,15 @@ describe("wallet.low_balance (a held wallet on a real chain)", function () {
       lowBalance: ETHER.toString(),
     });
 
-    await setBalance(ETHER / 4n);
+    await setBalance(address, ETHER / 4n);
     await settle();
     expect(events(), "still below: no second event").to.have.length(1);
 
-    await setBalance(3n * ETHER);
+    await setBalance(address, 3n * ETHER);
     await settle();
     expect(events(), "back above: no event").to.have.length(1);
 
-    await setBalance(ETHER / 10n);
+    await setBalance(address, ETHER / 10n);
     await receiver.until(() => events().length === 2, 10_000, "the second crossing");
     expect(events()[1].json.data).to.include({ balance: (ETHER / 10n).toString() });
     expect(events()[1].id).not.to.equal(events()[0].id);
@@ -122,16 +124,15 @@ describe("wallet.low_balance (a held wallet on a real chain)", function () {
     await subscribe("no-scope", await key("no wallets:read", ["webhooks:manage", "nft:read"]));
 
     for (const address of [first, second]) {
-      await chain.send("hardhat_setBalance", [address, `0x${(2n * ETHER).toString(16)}`]);
+      await setBalance(address, 2n * ETHER);
       const policy = await api.request("PATCH", `/wallets/${address}`, {
         json: { lowBalance: ETHER.toString() },
         headers: ROOT,
       });
       expect(policy.status, policy.text).to.equal(200);
     }
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS * 5));
-    for (const address of [first, second])
-      await chain.send("hardhat_setBalance", [address, `0x${(ETHER / 2n).toString(16)}`]);
+    await settle();
+    for (const address of [first, second]) await setBalance(address, ETHER / 2n);
 
     const at = (path: string) =>
       receiver
@@ -144,7 +145,7 @@ describe("wallet.low_balance (a held wallet on a real chain)", function () {
       "both crossings, to the unlimited key's endpoint",
     );
     // The other endpoints were written the same events, in the same rounds: a little longer for any stray one.
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS * 5));
+    await settle();
     expect(at("every-wallet")).to.have.members([first, second]);
     expect(at("first-only"), "a key limited to the first wallet").to.deep.equal([first]);
     expect(at("no-scope"), "a key without wallets:read").to.deep.equal([]);
