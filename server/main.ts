@@ -106,6 +106,8 @@ export async function startService(
       confirmations: config.confirmations,
       txTimeoutMs: config.txTimeoutMs,
       resendBlocks: config.txResendBlocks,
+      finalityBlocks: config.finalityBlocks,
+      crashAt: config.crashAt,
       blockPollMs: config.blockPollMs,
     },
   });

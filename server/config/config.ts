@@ -26,6 +26,10 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** New blocks an unmined transaction waits before it is replaced with higher fees. */
   txResendBlocks: number;
+  /** Blocks deep an operation is taken as final where the node has no finalized block (FINALITY_BLOCKS). */
+  finalityBlocks: number;
+  /** Tests only: the step of a write at which the process kills itself (CRASH_AT). */
+  crashAt?: "nonce-taken" | "row-stored" | "broadcast";
   /** Ceiling on maxFeePerGas (wei) for new and replacement transactions; unset = no cap. */
   maxFeePerGas?: bigint;
   /** Take the client address from X-Forwarded-For (behind a reverse proxy). */
@@ -80,6 +84,9 @@ const EnvSchema = z
     LOG_FORMAT: optional(z.enum(["auto", "json", "pretty"])).default("auto"),
     SHUTDOWN_TIMEOUT_MS: optional(z.coerce.number().int().min(0).max(600_000)).default(10_000),
     TX_RESEND_BLOCKS: optional(z.coerce.number().int().min(1).max(1000)).default(3),
+    FINALITY_BLOCKS: optional(z.coerce.number().int().min(1).max(10_000)).default(64),
+    // Fault injection for the crash tests (issue 31): the process kills itself with SIGKILL at that step of its first write.
+    CRASH_AT: optional(z.enum(["nonce-taken", "row-stored", "broadcast"])),
     MAX_FEE_PER_GAS: optional(
       z
         .string()
@@ -139,6 +146,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logFormat: e.LOG_FORMAT,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     txResendBlocks: e.TX_RESEND_BLOCKS,
+    finalityBlocks: e.FINALITY_BLOCKS,
+    crashAt: e.CRASH_AT,
     maxFeePerGas: e.MAX_FEE_PER_GAS,
     trustProxy: e.TRUST_PROXY,
     blockPollMs: e.BLOCK_POLL_MS,

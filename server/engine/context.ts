@@ -29,9 +29,13 @@ export interface EngineOptions {
   scanMs: number;
   /** How long a process's hold on an operation lasts without renewal. */
   leaseMs: number;
+  /** Blocks deep an operation's block is taken as final where the node has no finalized block (FINALITY_BLOCKS). */
+  finalityBlocks: number;
+  /** Tests only (CRASH_AT): the step of a write at which the process kills itself, as a crash would. */
+  crashAt?: "nonce-taken" | "row-stored" | "broadcast";
 }
 
-export const DEFAULT_ENGINE_TIMING = { blockPollMs: 500, scanMs: 2_000, leaseMs: 30_000 };
+export const DEFAULT_ENGINE_TIMING = { blockPollMs: 500, scanMs: 2_000, leaseMs: 30_000, finalityBlocks: 64 };
 
 /** What the engine reports to GET /metrics. */
 export interface EngineMetrics {
@@ -50,6 +54,26 @@ export type SpendRefund = () => Promise<void>;
  */
 export interface SpendGuard {
   reserve(signer: TransactionSigner, wei: bigint): Promise<SpendRefund | undefined>;
+}
+
+/**
+ * What the follower needs of the request path: which operations a request still holds (not the
+ * follower's yet), and how new operations (nonce fills, re-signs) get their nonce and their row.
+ */
+export interface RequestPath {
+  /** Whether a request still holds `id` before or in its first broadcast. */
+  isBeingSent(id: string): boolean;
+  /** Whether a request of this process is still working on `id`. */
+  isInRequest(id: string): boolean;
+  requestsInFlight(): Iterable<string>;
+  /** The follower found a write's receipt before any new block (an automining chain). */
+  receiptWasThereAtOnce(): void;
+  takeNonce(from: string): Promise<number>;
+  newOperation(
+    request: { operation: string; signer: TransactionSigner; context: Record<string, unknown>; fingerprint: string },
+    contractAddress: string | null,
+  ): Operation;
+  insert(op: Operation): Promise<void>;
 }
 
 /** What the request path and the follower share. */

@@ -1,23 +1,25 @@
 import { toQuantity } from "ethers";
-import type { Subscription } from "../chain/block-feed";
+import type { BlockHeader, Subscription } from "../chain/block-feed";
 import { parseReceipt, type Receipt } from "../chain/receipt";
 import type { RpcAnswer } from "../chain/rpc";
 import { ApiError, errorBody } from "../http/errors";
 import { broadcast } from "./broadcast";
-import type { EngineContext } from "./context";
+import type { EngineContext, RequestPath } from "./context";
+import { askNode, nextStep, type FollowRules, type Seen, type Step } from "./next-step";
 import { currentTransaction, type Operation, type SignedTransaction } from "./operation";
-import { feesOf, signCall, targetAddress } from "./signing";
-import type { TransactionEngine } from "./transaction-engine";
 import type { OperationPatch } from "./operation-store";
+import { feesOf, signCall, targetAddress } from "./signing";
 import { confirmedBody } from "./write-response";
 
 /** Gas of a plain transfer: what a nonce fill (a 0-value transfer to oneself) costs. */
 const TRANSFER_GAS = 21_000n;
-/** Operations worked on at once within one block's pass. */
+/** Senders worked on at once within one pass. */
 const CONCURRENCY = 8;
 /** How long an unchanged head goes before operations are looked at again anyway. */
 const STILL_HEAD_RECHECK_MS = 2_000;
-/** Missing nonces filled at most per stuck operation and block. */
+/** How long an unmined transaction waits, at most, before it is looked into (beside TX_RESEND_BLOCKS blocks). */
+const RESEND_MS = 10_000;
+/** Missing nonces filled at most per stuck operation and pass. */
 const MAX_FILLS = 16;
 /** Blocks read one by one for hashes of ours; past that many since the last pass, receipts are asked for directly. */
 const MAX_BLOCKS_PER_PASS = 12;
@@ -25,48 +27,45 @@ const MAX_BLOCKS_PER_PASS = 12;
 const FINISHED_MEMORY_MS = 60_000;
 
 /**
- * What the chain says of an operation seen mined whose receipt did not come this pass: still in its
- * block, taken out by a reorg (proven), or nothing proven (lookups failed or disagree).
- */
-type MinedVerdict = "mined" | "reorged" | "unknown";
-
-/**
- * Follows every unfinished operation this process holds, in the background, once per new block
- * (the process's block feed, subscribed only while there are any): fetches receipts,
- * confirms after CONFIRMATIONS blocks, fails on-chain reverts, notices receipts a reorg removed
- * (proven by the chain, never assumed from a lookup that failed), broadcasts again what the node
- * no longer knows, replaces what stays unmined for
- * TX_RESEND_BLOCKS blocks, and fills nonce gaps. A scan of the store, without any chain call,
- * takes over operations nobody holds: after a restart, or from a process that went away.
+ * Follows every operation this process holds until its block is final, in the background, once
+ * per block of the process's block feed (and every 2 s while the head stands still). Each pass
+ * gathers what the chain shows (receipts, whether blocks still stand, whether the node knows a
+ * transaction, a sender's nonce) and asks `nextStep` what to do with each operation; this class
+ * carries out the answer. What it keeps in memory is a cache it can lose at any moment: the rows
+ * are the truth, and a scan of the store takes over what nobody follows (after a restart, or from
+ * a process that went away).
  */
 export class Follower {
+  /** The rows this process holds leases on, as last written. */
   private readonly tracked = new Map<string, Operation>();
   private readonly waiters = new Map<string, Set<(op: Operation | null) => void>>();
-  /** The head at which each tracked operation was last looked at. */
-  private readonly checkedAt = new Map<string, number>();
-  private readonly checkedAtMs = new Map<string, number>();
-  /** When each operation's resend clock (pendingSince) was last set, in wall time. */
-  private readonly pendingSinceMs = new Map<string, number>();
+  /** The head and wall time at which each operation was last looked at: throttles passes. */
+  private readonly checkedAt = new Map<string, { head: number; at: number }>();
   /** Recycled nonces and the head at which they were first seen waiting. */
   private readonly recycledSince = new Map<string, number>();
   private readonly warned = new Set<string>();
-  /** The receipt each mined, not yet confirmed operation was seen with. */
-  private readonly minedReceipts = new Map<string, Receipt>();
-  /** Operations a reorg sent back: their receipt is asked for directly until they are mined again. */
-  private readonly lookDirectly = new Set<string>();
   /** Operations finished here lately, with when. */
   private readonly finished = new Map<string, number>();
   /** The head of the last pass: blocks after it are read for our hashes. */
   private lastHead?: number;
+  /** Set once the node's `finalized` block proved to be its head (a dev chain): FINALITY_BLOCKS then. */
+  private noFinalizedTag = false;
   private running = false;
   private subscription?: Subscription;
   private scanTimer?: NodeJS.Timeout;
   private pass?: Promise<void>;
+  private readonly rules: FollowRules;
 
   constructor(
     private readonly ctx: EngineContext,
-    private readonly engine: TransactionEngine,
-  ) {}
+    private readonly requests: RequestPath,
+  ) {
+    this.rules = {
+      confirmations: ctx.options.confirmations,
+      resendBlocks: ctx.options.resendBlocks,
+      resendMs: RESEND_MS,
+    };
+  }
 
   start(): void {
     this.running = true;
@@ -91,7 +90,7 @@ export class Follower {
     this.listen();
   }
 
-  /** The operation once it is final, or null if it is not within `ms` (or the follower stops). */
+  /** The operation once it is confirmed or failed, or null if it is not within `ms` (or the follower stops). */
   waitFor(id: string, ms: number): Promise<Operation | null> {
     return new Promise((resolve) => {
       const waiting = this.waiters.get(id) ?? new Set();
@@ -111,54 +110,56 @@ export class Follower {
     return this.tracked.size;
   }
 
-  /** Confirms (or fails, for a revert) `op` from its receipt, stores its answer and wakes its waiters. */
-  async settle(op: Operation, receipt: Receipt): Promise<Operation> {
+  /**
+   * Confirms (or fails, for a revert) `op` from its receipt, stores its answer and wakes its
+   * waiters. It is followed on until its block is final, unless it already is.
+   */
+  async settle(op: Operation, receipt: Receipt, finalHeight = -1): Promise<Operation> {
     const kind = this.ctx.kinds.get(op.operation);
     const paid = op.transactions.find((tx) => tx.hash === receipt.hash);
     if (paid) this.ctx.chain.fees.observe(receipt.effectiveGasPrice, feesOf(paid));
+    const patch: OperationPatch = {
+      blockNumber: receipt.blockNumber,
+      blockHash: receipt.blockHash,
+      final: receipt.blockNumber <= finalHeight,
+    };
     if (receipt.status === 1) {
       const result = kind ? kind.result(receipt, op) : {};
-      op.status = "confirmed";
-      op.result = result;
-      op.response = { status: kind?.successStatus ?? 200, body: confirmedBody(op, receipt, result) };
-      if (receipt.contractAddress) op.contractAddress = receipt.contractAddress;
+      patch.status = "confirmed";
+      patch.result = result;
+      patch.error = null;
+      patch.response = { status: kind?.successStatus ?? 200, body: confirmedBody(op, receipt, result) };
+      if (receipt.contractAddress) patch.contractAddress = receipt.contractAddress;
     } else {
       const error = new ApiError(
         "CONTRACT_REVERTED",
         `Transaction ${receipt.hash} reverted on chain after a successful simulation`,
       );
-      op.status = "failed";
-      op.error = { code: "CONTRACT_REVERTED", message: error.message };
-      op.response = { status: error.status, body: JSON.stringify(errorBody(error, op.id)) };
+      patch.status = "failed";
+      patch.result = null;
+      patch.error = { code: "CONTRACT_REVERTED", message: error.message };
+      patch.response = { status: error.status, body: JSON.stringify(errorBody(error, op.id)) };
     }
-    op.blockNumber = receipt.blockNumber;
-    op.blockHash = receipt.blockHash;
-    await this.ctx.store.update(op.id, {
-      status: op.status,
-      result: op.result,
-      error: op.error,
-      response: op.response,
-      contractAddress: op.contractAddress,
-      blockNumber: op.blockNumber,
-      blockHash: op.blockHash,
-    });
-    this.finish(op);
+    await this.patch(op, patch);
+    this.ctx.metrics?.operationStatus(op.status);
+    this.answered(op);
     return op;
   }
 
-  private finish(op: Operation): void {
-    this.ctx.metrics?.operationStatus(op.status);
+  /** Wakes the waiters of an operation that is confirmed or failed; follows it on until it is final. */
+  private answered(op: Operation): void {
+    if (op.final) this.forget(op);
+    else this.track(op);
+    for (const resolve of this.waiters.get(op.id) ?? []) resolve(op);
+  }
+
+  private forget(op: Operation): void {
     this.tracked.delete(op.id);
     this.checkedAt.delete(op.id);
-    this.checkedAtMs.delete(op.id);
-    this.pendingSinceMs.delete(op.id);
-    this.minedReceipts.delete(op.id);
-    this.lookDirectly.delete(op.id);
     this.finished.set(op.id, Date.now());
     // Nothing left to follow: the next operation's receipts are asked for directly, not through
     // every block mined while the follower sat idle.
     if (this.tracked.size === 0) this.lastHead = undefined;
-    for (const resolve of this.waiters.get(op.id) ?? []) resolve(op);
   }
 
   /** Follows the head through the block feed (now) while anything is tracked. */
@@ -182,11 +183,11 @@ export class Follower {
     const now = Date.now();
     // Due at a new head (a reorg can lower it), or when the head has stood still a while: a node
     // that only mines on demand makes no blocks while a gap holds everything back.
-    const due = [...this.tracked.values()].filter(
-      (op) =>
-        !this.engine.isBeingSent(op.id) &&
-        (this.checkedAt.get(op.id) !== head || now - (this.checkedAtMs.get(op.id) ?? 0) >= STILL_HEAD_RECHECK_MS),
-    );
+    const due = [...this.tracked.values()].filter((op) => {
+      if (this.requests.isBeingSent(op.id)) return false;
+      const checked = this.checkedAt.get(op.id);
+      return !checked || checked.head !== head || now - checked.at >= STILL_HEAD_RECHECK_MS;
+    });
     if (due.length === 0) return;
     try {
       await this.followAt(head, due);
@@ -207,11 +208,11 @@ export class Follower {
         this.ctx.owner,
         this.ctx.options.leaseMs,
         1000,
-        [...following, ...this.finished.keys(), ...this.engine.requestsInFlight()],
+        [...following, ...this.finished.keys(), ...this.requests.requestsInFlight()],
       );
       for (const op of claimed) {
         // Read before it finished here, or still in its request's hands: not one to take up.
-        if (this.tracked.has(op.id) || this.finished.has(op.id) || this.engine.isInRequest(op.id)) continue;
+        if (this.tracked.has(op.id) || this.finished.has(op.id) || this.requests.isInRequest(op.id)) continue;
         this.ctx.logger.info({ operationId: op.id, status: op.status }, "following operation taken from the store");
         this.tracked.set(op.id, op);
       }
@@ -222,103 +223,162 @@ export class Follower {
     if (this.running) this.scanTimer = setTimeout(() => void this.scan(), this.ctx.options.scanMs);
   }
 
-  /** One pass over `ops` at chain head `head`. */
+  /** One pass over `ops` at chain head `head`: what the chain shows, then each operation's next step. */
   private async followAt(head: number, ops: Operation[]): Promise<void> {
-    const receipts = await this.findReceipts(head, ops);
-    const unmined: Operation[] = [];
-    const settling: Promise<unknown>[] = [];
-    const doubtful: Operation[] = [];
-    for (const op of ops) {
-      const firstLook = !this.checkedAt.has(op.id);
-      this.checkedAt.set(op.id, head);
-      this.checkedAtMs.set(op.id, Date.now());
-      const receipt = receipts.get(op.id);
-      // Mined by the first look: the chain mines on each transaction (automine), most likely.
-      if (receipt && firstLook) this.engine.receiptWasThereAtOnce();
-      if (receipt) {
-        this.lookDirectly.delete(op.id);
-        // Settled together: a block of 200 mints answers 200 requests at once, not one by one.
-        if (head >= receipt.blockNumber + this.ctx.options.confirmations - 1) {
-          settling.push(this.settle(op, receipt));
-        } else {
-          this.minedReceipts.set(op.id, receipt);
-          if (op.blockHash !== receipt.blockHash) settling.push(this.patch(op, receipt));
-        }
-        continue;
-      }
-      // Mined before, no receipt now: a failed or empty lookup proves nothing; the chain must show it.
-      if (op.blockNumber !== null) doubtful.push(op);
-      else unmined.push(op);
-    }
-    for (const [op, verdict] of await this.stillMined(doubtful)) {
-      if (verdict === "reorged") {
-        this.ctx.logger.warn({ operationId: op.id, blockNumber: op.blockNumber }, "receipt removed by a reorg");
-        this.minedReceipts.delete(op.id);
-        this.lookDirectly.add(op.id);
-        settling.push(this.patch(op, { blockNumber: null, blockHash: null, pendingSince: head }));
-        unmined.push(op);
-        continue;
-      }
-      // Its block still stands (or nothing is proven): it stays mined, and is looked at again next pass.
-      const seen = this.minedReceipts.get(op.id);
-      if (verdict === "mined" && seen && head >= seen.blockNumber + this.ctx.options.confirmations - 1)
-        settling.push(this.settle(op, seen));
-    }
-    await Promise.all(settling);
-    if (unmined.length === 0) return;
     const now = Date.now();
-    const unknown = await this.unknownToNode(
-      unmined.filter(
-        (op) =>
-          op.pendingSince !== null &&
-          (head > op.pendingSince || now - (this.pendingSinceMs.get(op.id) ?? now) >= STILL_HEAD_RECHECK_MS),
-      ),
+    const newHead = this.lastHead !== head;
+    const { receipts, standing } = await this.findReceipts(head, ops);
+    for (const op of ops) {
+      if (receipts.has(op.id) && !this.checkedAt.has(op.id) && op.status !== "confirmed") {
+        this.requests.receiptWasThereAtOnce(); // mined by the first look: an automining chain, most likely
+      }
+      this.checkedAt.set(op.id, { head, at: now });
+    }
+    const finalHeight = await this.finalHeight(head, newHead && ops.some((op) => op.blockNumber !== null));
+    const seen = new Map<Operation, Seen>(
+      ops.map((op) => [op, { head, finalHeight, now, receipt: receipts.get(op.id) }]),
     );
-    // What needs no order goes together, in one write: the resend clock of those seen unmined for
-    // the first time (200 of a burst, written one after another, held the next pass back for seconds).
-    const known = unmined.filter((op) => !unknown.has(op.id));
+    for (const op of standing) seen.get(op)!.mined = "mined";
+    const recordedMined = ops.filter((op) => op.blockNumber !== null && !receipts.has(op.id) && !standing.has(op));
+    for (const [op, verdict] of await this.stillMined(recordedMined)) seen.get(op)!.mined = verdict;
+    const asking = ops.filter((op) => !receipts.has(op.id) && askNode(op, seen.get(op)!, STILL_HEAD_RECHECK_MS));
+    for (const [op, known] of await this.knownToNode(asking)) seen.get(op)!.node = known;
+
+    const steps = new Map<Operation, Step>(ops.map((op) => [op, nextStep(op, seen.get(op)!, this.rules)]));
+    const needNonce = ops.filter((op) => steps.get(op)!.kind === "readNonce");
+    const chainNonces = await this.latestNonces(needNonce);
+    for (const op of needNonce) {
+      const chainNonce = chainNonces.get(op.from);
+      steps.set(
+        op,
+        chainNonce === undefined ? { kind: "wait" } : nextStep(op, { ...seen.get(op)!, chainNonce }, this.rules),
+      );
+    }
+
+    // What needs no order goes together: settling (a block of 200 mints answers 200 requests at
+    // once), block records, finality, and the clocks of those seen unmined for the first time.
+    const ordered: Operation[] = [];
     await Promise.all(
-      known
-        .filter((op) => op.pendingSince === null || op.status === "queued")
-        .map((op) =>
-          // A queued one was taken over from a process that stopped between recording and broadcasting: maybe sent.
-          this.patch(op, { status: "sent", ...(op.pendingSince === null ? { pendingSince: head } : {}) }),
-        ),
+      ops.map((op) => {
+        const step = steps.get(op)!;
+        switch (step.kind) {
+          case "settle":
+            return this.settle(op, step.receipt, finalHeight);
+          case "recordBlock":
+            return this.patch(op, { blockNumber: step.receipt.blockNumber, blockHash: step.receipt.blockHash });
+          case "finalize":
+            return this.patch(op, { final: true }).then(() => this.forget(op));
+          case "startClock":
+            return this.patch(op, { status: "sent", pendingSince: head, pendingSinceAt: new Date(now) });
+          case "wait":
+          case "readNonce":
+            return;
+          default:
+            ordered.push(op);
+        }
+      }),
     );
-    const due = unmined.filter((op) => unknown.has(op.id) || head - op.pendingSince! >= this.ctx.options.resendBlocks);
-    if (due.length === 0) return this.fillRecycled(head, new Set());
+    // The rest sends: each sender's in nonce order (a node that refuses gaps takes them only so),
+    // senders side by side.
     const filling = new Set<string>();
-    // Each sender's in nonce order (a node that refuses gaps takes them only so), senders side by side.
     const bySender = new Map<string, Operation[]>();
-    for (const op of due) bySender.set(op.from, [...(bySender.get(op.from) ?? []), op]);
-    await inPool([...bySender.values()], CONCURRENCY, async (ops) => {
-      for (const op of ops.sort((a, b) => (a.nonce ?? 0) - (b.nonce ?? 0)))
-        await this.followUnmined(op, head, !unknown.has(op.id), filling);
+    for (const op of ordered) bySender.set(op.from, [...(bySender.get(op.from) ?? []), op]);
+    await inPool([...bySender.values()], CONCURRENCY, async (list) => {
+      for (const op of list.sort((a, b) => (a.nonce ?? 0) - (b.nonce ?? 0)))
+        await this.carryOut(op, steps.get(op)!, head, filling);
     });
     await this.fillRecycled(head, filling);
   }
 
+  private async carryOut(op: Operation, step: Step, head: number, filling: Set<string>): Promise<void> {
+    switch (step.kind) {
+      case "reorged":
+        return this.reorged(op, head);
+      case "rebroadcast":
+        return this.rebroadcast(op, head, filling);
+      case "fillBelow":
+        return this.fillBelow(op, step.chainNonce, head, filling);
+      case "resign":
+        return this.resignAtNewNonce(op);
+      case "replace":
+        return this.replace(op, head);
+    }
+  }
+
+  /**
+   * The highest block taken as final at `head`: the node's `finalized` block where it has one
+   * behind its head, else FINALITY_BLOCKS deep. Asked once per new head, and only while an
+   * operation has a block.
+   */
+  private async finalHeight(head: number, ask: boolean): Promise<number> {
+    const byDepth = head - this.ctx.options.finalityBlocks;
+    if (this.noFinalizedTag || !ask) return this.lastFinalized ?? byDepth;
+    try {
+      const block = await this.ctx.chain.rpc.call<{ number?: string } | null>("eth_getBlockByNumber", [
+        "finalized",
+        false,
+      ]);
+      const finalized = block?.number ? Number(BigInt(block.number)) : null;
+      if (finalized === null || finalized >= head) {
+        this.noFinalizedTag = true; // a dev chain answers its head: nothing there is final by that
+        this.lastFinalized = undefined;
+        return byDepth;
+      }
+      this.lastFinalized = finalized;
+      return finalized;
+    } catch {
+      return this.lastFinalized ?? byDepth;
+    }
+  }
+
+  private lastFinalized?: number;
+
   /**
    * Receipts of the operations that may have one: those looked at for the first time (taken over,
-   * or a lost broadcast) and those mined but not yet deep enough (a reorg may take them) get their
-   * own lookup; the others only when one of their hashes is in a block mined since the last pass.
+   * or a lost broadcast), those with a block (a reorg may take it), and those a reorg sent back get
+   * their own lookup; the others only when one of their hashes is in a block mined since the last
+   * pass. Operations answered already are looked up only when their block is no longer at its height.
    */
-  private async findReceipts(head: number, ops: Operation[]): Promise<Map<string, Receipt>> {
+  private async findReceipts(
+    head: number,
+    ops: Operation[],
+  ): Promise<{ receipts: Map<string, Receipt>; standing: Set<Operation> }> {
     const since = this.lastHead;
     this.lastHead = head;
-    if (since === undefined || head <= since || head - since > MAX_BLOCKS_PER_PASS) return this.receiptsOf(ops);
-    // The feed read these blocks for its poll already; it reads only what it did not keep.
-    const blocks = await this.ctx.blocks.blocks(since + 1, head);
-    if (!blocks) return this.receiptsOf(ops); // blocks we could not read: look every operation up
-    const mined = new Set(blocks.flatMap((block) => block.transactions));
-    return this.receiptsOf(
-      ops.filter(
-        (op) =>
-          !this.checkedAt.has(op.id) ||
-          op.blockNumber !== null ||
-          this.lookDirectly.has(op.id) ||
-          op.transactions.some((tx) => mined.has(tx.hash.toLowerCase())),
-      ),
+    const answered = ops.filter((op) => op.status === "confirmed" || op.status === "failed");
+    const moved = await this.blocksMoved(head, answered);
+    const standing = new Set(answered.filter((op) => !moved.includes(op)));
+    const open = ops.filter((op) => op.status !== "confirmed" && op.status !== "failed");
+    let looked = open;
+    if (since !== undefined && head > since && head - since <= MAX_BLOCKS_PER_PASS) {
+      // The feed read these blocks for its poll already; it reads only what it did not keep.
+      const blocks = await this.ctx.blocks.blocks(since + 1, head);
+      const mined = blocks && new Set(blocks.flatMap((block) => block.transactions));
+      // Blocks we could not read: look every operation up.
+      if (mined)
+        looked = open.filter(
+          (op) =>
+            !this.checkedAt.has(op.id) ||
+            op.blockNumber !== null ||
+            op.reorgs > 0 ||
+            op.transactions.some((tx) => mined.has(tx.hash.toLowerCase())),
+        );
+    }
+    return { receipts: await this.receiptsOf([...looked, ...moved]), standing };
+  }
+
+  /**
+   * The answered operations whose block is not the one at its height now, by the feed's kept
+   * headers: those alone need a receipt lookup. One batch of the headers the feed does not keep.
+   */
+  private async blocksMoved(head: number, answered: Operation[]): Promise<Operation[]> {
+    if (answered.length === 0) return [];
+    const lowest = Math.min(...answered.map((op) => op.blockNumber ?? head));
+    const headers: BlockHeader[] | null = lowest <= head ? await this.ctx.blocks.blocks(lowest, head) : [];
+    if (!headers) return answered; // a reorg under way: look them up
+    const hashAt = new Map(headers.map((h) => [h.number, h.hash.toLowerCase()]));
+    return answered.filter(
+      (op) => op.blockNumber === null || hashAt.get(op.blockNumber) !== op.blockHash?.toLowerCase(),
     );
   }
 
@@ -329,8 +389,8 @@ export class Follower {
    * block nor the transaction exists any more. The same block hash, or the transaction in that
    * block, keeps it mined; failed lookups prove nothing.
    */
-  private async stillMined(ops: Operation[]): Promise<Map<Operation, MinedVerdict>> {
-    const verdicts = new Map<Operation, MinedVerdict>();
+  private async stillMined(ops: Operation[]): Promise<Map<Operation, "mined" | "reorged" | "unknown">> {
+    const verdicts = new Map<Operation, "mined" | "reorged" | "unknown">();
     if (ops.length === 0) return verdicts;
     const heights = [...new Set(ops.map((op) => op.blockNumber!))];
     const calls: Array<[string, unknown[]]> = heights.map((n) => ["eth_getBlockByNumber", [toQuantity(n), false]]);
@@ -353,11 +413,12 @@ export class Follower {
   }
 
   /**
-   * The operations whose transaction the node no longer knows. A nonce below the sender's pending
-   * count is in the node's hands; only the others are asked for by hash.
+   * Whether the node knows each operation's current transaction. A nonce below the sender's pending
+   * count is in the node's hands; only the others are asked for by hash. A failed lookup proves nothing.
    */
-  private async unknownToNode(ops: Operation[]): Promise<Set<string>> {
-    if (ops.length === 0) return new Set();
+  private async knownToNode(ops: Operation[]): Promise<Map<Operation, "known" | "unknown">> {
+    const known = new Map<Operation, "known" | "unknown">();
+    if (ops.length === 0) return known;
     const senders = [...new Set(ops.map((op) => op.from))];
     const counts = await this.ctx.chain.rpc.batch(
       senders.map((from) => ["eth_getTransactionCount", [from, "pending"]]),
@@ -366,15 +427,34 @@ export class Follower {
     counts.forEach((answer, i) => {
       if ("result" in answer) pending.set(senders[i], Number(BigInt(answer.result as string)));
     });
-    const doubtful = ops.filter((op) => op.nonce! >= (pending.get(op.from) ?? 0));
+    const doubtful: Operation[] = [];
+    for (const op of ops) {
+      const count = pending.get(op.from);
+      if (count === undefined) continue;
+      if (op.nonce! < count) known.set(op, "known");
+      else doubtful.push(op);
+    }
     const answers = await this.ctx.chain.rpc.batch(
       doubtful.map((op) => ["eth_getTransactionByHash", [currentTransaction(op)!.hash]]),
     );
-    const unknown = new Set<string>();
     answers.forEach((answer, i) => {
-      if ("result" in answer && answer.result === null) unknown.add(doubtful[i].id); // an error proves nothing
+      if ("result" in answer) known.set(doubtful[i], answer.result === null ? "unknown" : "known");
     });
-    return unknown;
+    return known;
+  }
+
+  /** The senders' nonces on chain (`latest`), read after this pass's receipts. */
+  private async latestNonces(ops: Operation[]): Promise<Map<string, number>> {
+    const senders = [...new Set(ops.map((op) => op.from))];
+    const nonces = new Map<string, number>();
+    if (senders.length === 0) return nonces;
+    const answers = await this.ctx.chain.rpc.batch(
+      senders.map((from) => ["eth_getTransactionCount", [from, "latest"]]),
+    );
+    answers.forEach((answer, i) => {
+      if ("result" in answer) nonces.set(senders[i], Number(BigInt(answer.result as string)));
+    });
+    return nonces;
   }
 
   /** The receipt of each operation's mined transaction (any of its hashes), by operation id. */
@@ -387,8 +467,9 @@ export class Follower {
         owners.push(op.id);
       }
     }
-    const answers = await this.ctx.chain.rpc.batch(calls);
     const receipts = new Map<string, Receipt>();
+    if (calls.length === 0) return receipts;
+    const answers = await this.ctx.chain.rpc.batch(calls);
     answers.forEach((answer, i) => {
       const receipt = "result" in answer ? parseReceipt(answer.result) : null;
       if (receipt) receipts.set(owners[i], receipt);
@@ -396,66 +477,76 @@ export class Follower {
     return receipts;
   }
 
-  private async followUnmined(op: Operation, head: number, isKnown: boolean, filling: Set<string>): Promise<void> {
-    if (op.status === "queued") {
-      // Taken over from a process that stopped between recording and broadcasting: maybe sent.
-      await this.patch(op, { status: "sent" });
-    }
-    if (!isKnown) {
-      const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw, op.nonce!);
-      this.ctx.logger.info(
-        { operationId: op.id, outcome: outcome.kind },
-        "transaction unknown to the node: sent again",
-      );
-      switch (outcome.kind) {
-        case "accepted":
-          if (op.pendingSince === null) await this.patch(op, { pendingSince: head });
-          return;
-        case "lost":
-        case "unreachable":
-          return;
-        case "nonceTooLow":
-        case "nonceTooHigh":
-          return this.unstick(op, head, filling);
-        case "underpriced":
-        case "replacementUnderpriced":
-          return this.replace(op, head);
-        case "refused":
-          return this.abandon(op, outcome.error.message);
+  /**
+   * A reorg removed the operation's receipt: back to sent (its answer withdrawn, so a replay shows
+   * where it stands), counted, and its signed transaction broadcast again at the same nonce, so it
+   * is mined once. The following passes take it from there like any unmined operation.
+   */
+  private async reorged(op: Operation, head: number): Promise<void> {
+    this.ctx.logger.warn(
+      { operationId: op.id, blockNumber: op.blockNumber, status: op.status },
+      "receipt removed by a reorg",
+    );
+    await this.patch(op, {
+      status: "sent",
+      blockNumber: null,
+      blockHash: null,
+      result: null,
+      error: null,
+      response: null,
+      final: false,
+      reorgs: op.reorgs + 1,
+      pendingSince: head,
+      pendingSinceAt: new Date(),
+    });
+    this.tracked.set(op.id, op);
+    const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw, op.nonce!);
+    this.ctx.logger.info({ operationId: op.id, outcome: outcome.kind }, "reorged transaction broadcast again");
+  }
+
+  /** The node does not know the operation's transaction: the same signed transaction, again. */
+  private async rebroadcast(op: Operation, head: number, filling: Set<string>): Promise<void> {
+    const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw, op.nonce!);
+    this.ctx.logger.info({ operationId: op.id, outcome: outcome.kind }, "transaction unknown to the node: sent again");
+    switch (outcome.kind) {
+      case "accepted":
+        return this.patch(op, { pendingSince: head, pendingSinceAt: new Date() });
+      case "lost":
+      case "unreachable":
+        return;
+      case "nonceTooLow":
+      case "nonceTooHigh": {
+        const chainNonce = await this.ctx.chain.transactionCount(op.from, "latest");
+        if (chainNonce < op.nonce!) return this.fillBelow(op, chainNonce, head, filling);
+        if (chainNonce > op.nonce! && (await this.receiptsOf([op])).size === 0) return this.resignAtNewNonce(op);
+        return;
       }
+      case "underpriced":
+      case "replacementUnderpriced":
+        return this.replace(op, head);
+      case "refused":
+        return this.abandon(op, outcome.error.message);
     }
-    if (op.pendingSince === null) return this.patch(op, { pendingSince: head });
-    if (head - op.pendingSince >= this.ctx.options.resendBlocks) return this.unstick(op, head, filling);
   }
 
   /**
-   * An operation unmined for TX_RESEND_BLOCKS blocks. The chain's nonce says why: below ours, lower
-   * nonces are missing (fill those nobody holds); above ours, another transaction used our nonce
-   * (re-sign at a new one: ours can never be mined); equal, our fees are too low (replace).
+   * Lower nonces of the sender are missing on chain. Those an unfinished operation holds are
+   * followed on their own (broadcast again when the node lost them); the others nobody will ever
+   * send: fill them, so that this one can be mined.
    */
-  private async unstick(op: Operation, head: number, filling: Set<string>): Promise<void> {
-    const latest = await this.ctx.chain.transactionCount(op.from, "latest");
+  private async fillBelow(op: Operation, chainNonce: number, head: number, filling: Set<string>): Promise<void> {
     const nonce = op.nonce!;
-    if (latest < nonce) {
-      const held = new Set(
-        await this.ctx.store.unfinishedNoncesBelow(this.ctx.options.chainId.toString(), op.from, nonce),
-      );
-      for (let missing = latest; missing < nonce && missing < latest + MAX_FILLS; missing++) {
-        const key = `${op.from}:${missing}`;
-        if (held.has(missing) || filling.has(key)) continue;
-        filling.add(key);
-        await this.ctx.nonces.claimRecycled(op.from, missing);
-        await this.fill(op.from, missing);
-      }
-      await this.patch(op, { pendingSince: head });
-      return;
+    const held = new Set(
+      await this.ctx.store.unfinishedNoncesBelow(this.ctx.options.chainId.toString(), op.from, nonce),
+    );
+    for (let missing = chainNonce; missing < nonce && missing < chainNonce + MAX_FILLS; missing++) {
+      const key = `${op.from}:${missing}`;
+      if (held.has(missing) || filling.has(key)) continue;
+      filling.add(key);
+      await this.ctx.nonces.claimRecycled(op.from, missing);
+      await this.fill(op.from, missing);
     }
-    if (latest > nonce) {
-      // Receipts read after the nonce: if none of ours is mined now, the nonce went to another transaction.
-      if ((await this.receiptsOf([op])).size > 0) return;
-      return this.resignAtNewNonce(op);
-    }
-    return this.replace(op, head);
+    await this.patch(op, { pendingSince: head, pendingSinceAt: new Date() });
   }
 
   /** Replaces the current transaction at the same nonce with fees ≥ +12.5% and ≥ the quote, capped. */
@@ -465,7 +556,7 @@ export class Follower {
     const fees = await this.ctx.chain.fees.bump(feesOf(currentTransaction(op)!));
     if (!fees) {
       this.warnOnce(op, "fee-cap", "MAX_FEE_PER_GAS leaves no room to replace a stuck transaction; waiting");
-      await this.patch(op, { pendingSince: head });
+      await this.patch(op, { pendingSince: head, pendingSinceAt: new Date() });
       return;
     }
     const replacement = await signCall(signer, this.ctx.options.chainId, op.nonce!, op.call!, fees);
@@ -477,19 +568,20 @@ export class Follower {
       { operationId: op.id, transactionHash: replacement.hash, outcome: outcome.kind },
       "stuck transaction replaced with higher fees",
     );
+    const restart = { pendingSince: head, pendingSinceAt: new Date() };
     if (outcome.kind === "accepted" || outcome.kind === "lost") {
       const sent = op.transactions.map((tx) => (tx.hash === replacement.hash ? replacement : tx));
-      await this.patch(op, { transactions: sent, pendingSince: head });
+      await this.patch(op, { transactions: sent, ...restart });
     } else {
       // Refused: it never entered a mempool, so it is not one of the operation's transactions.
-      await this.patch(op, { transactions: withoutHash(op.transactions, replacement.hash), pendingSince: head });
+      await this.patch(op, { transactions: withoutHash(op.transactions, replacement.hash), ...restart });
     }
   }
 
   private async resignAtNewNonce(op: Operation): Promise<void> {
     const signer = await this.signerOf(op);
     if (!signer) return;
-    const nonce = await this.engine.takeNonce(op.from);
+    const nonce = await this.requests.takeNonce(op.from);
     const tx = await signCall(signer, this.ctx.options.chainId, nonce, op.call!, await this.ctx.chain.fees.quote(true));
     this.ctx.logger.warn(
       { operationId: op.id, from: op.nonce, to: nonce },
@@ -500,6 +592,7 @@ export class Follower {
       contractAddress: targetAddress(op.from, op.call!, nonce),
       transactions: [...op.transactions, tx],
       pendingSince: null,
+      pendingSinceAt: null,
     });
     await broadcast(this.ctx.chain.rpc, tx.raw, nonce);
   }
@@ -507,13 +600,16 @@ export class Follower {
   /** Gives up an operation the node refuses for good; its nonce is filled so later ones can be mined. */
   private async abandon(op: Operation, reason: string): Promise<void> {
     const error = new ApiError("TRANSACTION_ABANDONED", `The service gave up this transaction: ${reason}`);
-    op.status = "failed";
-    op.error = { code: "TRANSACTION_ABANDONED", message: error.message };
-    op.response = { status: error.status, body: JSON.stringify(errorBody(error, op.id)) };
-    await this.ctx.store.update(op.id, { status: op.status, error: op.error, response: op.response });
+    await this.patch(op, {
+      status: "failed",
+      error: { code: "TRANSACTION_ABANDONED", message: error.message },
+      response: { status: error.status, body: JSON.stringify(errorBody(error, op.id)) },
+      final: true,
+    });
     await this.ctx.nonces.recycle(op.from, op.nonce!);
     this.ctx.logger.warn({ operationId: op.id, nonce: op.nonce }, "operation abandoned; its nonce will be filled");
-    this.finish(op);
+    this.ctx.metrics?.operationStatus(op.status);
+    this.answered(op);
   }
 
   /**
@@ -531,7 +627,9 @@ export class Follower {
         this.recycledSince.set(key, head);
         continue;
       }
-      const blocked = [...this.tracked.values()].some((op) => op.from === address && (op.nonce ?? -1) > nonce);
+      const blocked = [...this.tracked.values()].some(
+        (op) => op.from === address && op.blockNumber === null && (op.nonce ?? -1) > nonce,
+      );
       if (since >= head || !blocked || filling.has(key)) continue;
       if (!(await this.ctx.signers.signerOf(address))) continue;
       if (!(await this.ctx.nonces.claimRecycled(address, nonce))) continue;
@@ -549,7 +647,7 @@ export class Follower {
       await this.ctx.nonces.recycle(address, nonce);
       return;
     }
-    const op = this.engine.newOperation(
+    const op = this.requests.newOperation(
       { operation: "nonceFill", signer, context: {}, fingerprint: "nonceFill" },
       null,
     );
@@ -558,7 +656,7 @@ export class Follower {
     op.transactions = [
       await signCall(signer, this.ctx.options.chainId, nonce, op.call, await this.ctx.chain.fees.quote(true)),
     ];
-    await this.engine.insert(op);
+    await this.requests.insert(op);
     const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw, nonce);
     this.ctx.logger.info(
       { operationId: op.id, nonce, outcome: outcome.kind },
@@ -581,13 +679,10 @@ export class Follower {
     return signer;
   }
 
-  /** Applies `patch` (or a receipt's block) to the operation in memory and in the store. */
-  private async patch(op: Operation, patch: OperationPatch | Receipt): Promise<void> {
-    const changes: OperationPatch =
-      "gasUsed" in patch ? { blockNumber: patch.blockNumber, blockHash: patch.blockHash } : patch;
-    Object.assign(op, changes);
-    if (changes.pendingSince !== undefined) this.pendingSinceMs.set(op.id, Date.now());
-    await this.ctx.store.update(op.id, changes);
+  /** Applies `patch` to the operation in memory and in the store. */
+  private async patch(op: Operation, patch: OperationPatch): Promise<void> {
+    Object.assign(op, patch);
+    await this.ctx.store.update(op.id, patch);
   }
 
   private warnOnce(op: Pick<Operation, "id">, what: string, message: string): void {
@@ -599,7 +694,7 @@ export class Follower {
 }
 
 /** See Follower.stillMined. */
-function minedVerdict(op: Operation, block: RpcAnswer, txs: RpcAnswer[]): MinedVerdict {
+function minedVerdict(op: Operation, block: RpcAnswer, txs: RpcAnswer[]): "mined" | "reorged" | "unknown" {
   const blockHash = op.blockHash?.toLowerCase();
   let blockSays: "same" | "other" | "missing" | "unknown" = "unknown";
   if ("result" in block) {

@@ -3,11 +3,21 @@ import type { SqlDriver } from "../db";
 /**
  * Hands out the nonces of each address. Nonces whose transaction was never broadcast come back
  * through `recycle` and are handed out again, lowest first, before new ones; the follower fills
- * those that no write takes. `seed` reads where a new address starts (the chain's pending count,
- * or past the highest nonce an unfinished operation holds, whichever is higher).
+ * those that no write takes. `seed` reads where an address starts in this process (NonceSeed): a
+ * counter never stays above a gap that nothing will fill.
  */
+/**
+ * Where an address starts in this process: `next` past everything on chain, in the mempool and
+ * held by an unfinished operation; `free`, the nonces below it that none of those holds (a process
+ * killed between taking a nonce and recording it leaves one), handed out first.
+ */
+export interface NonceSeed {
+  next: number;
+  free: number[];
+}
+
 export interface NonceAllocator {
-  take(address: string, seed: () => Promise<number>): Promise<number>;
+  take(address: string, seed: () => Promise<NonceSeed>): Promise<number>;
   recycle(address: string, nonce: number): Promise<void>;
   /** The chain is ahead of us (another sender, a refused "nonce too low"): never hand out below `next`. */
   raiseTo(address: string, next: number): Promise<void>;
@@ -25,22 +35,29 @@ export class MemoryNonceAllocator implements NonceAllocator {
   private readonly seeding = new Map<string, Promise<number>>();
   private readonly returned = new Map<string, Set<number>>();
 
-  async take(address: string, seed: () => Promise<number>): Promise<number> {
+  async take(address: string, seed: () => Promise<NonceSeed>): Promise<number> {
+    if (!this.next.has(address)) {
+      // Concurrent first writes of an address share one seed read.
+      let seeding = this.seeding.get(address);
+      if (!seeding) {
+        seeding = seed().then((seeded) => {
+          this.seeding.delete(address);
+          if (!this.next.has(address)) {
+            this.next.set(address, seeded.next);
+            for (const nonce of seeded.free) void this.recycle(address, nonce);
+          }
+          return seeded.next;
+        });
+        seeding.catch(() => this.seeding.delete(address));
+        this.seeding.set(address, seeding);
+      }
+      await seeding;
+    }
     const returned = this.returned.get(address);
     if (returned && returned.size > 0) {
       const lowest = Math.min(...returned);
       returned.delete(lowest);
       return lowest;
-    }
-    if (!this.next.has(address)) {
-      // Concurrent first writes of an address share one seed read.
-      let seeding = this.seeding.get(address);
-      if (!seeding) {
-        seeding = seed().finally(() => this.seeding.delete(address));
-        this.seeding.set(address, seeding);
-      }
-      const seeded = await seeding;
-      if (!this.next.has(address)) this.next.set(address, seeded);
     }
     const nonce = this.next.get(address)!;
     this.next.set(address, nonce + 1);
@@ -85,13 +102,15 @@ export class MemoryNonceAllocator implements NonceAllocator {
  */
 export class SqlNonceAllocator implements NonceAllocator {
   private readonly waiting = new Map<string, Array<{ resolve(nonce: number): void; reject(err: unknown): void }>>();
+  /** Addresses whose gaps this process has looked for since it started. */
+  private readonly reconciled = new Set<string>();
 
   constructor(
     private readonly db: SqlDriver,
     private readonly chainId: string,
   ) {}
 
-  take(address: string, seed: () => Promise<number>): Promise<number> {
+  take(address: string, seed: () => Promise<NonceSeed>): Promise<number> {
     return new Promise<number>((resolve, reject) => {
       let waiting = this.waiting.get(address);
       if (!waiting) {
@@ -103,7 +122,7 @@ export class SqlNonceAllocator implements NonceAllocator {
     });
   }
 
-  private async serve(address: string, seed: () => Promise<number>): Promise<void> {
+  private async serve(address: string, seed: () => Promise<NonceSeed>): Promise<void> {
     const waiting = this.waiting.get(address) ?? [];
     this.waiting.delete(address);
     try {
@@ -115,7 +134,18 @@ export class SqlNonceAllocator implements NonceAllocator {
   }
 
   /** `count` nonces of `address`, lowest first: recycled ones, then new ones. */
-  private async takeMany(address: string, count: number, seed: () => Promise<number>): Promise<number[]> {
+  private async takeMany(address: string, count: number, seed: () => Promise<NonceSeed>): Promise<number[]> {
+    if (!this.reconciled.has(address)) {
+      // Once per process and address: the row's counter may stand above gaps a killed process left
+      // (a nonce taken, never recorded). Those below a held nonce are handed out again first.
+      const seeded = await seed();
+      await this.db.query(
+        `INSERT INTO nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+        [this.chainId, address, seeded.next],
+      );
+      for (const nonce of seeded.free) await this.recycle(address, nonce);
+      this.reconciled.add(address);
+    }
     const reused = await this.db.query<{ nonce: string }>(
       `DELETE FROM recycled_nonces WHERE (chain_id, address, nonce) IN (
          SELECT chain_id, address, nonce FROM recycled_nonces WHERE chain_id = $1 AND address = $2
@@ -126,15 +156,8 @@ export class SqlNonceAllocator implements NonceAllocator {
     const nonces = reused.rows.map((row) => Number(row.nonce)).sort((a, b) => a - b);
     const fresh = count - nonces.length;
     if (fresh === 0) return nonces;
-    let first = await this.increment(address, fresh);
-    if (first === null) {
-      await this.db.query(
-        "INSERT INTO nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-        [this.chainId, address, await seed()],
-      );
-      first = await this.increment(address, fresh);
-      if (first === null) throw new Error(`No nonce row for ${address}`);
-    }
+    const first = await this.increment(address, fresh);
+    if (first === null) throw new Error(`No nonce row for ${address}`);
     for (let i = 0; i < fresh; i++) nonces.push(first + i);
     return nonces;
   }

@@ -16,7 +16,11 @@ import { MemoryNonceAllocator, SqlNonceAllocator } from "./nonce-allocator";
 import { OperationStore } from "./operation-store";
 import { TransactionEngine } from "./transaction-engine";
 
-export interface OpenEngineOptions extends Omit<EngineOptions, "blockPollMs" | "scanMs" | "leaseMs"> {
+export interface OpenEngineOptions extends Omit<
+  EngineOptions,
+  "blockPollMs" | "scanMs" | "leaseMs" | "finalityBlocks"
+> {
+  finalityBlocks?: number;
   blockPollMs?: number;
   scanMs?: number;
   leaseMs?: number;

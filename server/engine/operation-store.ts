@@ -4,7 +4,7 @@ import type { Operation, OperationError, OperationStatus, SignedTransaction } fr
 const COLUMNS = `id, chain_id, from_address, operation, contract_address, fingerprint, idempotency_key, status,
   nonce::text AS nonce, tx_to, tx_data, tx_value, gas_limit, transactions, context, result, error,
   response_status, response_body, block_number::text AS block_number, block_hash,
-  pending_since::text AS pending_since, access_key_id, created_at, updated_at`;
+  pending_since::text AS pending_since, pending_since_at, final, reorgs, access_key_id, created_at, updated_at`;
 
 interface OperationRow {
   id: string;
@@ -29,6 +29,9 @@ interface OperationRow {
   block_number: string | null;
   block_hash: string | null;
   pending_since: string | null;
+  pending_since_at: Date | string | null;
+  final: boolean;
+  reorgs: number;
   access_key_id: string | null;
   created_at: Date | string;
   updated_at: Date | string;
@@ -46,6 +49,9 @@ export interface OperationPatch {
   blockNumber?: number | null;
   blockHash?: string | null;
   pendingSince?: number | null;
+  pendingSinceAt?: Date | null;
+  final?: boolean;
+  reorgs?: number;
 }
 
 /** A second request raced this one to the same Idempotency-Key. */
@@ -74,6 +80,9 @@ const PATCH_COLUMNS: Array<[keyof OperationPatch, string, string]> = [
   ["blockNumber", "block_number", "bigint"],
   ["blockHash", "block_hash", "text"],
   ["pendingSince", "pending_since", "bigint"],
+  ["pendingSinceAt", "pending_since_at", "timestamptz"],
+  ["final", "final", "boolean"],
+  ["reorgs", "reorgs", "integer"],
 ];
 
 /**
@@ -187,7 +196,7 @@ export class OperationStore {
   }
 
   /**
-   * Leases up to `limit` unfinished operations to `owner`: its own, those nobody holds, and those
+   * Leases up to `limit` operations not yet final (unfinished, or finished in a block that a reorg can still undo) to `owner`: its own, those nobody holds, and those
    * whose holder's lease ran out, but for the `known` ids. SKIP LOCKED keeps two processes from
    * claiming the same rows.
    */
@@ -204,7 +213,7 @@ export class OperationStore {
       `UPDATE operations SET lease_owner = $2, lease_until = now() + $3 * interval '1 millisecond'
        WHERE id IN (
          SELECT id FROM operations
-         WHERE status IN ('queued', 'sent') AND chain_id = $1
+         WHERE NOT final AND chain_id = $1
            AND (lease_owner = $2 OR lease_until IS NULL OR lease_until < now())
            AND id <> ALL($5::text[])
          ORDER BY created_at
@@ -221,7 +230,7 @@ export class OperationStore {
     if (ids.length === 0) return;
     await this.db.query(
       `UPDATE operations SET lease_until = now() + $3 * interval '1 millisecond'
-       WHERE id = ANY($2::text[]) AND lease_owner = $1 AND status IN ('queued', 'sent')`,
+       WHERE id = ANY($2::text[]) AND lease_owner = $1 AND NOT final`,
       [owner, ids, leaseMs],
     );
   }
@@ -229,7 +238,7 @@ export class OperationStore {
   /** Lets other processes take over `owner`'s unfinished operations at once (a clean shutdown). */
   async releaseLeases(owner: string): Promise<void> {
     await this.db.query(
-      "UPDATE operations SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1 AND status IN ('queued', 'sent')",
+      "UPDATE operations SET lease_owner = NULL, lease_until = NULL WHERE lease_owner = $1 AND NOT final",
       [owner],
     );
   }
@@ -248,16 +257,6 @@ export class OperationStore {
       [chainId, from, below],
     );
     return rows.map((row) => Number(row.nonce));
-  }
-
-  /** The highest nonce an unfinished operation of `from` holds, if any. */
-  async highestUnfinishedNonce(chainId: string, from: string): Promise<number | null> {
-    const { rows } = await this.db.query<{ nonce: string | null }>(
-      `SELECT max(nonce)::text AS nonce FROM operations
-       WHERE chain_id = $1 AND from_address = $2 AND status IN ('queued', 'sent')`,
-      [chainId, from],
-    );
-    return rows[0]?.nonce == null ? null : Number(rows[0].nonce);
   }
 }
 
@@ -295,6 +294,9 @@ function toOperation(row: OperationRow): Operation {
     blockNumber: numberOrNull(row.block_number),
     blockHash: row.block_hash,
     pendingSince: numberOrNull(row.pending_since),
+    pendingSinceAt: row.pending_since_at === null ? null : new Date(row.pending_since_at),
+    final: row.final,
+    reorgs: Number(row.reorgs),
     accessKeyId: row.access_key_id,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
@@ -305,7 +307,7 @@ function toOperation(row: OperationRow): Operation {
 const INSERT_COLUMNS = `id text, chain_id text, from_address text, operation text, contract_address text,
   fingerprint text, idempotency_key text, status text, nonce bigint, tx_to text, tx_data text, tx_value text,
   gas_limit text, transactions text, context text, result text, response_status integer, response_body text,
-  lease_owner text, lease_ms double precision, access_key_id text`;
+  lease_owner text, lease_ms double precision, access_key_id text, final boolean`;
 
 /**
  * Inserts the rows of `writes` in one statement and answers the ids inserted: a row whose
@@ -338,14 +340,15 @@ async function insertRows(
     lease_owner: lease.owner,
     lease_ms: lease.ms,
     access_key_id: op.accessKeyId,
+    final: op.final,
   }));
   const { rows: inserted } = await db.query<{ id: string }>(
     `INSERT INTO operations (id, chain_id, from_address, operation, contract_address, fingerprint,
        idempotency_key, status, nonce, tx_to, tx_data, tx_value, gas_limit, transactions, context, result,
-       response_status, response_body, lease_owner, lease_until, access_key_id)
+       response_status, response_body, lease_owner, lease_until, access_key_id, final)
      SELECT id, chain_id, from_address, operation, contract_address, fingerprint, idempotency_key, status, nonce,
        tx_to, tx_data, tx_value, gas_limit, transactions::jsonb, context::jsonb, result::jsonb, response_status,
-       response_body, lease_owner, now() + lease_ms * interval '1 millisecond', access_key_id
+       response_body, lease_owner, now() + lease_ms * interval '1 millisecond', access_key_id, final
      FROM jsonb_to_recordset($1::jsonb) AS r(${INSERT_COLUMNS})
      ON CONFLICT DO NOTHING
      RETURNING id`,

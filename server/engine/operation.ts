@@ -6,6 +6,9 @@
  *   sent      broadcast (or its answer was lost): the follower watches it until it is final
  *   confirmed mined and CONFIRMATIONS deep (or a no-op that needed no transaction)
  *   failed    reverted on chain (CONTRACT_REVERTED) or given up (TRANSACTION_ABANDONED)
+ *
+ * A confirmed or failed operation with a block is still followed until that block is final: a reorg
+ * that removes its receipt sends it back to sent (`reorgs` counts it). `final` marks the end.
  */
 export type OperationStatus = "queued" | "sent" | "confirmed" | "failed";
 
@@ -52,7 +55,14 @@ export interface Operation {
   response: { status: number; body: string } | null;
   blockNumber: number | null;
   blockHash: string | null;
+  /** The chain head when its current transaction was first seen unmined: the resend clock. */
   pendingSince: number | null;
+  /** The wall time of that clock: it runs on a chain that mines nothing too. */
+  pendingSinceAt: Date | null;
+  /** Its block is final (or it has none: a no-op, abandoned): it is followed no more. */
+  final: boolean;
+  /** How many times a reorg undid it. */
+  reorgs: number;
   /** The access key that made it ("root" for API_KEY); null for a request key in open mode. */
   accessKeyId: string | null;
   createdAt: Date;

@@ -4,10 +4,11 @@ import type { Fees } from "../chain/fee-oracle";
 import { parseReceipt } from "../chain/receipt";
 import { ApiError } from "../http/errors";
 import { broadcast } from "./broadcast";
-import type { EngineContext, SpendRefund } from "./context";
+import type { EngineContext, RequestPath, SpendRefund } from "./context";
 import { Follower } from "./follower";
 import { IdempotencyKeyTaken } from "./operation-store";
 import { currentTransaction, type Operation } from "./operation";
+import type { NonceSeed } from "./nonce-allocator";
 import { NonceReservations } from "./reservations";
 import { signCall, targetAddress } from "./signing";
 import { pendingBody, unchangedBody } from "./write-response";
@@ -41,6 +42,8 @@ const MAX_BROADCAST_ATTEMPTS = 6;
 const GAP_WAIT_MS = 10_000;
 /** How long a nonce seed read ahead (during the simulation) may stand in for a fresh read. */
 const SEED_AHEAD_MS = 2_000;
+/** Free nonces (gaps below a held one) handed out again at most, per address and seed. */
+const MAX_FREE_AT_SEED = 1_000;
 /** Addresses remembered as seeded in this process, at most. */
 const MAX_SEEDED = 10_000;
 
@@ -50,7 +53,7 @@ const MAX_SEEDED = 10_000;
  * so concurrent writes of one key are signed and broadcast concurrently; the follower carries on
  * with whatever is unfinished when the request stops waiting.
  */
-export class TransactionEngine {
+export class TransactionEngine implements RequestPath {
   readonly follower: Follower;
   private readonly reservations = new NonceReservations();
   /** Operations whose request is still running in this process (from its record to its answer). */
@@ -58,7 +61,7 @@ export class TransactionEngine {
   /** Addresses whose nonces this process has taken: their next take needs no seed. */
   private readonly seeded = new Set<string>();
   /** Seeds read while their first write simulates, by address. */
-  private readonly seedsAhead = new Map<string, { at: number; seed: Promise<number> }>();
+  private readonly seedsAhead = new Map<string, { at: number; seed: Promise<NonceSeed> }>();
   /** Writes of each address between their start and their nonce. */
   private readonly beforeNonce = new Map<string, number>();
   private immediateMisses = 0;
@@ -126,6 +129,7 @@ export class TransactionEngine {
     const op = this.newOperation(request, contractAddress);
     const body = unchangedBody(op, request.context);
     op.status = "confirmed";
+    op.final = true; // no transaction: nothing a reorg could undo
     op.result = { ...request.context, changed: false };
     op.response = { status: 200, body };
     await this.insert(op);
@@ -137,6 +141,7 @@ export class TransactionEngine {
     const { signer } = request;
     this.ctx.metrics?.setSignerPoolSize(this.ctx.chain.signers.size);
     const { call, fees, nonce, refund } = await this.simulateAndTakeNonce(request);
+    this.crashIfAt("nonce-taken");
     const op = this.newOperation(request, targetAddress(signer.address, call, nonce));
     op.call = call;
     op.nonce = nonce;
@@ -188,6 +193,7 @@ export class TransactionEngine {
       try {
         op.transactions = [await signCall(signer, this.ctx.options.chainId, nonce, call, fees)];
         await this.insert(op);
+        this.crashIfAt("row-stored");
       } catch (err) {
         // Nothing was sent: the nonce and the spend go back.
         await this.ctx.nonces.recycle(signer.address, nonce);
@@ -199,6 +205,7 @@ export class TransactionEngine {
         throw err;
       }
       accepted = await this.broadcastFirst(op, signer, refund);
+      this.crashIfAt("broadcast");
     } finally {
       this.reservations.release(op.id);
     }
@@ -340,6 +347,11 @@ export class TransactionEngine {
     });
   }
 
+  /** Tests only (CRASH_AT): dies here with SIGKILL, leaving the store and the chain as a crash would. */
+  private crashIfAt(step: NonNullable<EngineContext["options"]["crashAt"]>): void {
+    if (this.ctx.options.crashAt === step) process.kill(process.pid, "SIGKILL");
+  }
+
   /** The next nonce of `from`: seeded from the chain's pending count and our unfinished operations. */
   async takeNonce(from: string): Promise<number> {
     this.ctx.metrics?.nonceAllocated();
@@ -369,12 +381,22 @@ export class TransactionEngine {
     this.seedsAhead.set(from, entry);
   }
 
-  private async readSeed(from: string): Promise<number> {
-    const [pending, highest] = await Promise.all([
+  /**
+   * Where `from` starts: past the chain's pending count and every nonce an unfinished operation
+   * holds; the nonces in between that none holds are free (a write killed between its nonce and its
+   * record left them), so allocation comes back down to the lowest of them.
+   */
+  private async readSeed(from: string): Promise<NonceSeed> {
+    const [pending, held] = await Promise.all([
       this.ctx.chain.transactionCount(from, "pending"),
-      this.ctx.store.highestUnfinishedNonce(this.chainId, from),
+      this.ctx.store.unfinishedNoncesBelow(this.chainId, from, Number.MAX_SAFE_INTEGER),
     ]);
-    return Math.max(pending, highest === null ? 0 : highest + 1);
+    const heldSet = new Set(held);
+    const highest = held.length > 0 ? held[held.length - 1] : -1;
+    const free: number[] = [];
+    for (let nonce = pending; nonce < highest && free.length < MAX_FREE_AT_SEED; nonce++)
+      if (!heldSet.has(nonce)) free.push(nonce);
+    return { next: Math.max(pending, highest + 1), free };
   }
 
   newOperation(
@@ -401,6 +423,9 @@ export class TransactionEngine {
       blockNumber: null,
       blockHash: null,
       pendingSince: null,
+      pendingSinceAt: null,
+      final: false,
+      reorgs: 0,
       accessKeyId: request.accessKeyId ?? null,
       createdAt: now,
       updatedAt: now,

@@ -93,6 +93,10 @@ export const OperationView = z
     blockNumber: z.number().int().optional(),
     result: z.record(z.string(), z.unknown()).optional(),
     error: z.object({ code: z.string(), message: z.string() }).optional(),
+    final: z.boolean().openapi({
+      description: "Its block is final (the node's finalized block, or FINALITY_BLOCKS deep): no reorg can undo it",
+    }),
+    reorgs: z.number().int().openapi({ description: "How many times a reorg undid it (webhook operation.reorged)" }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -112,6 +116,8 @@ export function operationView(op: Operation): z.infer<typeof OperationView> {
     ...(op.blockNumber !== null ? { blockNumber: op.blockNumber } : {}),
     ...(op.result ? { result: op.result } : {}),
     ...(op.error ? { error: op.error } : {}),
+    final: op.final,
+    reorgs: op.reorgs,
     createdAt: op.createdAt.toISOString(),
     updatedAt: op.updatedAt.toISOString(),
   };

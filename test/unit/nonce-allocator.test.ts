@@ -36,44 +36,54 @@ describe("nonce allocators (in process)", function () {
         let seeds = 0;
         const seed = async () => {
           seeds++;
-          return 7;
+          return { next: 7, free: [] };
         };
         const taken = await Promise.all(Array.from({ length: 20 }, () => nonces.take(ALICE, seed)));
         expect([...taken].sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 20 }, (_, i) => 7 + i));
         expect(seeds).to.be.at.least(1);
-        expect(await nonces.take(BOB, async () => 0)).to.equal(0);
+        expect(await nonces.take(BOB, async () => ({ next: 0, free: [] }))).to.equal(0);
       });
 
       it("hands a recycled nonce out again before new ones, lowest first", async function () {
         const nonces = make();
-        for (let i = 0; i < 5; i++) await nonces.take(ALICE, async () => 0);
+        for (let i = 0; i < 5; i++) await nonces.take(ALICE, async () => ({ next: 0, free: [] }));
         await nonces.recycle(ALICE, 3);
         await nonces.recycle(ALICE, 1);
         expect(await nonces.recycled()).to.deep.include({ address: ALICE, nonce: 1 });
-        expect(await nonces.take(ALICE, async () => 0)).to.equal(1);
-        expect(await nonces.take(ALICE, async () => 0)).to.equal(3);
-        expect(await nonces.take(ALICE, async () => 0)).to.equal(5);
+        expect(await nonces.take(ALICE, async () => ({ next: 0, free: [] }))).to.equal(1);
+        expect(await nonces.take(ALICE, async () => ({ next: 0, free: [] }))).to.equal(3);
+        expect(await nonces.take(ALICE, async () => ({ next: 0, free: [] }))).to.equal(5);
       });
 
       it("a recycled nonce claimed for a fill is not handed out, and can be claimed once", async function () {
         const nonces = make();
-        await nonces.take(ALICE, async () => 0);
+        await nonces.take(ALICE, async () => ({ next: 0, free: [] }));
         await nonces.recycle(ALICE, 0);
         expect(await nonces.claimRecycled(ALICE, 0)).to.equal(true);
         expect(await nonces.claimRecycled(ALICE, 0)).to.equal(false);
-        expect(await nonces.take(ALICE, async () => 0)).to.equal(1);
+        expect(await nonces.take(ALICE, async () => ({ next: 0, free: [] }))).to.equal(1);
+      });
+
+      it("comes back down after a restart: the free nonces a seed names (gaps below a held one) go first, lowest first, then past the held ones", async function () {
+        const nonces = make();
+        // On chain: up to 4. Held by unfinished operations: 6 and 8. Nonces 4, 5 and 7 were taken
+        // by a process killed before it recorded them: nothing will ever send them.
+        const seed = async () => ({ next: 9, free: [4, 5, 7] });
+        const taken = [];
+        for (let i = 0; i < 4; i++) taken.push(await nonces.take(ALICE, seed));
+        expect(taken).to.deep.equal([4, 5, 7, 9]);
       });
 
       it("raiseTo skips past what the chain used and never goes down; resetTo starts again", async function () {
         const nonces = make();
-        await nonces.take(ALICE, async () => 0);
+        await nonces.take(ALICE, async () => ({ next: 0, free: [] }));
         await nonces.recycle(ALICE, 0);
         await nonces.raiseTo(ALICE, 10);
-        expect(await nonces.take(ALICE, async () => 0)).to.equal(10);
+        expect(await nonces.take(ALICE, async () => ({ next: 0, free: [] }))).to.equal(10);
         await nonces.raiseTo(ALICE, 4);
-        expect(await nonces.take(ALICE, async () => 0)).to.equal(11);
+        expect(await nonces.take(ALICE, async () => ({ next: 0, free: [] }))).to.equal(11);
         await nonces.resetTo(ALICE, 2);
-        expect(await nonces.take(ALICE, async () => 0)).to.equal(2);
+        expect(await nonces.take(ALICE, async () => ({ next: 0, free: [] }))).to.equal(2);
       });
     });
   }
