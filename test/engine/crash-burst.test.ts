@@ -12,6 +12,7 @@ import {
   ChainNode,
   DEV_KEYS,
   ServiceProcess,
+  TEST_API_KEY,
   collectionAt,
   deployWithScript,
   directProvider,
@@ -133,3 +134,78 @@ for (const store of (process.env.CRASH_STORES ?? "pglite,postgres").split(",")) 
     });
   });
 }
+
+describe("SIGKILLs in the middle of bursts of mints from wallets the service holds, and no request afterwards (PGlite, automining node)", function () {
+  this.timeout(300_000);
+
+  it(`${ROUNDS} kills at random moments: every operation ends confirmed or failed with no request after the last restart, and no nonce is left waiting`, async function () {
+    const random = seeded(SEED + 1);
+    const node = await ChainNode.start();
+    const dataDir = mkdtempSync(path.join(tmpdir(), "crash-burst-from-"));
+    const provider = directProvider(node.rpcUrl);
+    const env = { DATA_DIR: dataDir, TX_TIMEOUT_MS: "5000", BLOCK_POLL_MS: "200", WALLET_MASTER_KEY: "11".repeat(32) };
+    const root = { Authorization: `Bearer ${TEST_API_KEY}` };
+    try {
+      const collection = await deployWithScript(node.rpcUrl, { NFT_MAX_SUPPLY: "100000", NFT_MAX_MINT_PER_TX: "5" });
+      const nft = collectionAt(collection, provider);
+      const supplyBefore = (await nft.totalSupply()) as bigint;
+      let service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env });
+      const wallets: string[] = [];
+      for (const label of ["drop-a", "drop-b"]) {
+        const made = await new ApiClient(service.url).post("/wallets", { kind: "local", label }, root);
+        expect(made.status, made.text).to.equal(201);
+        wallets.push(made.body.address as string);
+        await provider.send("hardhat_setBalance", [made.body.address, `0x${(10n ** 20n).toString(16)}`]);
+      }
+      let sent = 0;
+      for (let round = 0; round < ROUNDS; round++) {
+        if (round > 0) service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env });
+        const api = new ApiClient(service.url);
+        const burst = Array.from({ length: PER_ROUND / 2 }, (_, i) =>
+          api
+            .post(
+              "/nft/mint",
+              { from: `drop-${i % 2 === 0 ? "a" : "b"}`, contractAddress: collection, mintAmount: 1 },
+              root,
+            )
+            .catch(() => null),
+        );
+        sent += burst.length;
+        await sleep(200 + Math.floor(random() * 1500));
+        await service.kill();
+        await Promise.all(burst);
+      }
+      service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env });
+      try {
+        const api = new ApiClient(service.url);
+        const deadline = Date.now() + 60_000;
+        for (;;) {
+          const views = await Promise.all(wallets.map((w) => api.request("GET", `/wallets/${w}`, { headers: root })));
+          const unfinished = views.reduce((sum, v) => sum + Number(v.body.unfinishedOperations), 0);
+          if (unfinished === 0) break;
+          if (Date.now() > deadline)
+            throw new Error(`${unfinished} operations still unfinished 60 s after the last restart`);
+          await sleep(500);
+        }
+        for (const w of wallets) {
+          // Nothing waits in the node behind a gap: every nonce handed out is mined.
+          expect(await provider.getTransactionCount(w, "pending")).to.equal(
+            await provider.getTransactionCount(w, "latest"),
+          );
+        }
+        const minted = ((await nft.totalSupply()) as bigint) - supplyBefore;
+        expect(minted).to.be.at.most(BigInt(sent));
+        expect(minted, "at least the writes answered before the kills").to.be.greaterThan(0n);
+      } finally {
+        await service.stop();
+      }
+    } catch (err) {
+      (err as Error).message += ` (CRASH_SEED=${SEED})`;
+      throw err;
+    } finally {
+      provider.destroy();
+      await node.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
