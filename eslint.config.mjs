@@ -11,6 +11,7 @@ export default tseslint.config(
       "typechain-types/",
       "dist/",
       ".data/",
+      ".cache/",
       "test/api/typed-client/generated/",
     ],
   },
