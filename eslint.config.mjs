@@ -11,6 +11,7 @@ export default tseslint.config(
       "typechain-types/",
       "dist/",
       ".data/",
+      ".cache/",
       "test/api/typed-client/generated/",
     ],
   },
@@ -22,6 +23,16 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       // chai's property assertions (expect(x).to.be.true) are expressions by design
       "@typescript-eslint/no-unused-expressions": "off",
+      // An exclusive test left behind runs alone and the rest pass unrun (mocha's forbidOnly, in
+      // hardhat.config.ts, fails such a run too).
+      "no-restricted-properties": [
+        "error",
+        ...["describe", "context", "it", "specify"].map((object) => ({
+          object,
+          property: "only",
+          message: "An exclusive test: remove .only before committing.",
+        })),
+      ],
     },
   },
 );

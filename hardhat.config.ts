@@ -46,7 +46,9 @@ const config: HardhatUserConfig = {
     localhost: { url: process.env.LOCALHOST_RPC_URL ?? "http://127.0.0.1:8545" },
     ...remote,
   },
-  mocha: { timeout: 120_000 },
+  // forbidOnly: an it.only or describe.only left in a test file fails the run instead of silently
+  // running that test alone (ESLint's no-restricted-properties says so before, in npm run lint).
+  mocha: { timeout: 120_000, forbidOnly: true },
 };
 
 export default config;

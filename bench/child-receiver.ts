@@ -42,8 +42,8 @@ export async function startChildReceiver(): Promise<{
   url: string;
   /** Its process id (a bench reads its CPU time). */
   pid: number | undefined;
-  /** Every arrival, once `count` have come. */
-  until(count: number): Promise<[string, number][]>;
+  /** Every arrival, once `count` have come; throws with the count reached after `timeoutMs` (default 2 minutes). */
+  until(count: number, timeoutMs?: number): Promise<[string, number][]>;
   /** How many deliveries came so far. */
   count(): Promise<number>;
   close(): void;
@@ -51,15 +51,20 @@ export async function startChildReceiver(): Promise<{
   const child = spawn(process.execPath, ["-e", RECEIVER_SOURCE], { stdio: ["ignore", "pipe", "inherit"] });
   const port = await new Promise<number>((resolve) => child.stdout.once("data", (d) => resolve(Number(String(d)))));
   const url = `http://127.0.0.1:${port}/`;
+  const counted = async () => Number(await (await fetch(`${url}count`)).text());
   return {
     url,
     pid: child.pid,
-    async until(count) {
-      while (Number(await (await fetch(`${url}count`)).text()) < count)
+    async until(count, timeoutMs = 120_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (let came = await counted(); came < count; came = await counted()) {
+        if (Date.now() > deadline)
+          throw new Error(`the receiver had ${came} of ${count} deliveries after ${timeoutMs / 1000} s`);
         await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       return (await (await fetch(url)).json()) as [string, number][];
     },
-    count: async () => Number(await (await fetch(`${url}count`)).text()),
+    count: counted,
     close: () => child.kill(),
   };
 }

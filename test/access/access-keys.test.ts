@@ -683,11 +683,11 @@ describe("Access keys (PGlite, open mode)", function () {
         res = await tokenUri(from(attacker, bearer(`nfto_${randomBytes(32).toString("base64url")}`)));
         if (res.status !== 401) break;
         failures++;
-        expect(failures, "failures before 429").to.be.at.most(100);
+        expect(failures, "failures before 429 (README: 20 within a minute)").to.be.at.most(20);
       }
       expect(res.status, res.text).to.equal(429);
       expect(res.body.error.code).to.equal("RATE_LIMITED");
-      expect(failures).to.be.at.least(3);
+      expect(failures, "failures answered 401 before the 429").to.equal(20);
       const retryAfter = Number(res.headers.get("retry-after"));
       expect(retryAfter).to.be.within(1, 3600);
       expect(Number.isInteger(retryAfter)).to.equal(true);

@@ -173,13 +173,15 @@ describe("log format", function () {
   });
 
   const hasScript = spawnSync("script", ["--version"]).status === 0;
+  const noScript =
+    "util-linux `script` not found: npm test installs it (scripts/ensure-script.sh), or run 'sudo apt-get install bsdutils'";
   const command = (mode: string) => [process.execPath, ...fixtureArgs(mode)].map((a) => `'${a}'`).join(" ");
   // eslint-disable-next-line no-control-regex -- ANSI colour codes
   const stripColors = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "");
   const rpcUrl = `https://eth.example/v2/${PATH_KEY}`;
 
   it("writes pino-pretty lines when stdout is a terminal (under `script`), credentials scrubbed", function () {
-    if (!hasScript) this.skip(); // util-linux `script` provides the terminal
+    expect(hasScript, noScript).to.equal(true); // util-linux `script` provides the terminal
     this.timeout(60_000);
     const result = spawnSync("script", ["-qec", command("log"), "/dev/null"], {
       cwd: ROOT,
@@ -204,7 +206,7 @@ describe("log format", function () {
     const line = JSON.parse(piped.stdout.trim()) as { level: number; msg: string; rpcUrl: string };
     expect(line.level).to.equal(30);
     expect(line.rpcUrl).to.equal("https://eth.example/v2/***");
-    if (!hasScript) return;
+    expect(hasScript, noScript).to.equal(true);
     const onTerminal = spawnSync("script", ["-qec", command("log"), "/dev/null"], {
       cwd: ROOT,
       env: cleanEnv({ RPC_URL: rpcUrl, API_KEY: TEST_API_KEY, LOG_FORMAT: "json" }),

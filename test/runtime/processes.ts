@@ -58,7 +58,9 @@ export function connectionRefused(port: number): Promise<boolean> {
 
 /**
  * Established TCP connections (IPv4 and IPv6) with `port` at either end, from /proc/net/tcp*:
- * the service reaching its own chain over HTTP would show up here.
+ * the service reaching its own chain over HTTP would show up here. Throws when /proc/net/tcp cannot
+ * be read, so that "no connection" is never a count that was not made; /proc/net/tcp6 is absent
+ * only where IPv6 is off.
  */
 export function establishedConnections(port: number): number {
   let count = 0;
@@ -66,8 +68,9 @@ export function establishedConnections(port: number): number {
     let text: string;
     try {
       text = readFileSync(file, "utf8");
-    } catch {
-      continue;
+    } catch (err) {
+      if (file === "/proc/net/tcp6" && (err as NodeJS.ErrnoException).code === "ENOENT") continue;
+      throw new Error(`cannot count TCP connections: ${file}: ${(err as Error).message}`);
     }
     for (const line of text.trim().split("\n").slice(1)) {
       const [, local, remote, state] = line.trim().split(/\s+/);

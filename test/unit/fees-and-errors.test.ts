@@ -52,7 +52,7 @@ describe("revert decoding into API error codes (in process)", function () {
   ] as const) {
     it(`${error} becomes ${code}, with its values in the message`, function () {
       const fragment = iface.getError(error);
-      if (!fragment) return this.skip();
+      if (!fragment) throw new Error(`${error} is not an error of the collection's ABI`);
       const apiError = toChainApiError(
         revert(iface.encodeErrorResult(fragment, args.slice(0, fragment.inputs.length))),
       );

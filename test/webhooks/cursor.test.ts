@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import type { SqlDriver } from "../../server/db";
+import { emitEvent } from "../../server/webhooks";
 import type { JsonBody } from "../api/harness";
 import { pgliteBackend, ROOT, sleep, startWebhookApp, waitFor, type WebhookApp } from "./fixture";
 import { Receiver, type Answer, type Delivery } from "./receiver";
@@ -151,7 +152,13 @@ describe("webhooks past the cursor (PGlite)", function () {
     await operationThrough(["sent"]); // while disabled
     app.webhooks.worker.start();
     await waitFor(async () => ((await queueRows()) === 1 ? true : undefined));
-    await sleep(300);
+    // A marker event to an endpoint of its own through the same worker: once it has come, the
+    // worker has gone past what the disabled endpoint took (a fixed sleep a slow worker outlasts).
+    const marker = await receiver();
+    const wallet = Wallet.createRandom().address;
+    await subscribe(marker.url, { events: ["wallet.low_balance"], wallets: [wallet] });
+    await db.transaction((tx) => emitEvent(tx, { type: "wallet.low_balance", data: { address: wallet }, wallet }));
+    await marker.until((d) => d.length === 1);
     expect(r.deliveries).to.have.length(0);
     expect((await patch(true)).status).to.equal(200);
     await r.until((d) => d.length === 1);

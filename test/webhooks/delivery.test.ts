@@ -72,6 +72,20 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       return res.body as { id: string; secret: string } & JsonBody;
     }
 
+    /**
+     * Sends a marker event (a wallet.low_balance about a wallet of its own) to an endpoint of its
+     * own through the same worker, and waits for it: the worker has then gone past every event
+     * written before it, matching each to the endpoints that take it. What a check that nothing
+     * more arrives waits for, instead of a fixed sleep that a slow worker outlasts.
+     */
+    async function workerWentPast(): Promise<void> {
+      const marker = await receiver();
+      const wallet = Wallet.createRandom().address;
+      await subscribe(marker.url, { events: ["wallet.low_balance"], wallets: [wallet] });
+      await db.transaction((tx) => emitEvent(tx, { type: "wallet.low_balance", data: { address: wallet }, wallet }));
+      await marker.until((d) => d.length === 1, 15_000, "the marker event");
+    }
+
     async function deliveriesOf(id: string, query = ""): Promise<JsonBody[]> {
       const res = await app.api.request("GET", `/webhooks/${id}/deliveries${query}`, { headers: ROOT });
       expect(res.status, res.text).to.equal(200);
@@ -192,8 +206,9 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       });
       expect(log).to.include({ lastStatus: 500, nextAttemptAt: null });
       const tries = r.deliveries.length;
-      await sleep(1_000);
+      await workerWentPast();
       expect(r.deliveries, "no attempt after it failed").to.have.length(tries);
+      expect((await deliveriesOf(endpoint.id))[0]).to.include({ status: "failed", attempts: log.attempts });
     });
 
     it("an operation's events reach the endpoint in order, a later one waiting while an earlier one is retried", async function () {
@@ -271,7 +286,7 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       const audit = await app.api.request("GET", "/audit-events?limit=5", { headers: ROOT });
       expect(audit.body.auditEvents[0]).to.include({ action: "webhook.disabled", targetId: endpoint.id });
       await operationThrough(["sent"]);
-      await sleep(300);
+      await workerWentPast();
       expect(r.deliveries).to.have.length(1);
     });
 
@@ -353,14 +368,14 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       const onB = await operationThrough(["sent"], { contract: COLLECTION_B });
       const ownOnB = await operationThrough(["sent"], { contract: COLLECTION_B, accessKeyId: made.body.id });
       await r.until((d) => d.length >= 2);
-      await sleep(300);
+      await workerWentPast();
       const ids = r.deliveries.map((d) => d.json.data.operationId);
       expect(ids).to.have.members([onA, ownOnB]);
       expect(ids).not.to.include(onB);
 
       await app.api.request("DELETE", `/access-keys/${made.body.id}`, { headers: ROOT });
       await operationThrough(["sent"], { contract: COLLECTION_A });
-      await sleep(500);
+      await workerWentPast();
       expect(r.deliveries, "nothing after the key is revoked").to.have.length(2);
     });
 
@@ -416,7 +431,7 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
         emitEvent(tx, { type: "wallet.low_balance", data: { address: SENDER }, wallet: SENDER }),
       );
       await r.until((d) => d.length === 1);
-      await sleep(300);
+      await workerWentPast();
       expect(r.deliveries.map((d) => d.json.data.operationId)).to.deep.equal([onB]);
     });
 
@@ -441,7 +456,7 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       await operationThrough(["sent"], { from: mine });
       await operationThrough(["sent"]);
       await r.until((d) => d.length >= 3);
-      await sleep(300);
+      await workerWentPast();
       expect(r.ofType("collection.transfer").map((d) => d.json.data.tokenId)).to.have.members(["1", "2"]);
       expect(r.ofType("operation.sent")).to.have.length(1);
     });
@@ -517,7 +532,6 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       const held = await subscribe(dead.url);
       await operationThrough(["sent"]);
       await r.until((d) => d.length === 2);
-      await sleep(300);
       const metric = async (series: string) =>
         Number(
           (await app.api.get("/metrics")).text
@@ -525,9 +539,12 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
             .find((l) => l.startsWith(`${series} `))
             ?.split(" ")[1],
         );
-      expect(await metric('webhook_deliveries_total{type="operation.sent",outcome="delivered"}')).to.be.at.least(1);
+      // The delivered outcome is counted once its answer is in, just after the receiver noted it.
+      const delivered = 'webhook_deliveries_total{type="operation.sent",outcome="delivered"}';
+      await waitFor(async () => ((await metric(delivered)) >= 1 ? true : undefined));
       expect(await metric('webhook_deliveries_total{type="operation.sent",outcome="retrying"}')).to.be.at.least(1);
       const age = "webhook_oldest_undelivered_event_age_seconds";
+      await waitFor(async () => ((await metric(age)) > 0.2 ? true : undefined));
       expect(await metric(age), "the held delivery").to.be.above(0.2);
       // Disabled, its deliveries wait for it to be enabled again: no longer an age that only grows.
       const off = await app.api.request("PATCH", `/webhooks/${held.id}`, { json: { enabled: false }, headers: ROOT });

@@ -1,0 +1,168 @@
+/**
+ * The benches' checks, as pure functions of the figures a bench measured: each bench hands its
+ * figures to its function here, prints the checks with `verdict` and exits with the code it gives,
+ * and test/unit/bench-checks.test.ts feeds each function a failing figure without running a bench.
+ */
+
+/** One figure against its target. */
+export interface Check {
+  ok: boolean;
+  text: string;
+}
+
+const check = (ok: boolean, text: string): Check => ({ ok, text });
+const x = (ratio: number, digits = 2) => `${ratio.toFixed(digits)}x`;
+
+/** Prints each check as PASS or FAIL; the exit code: 1 when any failed, or when there is none. */
+export function verdict(checks: readonly Check[], print: (line: string) => void = console.log): 0 | 1 {
+  for (const { ok, text } of checks) print(`${ok ? "PASS" : "FAIL"}: ${text}`);
+  return checks.length > 0 && checks.every((c) => c.ok) ? 0 : 1;
+}
+
+/** bench/gas.ts: our mint(5)'s gas as a share of ERC721A's and of ERC721Enumerable's. */
+export const GAS_TARGETS = { vsErc721a: 1.1, vsEnumerable: 0.35 };
+export function gasChecks(f: { vsErc721a: number; vsEnumerable: number }): Check[] {
+  return [
+    check(
+      f.vsErc721a <= GAS_TARGETS.vsErc721a,
+      `ours mint(5) = ${x(f.vsErc721a, 3)} ERC721A mint(5) (target <= ${GAS_TARGETS.vsErc721a}x)`,
+    ),
+    check(
+      f.vsEnumerable <= GAS_TARGETS.vsEnumerable,
+      `ours mint(5) = ${x(f.vsEnumerable, 3)} Enumerable mint(5) (target <= ${GAS_TARGETS.vsEnumerable}x)`,
+    ),
+  ];
+}
+
+/** A measured rate against its baseline's, with the errors of the measured side. */
+export interface Ratio {
+  name: string;
+  ratio: number;
+  errors: number;
+}
+
+/** bench/api.ts: reads of rotating token ids, API/direct; mints, API/lean raw ethers. */
+export const API_TARGETS = { read: 0.8, write: 0.7 };
+export function apiChecks(f: { reads: Ratio[]; mint: Omit<Ratio, "name"> }): Check[] {
+  return [
+    ...f.reads.map((r) =>
+      check(
+        r.ratio >= API_TARGETS.read && r.errors === 0,
+        `${r.name} = ${x(r.ratio)}, ${r.errors} API errors (target >= ${API_TARGETS.read}x, 0 errors)`,
+      ),
+    ),
+    check(
+      f.mint.ratio >= API_TARGETS.write && f.mint.errors === 0,
+      `mint API/lean raw ethers = ${x(f.mint.ratio)}, ${f.mint.errors} API errors (target >= ${API_TARGETS.write}x, 0 errors)`,
+    ),
+  ];
+}
+
+/** bench/access.ts: what an access key adds to a request's p50. */
+export const ACCESS_TARGET_MS = 0.5;
+export function accessChecks(f: { addedMs: number; errors: number }): Check[] {
+  return [
+    check(
+      f.addedMs <= ACCESS_TARGET_MS && f.errors === 0,
+      `the access key adds ${f.addedMs.toFixed(3)} ms at p50 (target <= ${ACCESS_TARGET_MS} ms), ${f.errors} errors (target 0)`,
+    ),
+  ];
+}
+
+/** bench/wallets.ts: mints through a local wallet against mints with privateKey. */
+export const WALLETS_TARGET = 0.95;
+export function walletsChecks(f: { localRatio: number; errors: number }): Check[] {
+  return [
+    check(
+      f.localRatio >= WALLETS_TARGET && f.errors === 0,
+      `mint through a local wallet / with privateKey = ${x(f.localRatio)} (target >= ${WALLETS_TARGET}x), ${f.errors} errors over every side (target 0)`,
+    ),
+  ];
+}
+
+/** bench/index.ts: total-supply at 100,000 vs 1,000; backfill vs a bare sweep; live lag. */
+export const INDEX_TARGETS = { read: 1.2, backfill: 0.5, lagBlocks: 1 };
+export function indexChecks(f: {
+  /** p50 at 100,000 / p50 at 1,000. */
+  readRatio: number;
+  /** Why total-supply failed with the index held back, if it did. */
+  heldBackError?: string;
+  /** Per store: the backfill's rate / the sweep's. */
+  backfill: Array<{ name: string; ratio: number }>;
+  lag?: { max: number; blocks: number };
+}): Check[] {
+  const checks = [
+    check(
+      f.readRatio <= INDEX_TARGETS.read,
+      `total-supply p50 at 100,000 / at 1,000 = ${x(f.readRatio)} (target <= ${INDEX_TARGETS.read}x)`,
+    ),
+  ];
+  if (f.heldBackError !== undefined)
+    checks.push(check(false, `total-supply with the index held back: ${f.heldBackError.slice(0, 200)}`));
+  for (const b of f.backfill)
+    checks.push(
+      check(
+        b.ratio >= INDEX_TARGETS.backfill,
+        `backfill (${b.name}) = ${x(b.ratio)} the sweep's rate (target >= ${INDEX_TARGETS.backfill}x)`,
+      ),
+    );
+  if (f.backfill.length === 0) checks.push(check(false, "backfill: not measured"));
+  checks.push(
+    f.lag
+      ? check(
+          f.lag.max <= INDEX_TARGETS.lagBlocks,
+          `live lag max ${f.lag.max} blocks over ${f.lag.blocks} blocks (target <= ${INDEX_TARGETS.lagBlocks})`,
+        )
+      : check(false, "live lag: not measured"),
+  );
+  return checks;
+}
+
+/** bench/blocktime.ts: one pair of bursts, the service's against the raw client's. */
+export const BLOCKTIME_TARGETS = { ratio: 0.8, maxBlocks: 2 };
+export function blocktimeBurstChecks(
+  name: string,
+  f: {
+    rawMs: number;
+    serviceMs: number;
+    serviceBlocks: number;
+    serviceErrors: number;
+    notConfirmed: number;
+    rawErrors: number;
+  },
+): Check[] {
+  const ratio = f.rawMs / f.serviceMs;
+  const { ratio: target, maxBlocks } = BLOCKTIME_TARGETS;
+  const checks = [
+    check(ratio >= target, `${name}: raw / service = ${x(ratio)} (target >= ${target}x)`),
+    check(f.serviceBlocks <= maxBlocks, `${name}: service spans ${f.serviceBlocks} blocks (target <= ${maxBlocks})`),
+    check(
+      f.serviceErrors + f.notConfirmed === 0,
+      `${name}: service errors ${f.serviceErrors}, 202s ${f.notConfirmed} (target 0)`,
+    ),
+  ];
+  if (f.rawErrors > 0) checks.push(check(false, `${name}: raw errors ${f.rawErrors}`));
+  return checks;
+}
+
+/** bench/webhooks.ts (a): a burst's commit-to-delivery p99. */
+export const WEBHOOKS_P99_GOAL_MS = 1_000;
+export function webhooksBurstChecks(f: { name: string; p99: number }): Check[] {
+  return [
+    check(
+      f.p99 <= WEBHOOKS_P99_GOAL_MS,
+      `burst on ${f.name}: commit to delivery p99 ${f.p99} ms (goal p99 <= ${WEBHOOKS_P99_GOAL_MS} ms)`,
+    ),
+  ];
+}
+
+/** bench/webhooks.ts (b): mints/s with one endpoint (until its last delivery) / with none. */
+export const WEBHOOKS_COST_TARGET = 0.9;
+export function webhooksCostChecks(f: { name: string; ratio: number }): Check[] {
+  return [
+    check(
+      f.ratio >= WEBHOOKS_COST_TARGET,
+      `cost to writes (${f.name}): median of the paired ratios ${x(f.ratio, 3)}, the runs with an endpoint timed until their last delivery (target >= ${WEBHOOKS_COST_TARGET}x)`,
+    ),
+  ];
+}

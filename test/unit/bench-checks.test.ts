@@ -1,0 +1,141 @@
+/**
+ * Every bench exits with verdict()'s code over its checks (bench/checks.ts): a failing figure must
+ * make it 1, whichever bench it comes from. The check functions are fed figures here; no bench runs.
+ */
+import { expect } from "chai";
+import {
+  accessChecks,
+  apiChecks,
+  blocktimeBurstChecks,
+  gasChecks,
+  indexChecks,
+  verdict,
+  walletsChecks,
+  webhooksBurstChecks,
+  webhooksCostChecks,
+  type Check,
+} from "../../bench/checks";
+
+/** The exit code a bench would set, and what it printed. */
+function exitCodeOf(checks: Check[]): { code: number; lines: string[] } {
+  const lines: string[] = [];
+  return { code: verdict(checks, (line) => lines.push(line)), lines };
+}
+
+const read = (ratio: number, errors = 0) => ({ name: "tokenURI, 16 connections", ratio, errors });
+const burst = {
+  rawMs: 4_000,
+  serviceMs: 4_000,
+  serviceBlocks: 2,
+  serviceErrors: 0,
+  notConfirmed: 0,
+  rawErrors: 0,
+};
+const index = {
+  readRatio: 1,
+  backfill: [{ name: "PGlite", ratio: 1 }],
+  lag: { max: 1, blocks: 20 },
+};
+
+/** Per bench: figures that meet every target, and failing variants of them, each named. */
+const benches: Array<{ bench: string; passing: Check[]; failing: Record<string, Check[]> }> = [
+  {
+    bench: "gas",
+    passing: gasChecks({ vsErc721a: 1, vsEnumerable: 0.3 }),
+    failing: {
+      "ours over ERC721A": gasChecks({ vsErc721a: 1.2, vsEnumerable: 0.3 }),
+      "ours over Enumerable": gasChecks({ vsErc721a: 1, vsEnumerable: 0.5 }),
+    },
+  },
+  {
+    bench: "api",
+    passing: apiChecks({ reads: [read(1), read(0.9)], mint: { ratio: 0.8, errors: 0 } }),
+    failing: {
+      "one slow read": apiChecks({ reads: [read(1), read(0.79)], mint: { ratio: 0.8, errors: 0 } }),
+      "a read error": apiChecks({ reads: [read(1, 1)], mint: { ratio: 0.8, errors: 0 } }),
+      "slow mints": apiChecks({ reads: [read(1)], mint: { ratio: 0.69, errors: 0 } }),
+      "a mint error": apiChecks({ reads: [read(1)], mint: { ratio: 0.8, errors: 1 } }),
+    },
+  },
+  {
+    bench: "access",
+    passing: accessChecks({ addedMs: 0.4, errors: 0 }),
+    failing: {
+      "0.6 ms added": accessChecks({ addedMs: 0.6, errors: 0 }),
+      "an error": accessChecks({ addedMs: 0.1, errors: 1 }),
+    },
+  },
+  {
+    bench: "wallets",
+    passing: walletsChecks({ localRatio: 1, errors: 0 }),
+    failing: {
+      "slow local wallet": walletsChecks({ localRatio: 0.9, errors: 0 }),
+      "an error": walletsChecks({ localRatio: 1, errors: 1 }),
+    },
+  },
+  {
+    bench: "index",
+    passing: indexChecks(index),
+    failing: {
+      "slow reads at 100,000": indexChecks({ ...index, readRatio: 1.3 }),
+      "reads not measured": indexChecks({ ...index, readRatio: NaN }),
+      "held-back reads failed": indexChecks({ ...index, heldBackError: "502" }),
+      "slow backfill": indexChecks({ ...index, backfill: [{ name: "PostgreSQL", ratio: 0.4 }] }),
+      "no backfill": indexChecks({ ...index, backfill: [] }),
+      "lag of 2 blocks": indexChecks({ ...index, lag: { max: 2, blocks: 20 } }),
+      "no lag measured": indexChecks({ ...index, lag: undefined }),
+    },
+  },
+  {
+    bench: "blocktime",
+    passing: blocktimeBurstChecks("PGlite burst 1", burst),
+    failing: {
+      "slow service": blocktimeBurstChecks("PGlite burst 1", { ...burst, serviceMs: 6_000 }),
+      "3 blocks": blocktimeBurstChecks("PGlite burst 1", { ...burst, serviceBlocks: 3 }),
+      "a service error": blocktimeBurstChecks("PGlite burst 1", { ...burst, serviceErrors: 1 }),
+      "a 202": blocktimeBurstChecks("PGlite burst 1", { ...burst, notConfirmed: 1 }),
+      "a raw error": blocktimeBurstChecks("PGlite burst 1", { ...burst, rawErrors: 1 }),
+    },
+  },
+  {
+    bench: "webhooks",
+    passing: [
+      ...webhooksBurstChecks({ name: "PGlite", p99: 900 }),
+      ...webhooksCostChecks({ name: "PGlite", ratio: 0.95 }),
+    ],
+    failing: {
+      "p99 of 1.1 s": webhooksBurstChecks({ name: "PGlite", p99: 1_100 }),
+      "cost to writes": [
+        ...webhooksBurstChecks({ name: "PGlite", p99: 900 }),
+        ...webhooksCostChecks({ name: "PGlite", ratio: 0.89 }),
+      ],
+    },
+  },
+];
+
+describe("bench checks (bench/checks.ts): a failing figure makes the bench exit 1", function () {
+  for (const { bench, passing, failing } of benches) {
+    describe(`bench/${bench}.ts`, function () {
+      it("exits 0 when every figure meets its target, printing PASS for each", function () {
+        const { code, lines } = exitCodeOf(passing);
+        expect(code, lines.join("\n")).to.equal(0);
+        expect(lines).to.have.length(passing.length);
+        for (const line of lines) expect(line).to.match(/^PASS: /);
+      });
+      for (const [name, checks] of Object.entries(failing)) {
+        it(`exits 1 on ${name}, printing FAIL`, function () {
+          const { code, lines } = exitCodeOf(checks);
+          expect(code).to.equal(1);
+          expect(
+            lines.some((line) => line.startsWith("FAIL: ")),
+            lines.join("\n"),
+          ).to.equal(true);
+        });
+      }
+    });
+  }
+
+  it("exits 1 when a bench made no check at all", function () {
+    expect(exitCodeOf([]).code).to.equal(1);
+  });
+});
