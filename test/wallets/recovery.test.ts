@@ -110,7 +110,12 @@ describe("wallets across restarts: re-signing without a request, the master key 
     }
     expect(await supply()).to.equal(before + 2n);
     for (const res of sent) {
-      const op = (await root.get(`/nft/operations/${res.body.operationId}`)).body;
+      // The chain has it; the follower confirms it at its next pass (BLOCK_POLL_MS).
+      let op = (await root.get(`/nft/operations/${res.body.operationId}`)).body;
+      for (const until = Date.now() + 15_000; op.status === "sent" && Date.now() < until; ) {
+        await sleep(200);
+        op = (await root.get(`/nft/operations/${res.body.operationId}`)).body;
+      }
       expect(op.status, JSON.stringify(op)).to.equal("confirmed");
       expect(op.transactionHashes.length).to.be.at.least(2);
       expect(op.transactionHashes[0]).to.equal(res.body.transactionHash);
