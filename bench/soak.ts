@@ -176,16 +176,30 @@ async function main(): Promise<void> {
       }
     }
     let undone = 0;
+    const lost: string[] = [];
     for (const id of operationIds) {
       const op = (await api.get(`/nft/operations/${id}`)).body;
       if (Number(op.reorgs) > 0) undone++;
+      // Confirmed: its transaction must be mined, at the block it names.
+      const receipt = await provider.getTransactionReceipt(op.transactionHash as string);
+      if (!receipt || receipt.status !== 1 || receipt.blockNumber !== op.blockNumber) lost.push(JSON.stringify(op));
     }
+    for (const op of lost) console.log(`  confirmed, but not so on chain: ${op}`);
+    // Two operations answered by one transaction: one token for two keys.
+    const byHash = new Map<string, number>();
+    for (const id of operationIds) {
+      const hash = (await api.get(`/nft/operations/${id}`)).body.transactionHash as string;
+      byHash.set(hash, (byHash.get(hash) ?? 0) + 1);
+    }
+    const shared = [...byHash].filter(([, n]) => n > 1);
+    for (const [hash, n] of shared) console.log(`  ${n} operations answered by one transaction: ${hash}`);
+    if (shared.length > 0) lost.push(...shared.map(([hash]) => hash));
     const minted = ((await nft.totalSupply()) as bigint) - supplyBefore;
     console.log(
       `  keys ${keys.length}, supply +${minted}, replays ${replays}, operations undone by the reorg and mined again ${undone}`,
     );
     console.log(`  wallets' unfinished operations: ${unfinished}; JSON-RPC calls through the proxy: ${proxy.total()}`);
-    const ok = minted === BigInt(keys.length) && unfinished === 0;
+    const ok = minted === BigInt(keys.length) && unfinished === 0 && lost.length === 0;
     console.log(`${ok ? "PASS" : "FAIL"}: supply grew by exactly the number of keys, and nothing is left unfinished`);
     process.exitCode = ok ? 0 : 1;
   } finally {

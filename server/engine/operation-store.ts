@@ -248,11 +248,15 @@ export class OperationStore {
     await this.db.query("UPDATE operations SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL");
   }
 
-  /** Nonces held by unfinished operations of `from` below `below`, lowest first. */
-  async unfinishedNoncesBelow(chainId: string, from: string, below: number): Promise<number[]> {
+  /**
+   * Nonces held by operations of `from` below `below`, lowest first: every one not yet final. A
+   * confirmed operation whose block a reorg may still take needs its nonce again: handing it to a
+   * new write would make two operations of one transaction (the same call signed at the same nonce).
+   */
+  async heldNoncesBelow(chainId: string, from: string, below: number): Promise<number[]> {
     const { rows } = await this.db.query<{ nonce: string }>(
       `SELECT nonce::text AS nonce FROM operations
-       WHERE chain_id = $1 AND from_address = $2 AND status IN ('queued', 'sent') AND nonce < $3
+       WHERE chain_id = $1 AND from_address = $2 AND NOT final AND nonce < $3
        ORDER BY nonce`,
       [chainId, from, below],
     );

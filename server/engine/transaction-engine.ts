@@ -297,11 +297,15 @@ export class TransactionEngine implements RequestPath {
           // A node that refuses gaps (an automining one) saw this nonce before a lower one still on
           // its way: wait for this process's lower ones, then try the same transaction again.
           if (await this.reservations.lowerReleased(op.from, op.nonce!)) break;
-          if ((await this.ctx.store.unfinishedNoncesBelow(this.chainId, op.from, op.nonce!)).length === 0) {
-            // Nothing of ours lies below: the chain is behind our counter (a reset dev chain).
-            await this.ctx.nonces.resetTo(op.from, await this.ctx.chain.transactionCount(op.from, "pending"));
-            await this.resignAtNewNonce(op, signer);
-            break;
+          {
+            const pending = await this.ctx.chain.transactionCount(op.from, "pending");
+            const held = await this.ctx.store.heldNoncesBelow(this.chainId, op.from, op.nonce!);
+            if (!held.some((nonce) => nonce >= pending)) {
+              // Nothing of ours fills the gap: the chain is behind our counter (a reset dev chain).
+              await this.ctx.nonces.resetTo(op.from, pending);
+              await this.resignAtNewNonce(op, signer);
+              break;
+            }
           }
           // Lower ones of another process on their way, or refused ones the follower sends again.
           if (Date.now() > deadline) return false;
@@ -389,7 +393,7 @@ export class TransactionEngine implements RequestPath {
   private async readSeed(from: string): Promise<NonceSeed> {
     const [pending, held] = await Promise.all([
       this.ctx.chain.transactionCount(from, "pending"),
-      this.ctx.store.unfinishedNoncesBelow(this.chainId, from, Number.MAX_SAFE_INTEGER),
+      this.ctx.store.heldNoncesBelow(this.chainId, from, Number.MAX_SAFE_INTEGER),
     ]);
     const heldSet = new Set(held);
     const highest = held.length > 0 ? held[held.length - 1] : -1;
