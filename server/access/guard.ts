@@ -99,6 +99,16 @@ export class AccessControl {
     if (typeof collection === "string") this.check(ctx, { collection });
   }
 
+  /**
+   * A wallet a request signs with must be within the key's limits: 404 WALLET_NOT_FOUND otherwise,
+   * as for a wallet the service does not hold (prefer HeldWallets.signerFor's `usable`, which refuses
+   * it before its signer is reached).
+   */
+  checkWallet(ctx: Context, address: string): void {
+    const principal = ctx.state.access as AccessPrincipal | undefined;
+    if (principal && !allows(principal, { wallet: address })) throw walletNotFound();
+  }
+
   /** A wallet a key adds (POST /wallets) must be within its limits: 403 naming it otherwise (the caller gave its key). */
   checkNewWallet(ctx: Context, address: string): void {
     const principal = ctx.state.access as AccessPrincipal | undefined;

@@ -35,7 +35,7 @@ export class HeldWalletSigners implements HeldWallets {
    * WALLET_NOT_FOUND when the service does not hold it or it is not usable, before its signer is
    * reached (a token's state must not tell one from the other either).
    */
-  async signerFor(addressOrLabel: string, usable: readonly string[] | null): Promise<TransactionSigner> {
+  async signerFor(addressOrLabel: string, usable: readonly string[] | null = null): Promise<TransactionSigner> {
     const wallet = await this.find(addressOrLabel);
     if (!wallet || (usable !== null && !usable.includes(wallet.address.toLowerCase()))) throw walletNotFound();
     return this.signerOfWallet(wallet);

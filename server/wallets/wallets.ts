@@ -40,7 +40,7 @@ export class Wallets implements HeldWallets {
     this.spendGuard = new DailySpendLimit(this.store, this.signers);
   }
 
-  signerFor(addressOrLabel: string, usable: readonly string[] | null): Promise<TransactionSigner> {
+  signerFor(addressOrLabel: string, usable: readonly string[] | null = null): Promise<TransactionSigner> {
     return this.signers.signerFor(addressOrLabel, usable);
   }
 

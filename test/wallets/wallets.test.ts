@@ -376,6 +376,30 @@ describe("wallets the service holds (PGlite, automining node)", function () {
       expectError(await shop.post("/wallets", { kind: "local", label: "shop-2" }), 403, "FORBIDDEN");
     });
 
+    it("GET /wallets pages with limit (at most 500) and cursor, oldest first, without gaps or repeats; balances from the chain (issue 35)", async function () {
+      const all = (await root.get("/wallets?limit=500")).body.wallets as JsonBody[];
+      expect(all.length).to.be.greaterThan(3);
+      const walked: JsonBody[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const res = await root.get(`/wallets?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+        expect(res.status, res.text).to.equal(200);
+        expect(res.body.wallets.length).to.be.at.most(2);
+        walked.push(...res.body.wallets);
+        cursor = res.body.cursor;
+        pages++;
+      } while (cursor);
+      expect(pages).to.equal(Math.ceil(all.length / 2));
+      expect(walked.map((w) => w.address)).to.deep.equal(all.map((w) => w.address));
+      const created = walked.map((w) => Date.parse(w.createdAt as string));
+      expect(created).to.deep.equal([...created].sort((a, b) => a - b));
+      for (const wallet of walked)
+        expect(wallet.balance).to.equal((await provider.getBalance(wallet.address as string)).toString());
+      for (const query of ["limit=0", "limit=501", "cursor=abc"])
+        expectError(await root.get(`/wallets?${query}`), 400, "VALIDATION_ERROR");
+    });
+
     it("a wallet the key may not use answers exactly as an unknown one: 404 WALLET_NOT_FOUND naming neither its address nor its label (issue 35)", async function () {
       const made = await root.post("/access-keys", {
         name: "petty",
