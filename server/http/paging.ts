@@ -14,8 +14,12 @@ export interface Position {
   id: string;
 }
 
-/** The SQL of a row's position: select it `AS position_at` beside the row. */
-export const POSITION_AT = "(extract(epoch FROM created_at) * 1000000)::bigint::text";
+/**
+ * The SQL of a row's position: select it `AS position_at` beside the row. Whole seconds and the
+ * microseconds apart: before PostgreSQL 14 extract() answers a double, which cannot hold both at once.
+ */
+export const POSITION_AT = `(extract(epoch FROM date_trunc('second', created_at))::bigint * 1000000
+  + extract(microseconds FROM created_at)::bigint % 1000000)::text`;
 
 /** A microseconds value (as POSITION_AT gives it) back into a timestamptz, exactly. */
 export const timestampOf = (param: string) => `('epoch'::timestamptz + ${param}::bigint * interval '1 microsecond')`;
