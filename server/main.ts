@@ -114,6 +114,7 @@ export async function startService(
   const collections = new CollectionIndex(db, chain, blocks, logger, {
     chainId,
     confirmations: config.confirmations,
+    maxCollectionsPerKey: config.maxCollectionsPerKey,
   });
   // collection.transfer webhooks: written in the transaction that makes a transfer final, for the
   // news alone (a collection's history, read when it is first indexed, is not reported).

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { SqlExecutor } from "../db";
+import { POSITION_AT, timestampOf, type PageRequest, type Position } from "../http/paging";
 import type { AccessPrincipal } from "./principal";
 import type { Scope } from "./scopes";
 
@@ -27,7 +28,13 @@ interface KeyRow {
   created_at: Date | string;
   last_used_at: Date | string | null;
   created_by: string | null;
+  position_at?: string;
 }
+
+/** The keys $1 made, and theirs in turn, revoked or not (a CTE for WITH RECURSIVE). */
+const DESCENDANTS = `descendants(id) AS (
+    SELECT id FROM access_keys WHERE created_by = $1
+    UNION SELECT k.id FROM access_keys k JOIN descendants d ON k.created_by = d.id)`;
 
 const COLUMNS = "id, name, scopes, wallets, collections, expires_at, created_at, last_used_at, created_by";
 
@@ -58,12 +65,38 @@ export class AccessKeyStore {
     return toRecord(rows[0]);
   }
 
-  /** Live keys, newest first. */
-  async list(): Promise<AccessKeyRecord[]> {
+  /**
+   * A page of live keys, newest first: every key (`under` null, the root key) or the keys `under`
+   * made, and theirs in turn.
+   */
+  async list(under: string | null, page: PageRequest): Promise<Array<AccessKeyRecord & { position: Position }>> {
     const { rows } = await this.db.query<KeyRow>(
-      `SELECT ${COLUMNS} FROM access_keys WHERE revoked_at IS NULL ORDER BY created_at DESC, id`,
+      `WITH RECURSIVE ${DESCENDANTS}
+       SELECT ${COLUMNS}, ${POSITION_AT} AS position_at FROM access_keys
+       WHERE revoked_at IS NULL AND ($1::text IS NULL OR id IN (SELECT id FROM descendants))
+         AND ($2::text IS NULL OR (created_at, id) < (${timestampOf("$2")}, $3::text))
+       ORDER BY created_at DESC, id DESC LIMIT $4`,
+      [under, page.after?.at ?? null, page.after?.id ?? null, page.limit + 1],
     );
-    return rows.map(toRecord);
+    return rows.map((row) => ({ ...toRecord(row), position: { at: row.position_at!, id: row.id } }));
+  }
+
+  /** Whether `id` is a key `ancestor` made, or one made by such a key, and so on (revoked ones too). */
+  async isDescendant(ancestor: string, id: string): Promise<boolean> {
+    const { rows } = await this.db.query(`WITH RECURSIVE ${DESCENDANTS} SELECT 1 FROM descendants WHERE id = $2`, [
+      ancestor,
+      id,
+    ]);
+    return rows.length > 0;
+  }
+
+  /**
+   * Locks the live key `id` against revocation until `tx` ends (a key made meanwhile by it is then
+   * revoked with it); false when it is revoked or unknown.
+   */
+  async holdLive(tx: SqlExecutor, id: string): Promise<boolean> {
+    const { rows } = await tx.query("SELECT 1 FROM access_keys WHERE id = $1 AND revoked_at IS NULL FOR SHARE", [id]);
+    return rows.length > 0;
   }
 
   async find(id: string): Promise<AccessKeyRecord | null> {
@@ -83,13 +116,25 @@ export class AccessKeyStore {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
-  /** Revokes a live key; false when there is none with that id. */
-  async revoke(tx: SqlExecutor, id: string): Promise<boolean> {
+  /**
+   * Revokes a live key and every key it made, and theirs in turn: the ids revoked, the key's first;
+   * none when there is no live key with that id.
+   */
+  async revoke(tx: SqlExecutor, id: string): Promise<string[]> {
     const { rowCount } = await tx.query(
       "UPDATE access_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL",
       [id],
     );
-    return rowCount > 0;
+    if (rowCount === 0) return [];
+    // A second statement, so its snapshot holds any key made by one still being made when the first
+    // ran (holdLive made that maker wait for it, then the first statement waited for the maker).
+    const { rows } = await tx.query<{ id: string }>(
+      `WITH RECURSIVE ${DESCENDANTS}
+       UPDATE access_keys SET revoked_at = now()
+       WHERE id IN (SELECT id FROM descendants) AND revoked_at IS NULL RETURNING id`,
+      [id],
+    );
+    return [id, ...rows.map((row) => row.id)];
   }
 
   async touch(ids: string[], at: Date): Promise<void> {

@@ -63,11 +63,30 @@ export class AuditLog {
     );
   }
 
-  /** Newest first; `before` is the id of the last event of the previous page. */
-  async list(limit: number, before?: string): Promise<AuditEvent[]> {
+  /**
+   * Newest first; `before` is the id of the last event of the previous page. A `viewer` limited to
+   * some wallets or collections sees only the events about them: its wallets, the keys it made (and
+   * theirs, which hold no more than it does), and webhook endpoints filtered to within its limits.
+   */
+  async list(limit: number, before?: string, viewer?: AccessPrincipal): Promise<AuditEvent[]> {
+    const limited = viewer !== undefined && (viewer.wallets !== null || viewer.collections !== null);
+    const list = (addresses: readonly string[] | null | undefined) => (addresses ? JSON.stringify(addresses) : null);
     const { rows } = await this.db.query<AuditRow>(
-      `SELECT * FROM audit_events WHERE ($1::bigint IS NULL OR id < $1::bigint) ORDER BY id DESC LIMIT $2`,
-      [before ?? null, limit],
+      `WITH RECURSIVE descendants(id) AS (
+         SELECT id FROM access_keys WHERE created_by = $4::text
+         UNION SELECT k.id FROM access_keys k JOIN descendants d ON k.created_by = d.id)
+       SELECT e.* FROM audit_events e
+       WHERE ($1::bigint IS NULL OR e.id < $1::bigint)
+         AND (NOT $3::boolean OR CASE e.target_type
+           WHEN 'wallet' THEN $5::jsonb IS NULL OR $5::jsonb ? lower(e.target_id)
+           WHEN 'access-key' THEN e.target_id IN (SELECT id FROM descendants)
+           WHEN 'webhook' THEN EXISTS (
+             SELECT 1 FROM webhook_endpoints w WHERE w.id = e.target_id
+               AND ($5::jsonb IS NULL OR w.wallets <@ $5::jsonb)
+               AND ($6::jsonb IS NULL OR w.collections <@ $6::jsonb))
+           ELSE false END)
+       ORDER BY e.id DESC LIMIT $2`,
+      [before ?? null, limit, limited, viewer?.keyId ?? null, list(viewer?.wallets), list(viewer?.collections)],
     );
     return rows.map((row) => ({
       id: String(row.id),

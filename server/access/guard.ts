@@ -1,10 +1,10 @@
 import type { Context, Middleware } from "koa";
 import { RateLimiterMemory } from "rate-limiter-flexible";
-import { ApiError, type ErrorCode } from "../http/errors";
+import { ApiError, walletNotFound, type ErrorCode } from "../http/errors";
 import type { Logger } from "../http/logger";
 import type { AccessKeyStore } from "./access-key-store";
 import { Authenticator } from "./authenticator";
-import { missingFor, type AccessNeed, type AccessPrincipal } from "./principal";
+import { allows, missingFor, type AccessNeed, type AccessPrincipal } from "./principal";
 import type { Scope } from "./scopes";
 
 /** What a route needs, declared once beside it; the router enforces it before the body is used. */
@@ -99,9 +99,23 @@ export class AccessControl {
     if (typeof collection === "string") this.check(ctx, { collection });
   }
 
-  /** The wallet a request signs with must be within the key's limits (403 otherwise). */
+  /**
+   * A wallet a request signs with must be within the key's limits: 404 WALLET_NOT_FOUND otherwise,
+   * as for a wallet the service does not hold (prefer HeldWallets.signerFor's `usable`, which refuses
+   * it before its signer is reached).
+   */
   checkWallet(ctx: Context, address: string): void {
-    this.check(ctx, { wallet: address });
+    const principal = ctx.state.access as AccessPrincipal | undefined;
+    if (principal && !allows(principal, { wallet: address })) throw walletNotFound();
+  }
+
+  /** A wallet a key adds (POST /wallets) must be within its limits: 403 naming it otherwise (the caller gave its key). */
+  checkNewWallet(ctx: Context, address: string): void {
+    const principal = ctx.state.access as AccessPrincipal | undefined;
+    if (principal && !allows(principal, { wallet: address }))
+      throw new ApiError("FORBIDDEN", `This access key does not hold the wallet ${address.toLowerCase()}`, [
+        { path: "wallet", message: `the wallet ${address.toLowerCase()}` },
+      ]);
   }
 
   /** Koa middleware for a router's route: `router.get(path, access.require({...}), handler)`. */
@@ -115,6 +129,8 @@ export class AccessControl {
   private check(ctx: Context, need: AccessNeed): void {
     const principal = ctx.state.access as AccessPrincipal | undefined;
     if (!principal) return;
+    // A wallet the key may not use answers as one the service does not hold (API.md, "Every response").
+    if (need.wallet && !need.scope && !allows(principal, { wallet: need.wallet })) throw walletNotFound();
     const missing = missingFor(principal, need);
     if (missing) {
       throw new ApiError("FORBIDDEN", `This access key does not hold ${missing}`, [

@@ -17,6 +17,8 @@ export interface CollectionIndexOptions {
   scanMs?: number;
   /** How long /nft/total-supply waits for the index to reach the head before it reads the chain. */
   catchUpMs?: number;
+  /** MAX_COLLECTIONS_PER_KEY: collections one access key may register through POST /collections. */
+  maxCollectionsPerKey?: number;
 }
 
 /** How long `?minBlock=` waits for the index (API.md: up to 5 s). */
@@ -24,6 +26,7 @@ export const MIN_BLOCK_WAIT_MS = 5_000;
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_SCAN_MS = 2_000;
 const DEFAULT_CATCH_UP_MS = 1_500;
+export const DEFAULT_MAX_COLLECTIONS_PER_KEY = 1_000;
 
 /**
  * The collections index as the rest of the service uses it: registering collections (once per
@@ -85,6 +88,24 @@ export class CollectionIndex {
   ): Promise<{ record: CollectionRecord; created: boolean }> {
     const key = address.toLowerCase();
     const result = await this.store.register(this.chainId, key, by, deployedBlock);
+    this.registered.set(key, result.record.id);
+    if (result.created || deployedBlock !== undefined) this.indexer.wake();
+    return result;
+  }
+
+  /**
+   * Registers a collection for POST /collections by an access key (`keyId`, "root" for the API_KEY);
+   * null when the key has registered MAX_COLLECTIONS_PER_KEY new ones already.
+   */
+  async registerByKey(
+    address: string,
+    keyId: string,
+    deployedBlock?: number,
+  ): Promise<{ record: CollectionRecord; created: boolean } | null> {
+    const key = address.toLowerCase();
+    const max = this.options.maxCollectionsPerKey ?? DEFAULT_MAX_COLLECTIONS_PER_KEY;
+    const result = await this.store.registerByKey(this.chainId, key, keyId, max, deployedBlock);
+    if (!result) return null;
     this.registered.set(key, result.record.id);
     if (result.created || deployedBlock !== undefined) this.indexer.wake();
     return result;

@@ -167,6 +167,43 @@ export class CollectionStore {
     return { record: (await this.find(chainId, address))!, created: false };
   }
 
+  /**
+   * As `register` (by "api"), for an access key (`keyId`, "root" for the API_KEY): a collection new
+   * to the index counts against the key's `max`; null, and nothing registered, once it has reached
+   * it. One key's registrations are serialised, so concurrent ones cannot pass `max` together.
+   */
+  async registerByKey(
+    chainId: string,
+    address: string,
+    keyId: string,
+    max: number,
+    deployedBlock?: number,
+  ): Promise<{ record: CollectionRecord; created: boolean } | null> {
+    if (await this.find(chainId, address)) return this.register(chainId, address, "api", deployedBlock);
+    const start = deployedBlock ?? null;
+    const inserted = await this.db.transaction(async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock(hashtext('collections per key'), hashtext($1))", [keyId]);
+      const { rows: counted } = await tx.query<{ count: number }>(
+        "SELECT count(*)::int AS count FROM indexed_collections WHERE registered_by_key = $1",
+        [keyId],
+      );
+      if (Number(counted[0].count) >= max) return null;
+      const { rows } = await tx.query<CollectionRow>(
+        `INSERT INTO indexed_collections
+           (chain_id, address, deployed_block, indexed_block, final_block, registered_by, registered_by_key)
+         VALUES ($1, $2, $3::bigint, $3::bigint - 1, $3::bigint - 1, 'api', $4)
+         ON CONFLICT (chain_id, address) DO NOTHING
+         RETURNING ${COLLECTION_COLUMNS}`,
+        [chainId, address, start, keyId],
+      );
+      return { row: rows[0] };
+    });
+    if (inserted === null) return null;
+    if (inserted.row) return { record: toRecord(inserted.row), created: true };
+    // Registered meanwhile by another request: answered as it is.
+    return this.register(chainId, address, "api", deployedBlock);
+  }
+
   async find(chainId: string, address: string, db: SqlExecutor = this.db): Promise<CollectionRecord | null> {
     const { rows } = await db.query<CollectionRow>(
       `SELECT ${COLLECTION_COLUMNS} FROM indexed_collections WHERE chain_id = $1 AND address = $2`,

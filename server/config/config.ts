@@ -42,6 +42,8 @@ export interface Config {
   walletMasterKey?: Buffer;
   /** PKCS#11 token of the `pkcs11` wallets: the module's path, the token's label and its user PIN. */
   pkcs11?: { module: string; tokenLabel: string; pin: string };
+  /** MAX_COLLECTIONS_PER_KEY: collections one access key may register with POST /collections. */
+  maxCollectionsPerKey: number;
   /** WEBHOOK_ALLOW_PRIVATE: webhook URLs may resolve to loopback and private addresses (development, tests). */
   webhookAllowPrivate: boolean;
 }
@@ -107,6 +109,7 @@ const EnvSchema = z
     PKCS11_TOKEN_LABEL: optional(z.string()),
     PKCS11_PIN: optional(z.string()),
     WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
+    MAX_COLLECTIONS_PER_KEY: optional(z.coerce.number().int().min(0).max(1_000_000_000)).default(1_000),
   })
   .superRefine((env, ctx) => {
     const pkcs11 = [env.PKCS11_MODULE, env.PKCS11_TOKEN_LABEL, env.PKCS11_PIN];
@@ -158,5 +161,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         ? { module: e.PKCS11_MODULE, tokenLabel: e.PKCS11_TOKEN_LABEL, pin: e.PKCS11_PIN }
         : undefined,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    maxCollectionsPerKey: e.MAX_COLLECTIONS_PER_KEY,
   };
 }

@@ -39,9 +39,22 @@ export const ERROR_STATUS = {
   CHAIN_UNAVAILABLE: 503,
   STORE_UNAVAILABLE: 503,
   INDEX_BEHIND: 503,
+  SIGNER_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/**
+ * 404 WALLET_NOT_FOUND: one answer for a wallet the service does not hold and for one the access
+ * key may not use, naming neither what was asked (`from` may hold a pasted private key) nor whether
+ * it exists.
+ */
+export function walletNotFound(): ApiError {
+  return new ApiError(
+    "WALLET_NOT_FOUND",
+    "No wallet with this address or label is held for this access key: GET /wallets lists those it may use",
+  );
+}
 
 export interface ErrorDetail {
   path: string;

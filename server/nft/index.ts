@@ -1,7 +1,7 @@
 import Router from "@koa/router";
 import type { Context } from "koa";
 import type { AccessPrincipal } from "../access";
-import { ApiError } from "../http/errors";
+import { walletNotFound } from "../http/errors";
 import type { TransactionSigner } from "../signers/signer";
 import { fingerprintOf, idempotencyKeyOf, type OperationKind, type WriteAnswer } from "../engine";
 import type { OpenAPIRegistry } from "../http/openapi";
@@ -96,10 +96,9 @@ function noticeCollection(deps: NftDeps, input: NftInput, answer?: WriteAnswer):
 async function callerOf(ctx: Context, route: NftRoute, input: NftInput, deps: NftDeps): Promise<TransactionSigner> {
   deps.access.checkBody(ctx, route.access, input);
   if (input.privateKey !== undefined) return deps.chain.signers.get(input.privateKey);
-  if (!deps.wallets) throw new ApiError("WALLET_NOT_FOUND", "The service holds no wallets");
-  const signer = await deps.wallets.signerFor(input.from!);
-  deps.access.checkWallet(ctx, signer.address);
-  return signer;
+  if (!deps.wallets) throw walletNotFound();
+  const principal = ctx.state.access as AccessPrincipal;
+  return deps.wallets.signerFor(input.from!, principal.wallets);
 }
 
 /** A write through the engine: Idempotency-Key replay first, then the route's plan. */

@@ -98,7 +98,13 @@ export function openApiResponses(route: NftRoute) {
   const codes: ErrorCode[] = ["VALIDATION_ERROR", ...route.errors];
   // What the access declaration can answer: no key (REQUIRE_ACCESS_KEY, `from`, or an always-key
   // route), a key without the scope or collection, a `from` the service does not hold, repeated failures.
-  codes.push(route.access.unauthorizedCode ?? "UNAUTHORIZED", "FORBIDDEN", "WALLET_NOT_FOUND", "RATE_LIMITED");
+  codes.push(
+    route.access.unauthorizedCode ?? "UNAUTHORIZED",
+    "FORBIDDEN",
+    "WALLET_NOT_FOUND",
+    "RATE_LIMITED",
+    "SIGNER_UNAVAILABLE",
+  );
   if (write) codes.push("IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED");
   codes.push("CHAIN_UNAVAILABLE", "INTERNAL_ERROR");
   const byStatus = new Map<number, ErrorCode[]>();

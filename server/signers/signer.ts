@@ -25,8 +25,9 @@ export interface SignerDirectory {
 
 /**
  * The wallets the service holds (API.md, "Wallets"), as the /nft routes reach them through `from`:
- * by address or label; 404 WALLET_NOT_FOUND for one it does not hold.
+ * by address or label, among the lower-case addresses `usable` (the access key's wallets; null or
+ * unset: all); 404 WALLET_NOT_FOUND, the same answer, for one it does not hold and one outside `usable`.
  */
 export interface HeldWallets {
-  signerFor(addressOrLabel: string): Promise<TransactionSigner>;
+  signerFor(addressOrLabel: string, usable?: readonly string[] | null): Promise<TransactionSigner>;
 }

@@ -1,10 +1,10 @@
 import { getAddress } from "ethers";
 import { LRUCache } from "lru-cache";
-import { ApiError } from "../http/errors";
+import { ApiError, walletNotFound } from "../http/errors";
 import type { HeldWallets, SignerDirectory, TransactionSigner } from "../signers/signer";
 import { LocalWalletSigner } from "./local-signer";
 import type { MasterKey } from "./master-key";
-import { Pkcs11SignerError, type Pkcs11Keys } from "./pkcs11-keys";
+import { Pkcs11SignerError, signerUnavailable, type Pkcs11Keys } from "./pkcs11-keys";
 import type { WalletRecord, WalletStore } from "./wallet-store";
 
 /**
@@ -30,11 +30,14 @@ export class HeldWalletSigners implements HeldWallets {
     private readonly pkcs11: Pkcs11Keys,
   ) {}
 
-  /** The wallet `from` names; 404 WALLET_NOT_FOUND when the service does not hold it. */
-  async signerFor(addressOrLabel: string): Promise<TransactionSigner> {
+  /**
+   * The wallet `from` names, among the addresses `usable` (lower case; null: all); 404
+   * WALLET_NOT_FOUND when the service does not hold it or it is not usable, before its signer is
+   * reached (a token's state must not tell one from the other either).
+   */
+  async signerFor(addressOrLabel: string, usable: readonly string[] | null = null): Promise<TransactionSigner> {
     const wallet = await this.find(addressOrLabel);
-    if (!wallet)
-      throw new ApiError("WALLET_NOT_FOUND", `The service holds no wallet ${JSON.stringify(addressOrLabel)}`);
+    if (!wallet || (usable !== null && !usable.includes(wallet.address.toLowerCase()))) throw walletNotFound();
     return this.signerOfWallet(wallet);
   }
 
@@ -80,8 +83,9 @@ export class HeldWalletSigners implements HeldWallets {
       return new LocalWalletSigner(wallet.address, wallet.sealedKey, this.masterKey);
     }
     const keyLabel = wallet.keyLabel!;
+    // The token absent, logged out or without the key: it cannot sign now (503), it may again later.
     const signer = await this.pkcs11.signer(keyLabel).catch((err: unknown) => {
-      throw err instanceof Pkcs11SignerError ? new Error(`wallet ${wallet.label}: ${err.message}`) : err;
+      throw err instanceof Pkcs11SignerError ? signerUnavailable(err) : err;
     });
     if (signer.address !== wallet.address) {
       // The token's key under this label is another key now: never sign for the wallet with it.

@@ -1,4 +1,5 @@
 import { isUniqueViolation, type SqlExecutor } from "../db";
+import { POSITION_AT, timestampOf, type PageRequest, type Position } from "../http/paging";
 import type { Sealed } from "./master-key";
 
 export type WalletKind = "local" | "pkcs11";
@@ -98,10 +99,22 @@ export class WalletStore {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
-  /** Oldest first. */
-  async list(): Promise<WalletRecord[]> {
-    const { rows } = await this.db.query<WalletRow>(`SELECT ${COLUMNS} FROM wallets ORDER BY created_at, address`);
-    return rows.map(toRecord);
+  /**
+   * A page of the wallets, oldest first: all of them (`within` null) or those at the addresses
+   * `within` lists (lower case).
+   */
+  async page(
+    within: readonly string[] | null,
+    page: PageRequest,
+  ): Promise<Array<WalletRecord & { position: Position }>> {
+    const { rows } = await this.db.query<WalletRow & { position_at: string }>(
+      `SELECT ${COLUMNS}, ${POSITION_AT} AS position_at FROM wallets
+       WHERE ($1::jsonb IS NULL OR $1::jsonb ? lower(address))
+         AND ($2::text IS NULL OR (created_at, address) > (${timestampOf("$2")}, $3::text))
+       ORDER BY created_at, address LIMIT $4`,
+      [within ? JSON.stringify(within) : null, page.after?.at ?? null, page.after?.id ?? null, page.limit + 1],
+    );
+    return rows.map((row) => ({ ...toRecord(row), position: { at: row.position_at, id: row.address } }));
   }
 
   /** Applies `changes`; a new lowBalance re-arms the low-balance event. Null when no such wallet. */

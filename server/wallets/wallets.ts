@@ -40,8 +40,8 @@ export class Wallets implements HeldWallets {
     this.spendGuard = new DailySpendLimit(this.store, this.signers);
   }
 
-  signerFor(addressOrLabel: string): Promise<TransactionSigner> {
-    return this.signers.signerFor(addressOrLabel);
+  signerFor(addressOrLabel: string, usable: readonly string[] | null = null): Promise<TransactionSigner> {
+    return this.signers.signerFor(addressOrLabel, usable);
   }
 
   /** The engine's signers without a request: request keys still in memory first, then these wallets. */

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { SqlExecutor } from "../db";
+import { POSITION_AT, timestampOf, type PageRequest, type Position } from "../http/paging";
 import type { EventType } from "./events";
 import { stillSigning, type PreviousSecret } from "./signing";
 
@@ -78,15 +79,22 @@ export class WebhookEndpointStore {
     return toEndpoint(rows[0]);
   }
 
-  /** Every endpoint (`owner` undefined), or those made by one key (null = the root key); oldest first. */
-  async list(owner?: string | null): Promise<WebhookEndpoint[]> {
-    const { rows } = await this.db.query<EndpointRow>(
-      owner === undefined
-        ? "SELECT * FROM webhook_endpoints ORDER BY created_at, id"
-        : "SELECT * FROM webhook_endpoints WHERE access_key_id IS NOT DISTINCT FROM $1 ORDER BY created_at, id",
-      owner === undefined ? [] : [owner],
+  /**
+   * A page of the endpoints, oldest first: all of them (`owner` undefined), or those made by one key
+   * (null = the root key).
+   */
+  async list(
+    owner: string | null | undefined,
+    page: PageRequest,
+  ): Promise<Array<WebhookEndpoint & { position: Position }>> {
+    const { rows } = await this.db.query<EndpointRow & { position_at: string }>(
+      `SELECT *, ${POSITION_AT} AS position_at FROM webhook_endpoints
+       WHERE (NOT $1::boolean OR access_key_id IS NOT DISTINCT FROM $2::text)
+         AND ($3::text IS NULL OR (created_at, id) > (${timestampOf("$3")}, $4::text))
+       ORDER BY created_at, id LIMIT $5`,
+      [owner !== undefined, owner ?? null, page.after?.at ?? null, page.after?.id ?? null, page.limit + 1],
     );
-    return rows.map(toEndpoint);
+    return rows.map((row) => ({ ...toEndpoint(row), position: { at: row.position_at, id: row.id } }));
   }
 
   async find(id: string, db: SqlExecutor = this.db): Promise<WebhookEndpoint | null> {

@@ -21,6 +21,7 @@ import {
   sleep,
   TEST_API_KEY,
   type ApiResponse,
+  type JsonBody,
 } from "../api/harness";
 import { sharedService } from "../api/shared-service";
 import {
@@ -60,7 +61,7 @@ describe("Access keys (PGlite, open mode)", function () {
     dataDir = mkdtempSync(path.join(tmpdir(), "access-test-"));
     const started = ServiceProcess.start({
       rpcUrl: shared.node.rpcUrl,
-      env: { TRUST_PROXY: "true", DATA_DIR: dataDir, TX_TIMEOUT_MS: "30000" },
+      env: { TRUST_PROXY: "true", DATA_DIR: dataDir, TX_TIMEOUT_MS: "30000", MAX_COLLECTIONS_PER_KEY: "2" },
     });
     [owner, minter] = await Promise.all([fundedWallet(provider), fundedWallet(provider)]);
     collectionA = await deployDirectly(owner.connect(provider));
@@ -108,6 +109,7 @@ describe("Access keys (PGlite, open mode)", function () {
         "createdAt",
         "lastUsedAt",
         "expiresAt",
+        "createdBy",
         "key",
       ]);
       expect(made.body.name).to.equal("shop");
@@ -494,9 +496,9 @@ describe("Access keys (PGlite, open mode)", function () {
       const ok = await give([w1.toLowerCase()]);
       expect(ok.status, ok.text).to.equal(201);
       expect(ok.body.wallets).to.deep.equal([w1]);
-      // And it cannot revoke a key limited to another wallet.
+      // And it cannot revoke a key it did not make (limited to another wallet here): as unknown to it.
       const other = await api.makeKey({ scopes: ["nft:read"], wallets: [w2] });
-      expect((await api.delete(`/access-keys/${other.id}`, as(walletKeeper))).status).to.equal(403);
+      expect((await api.delete(`/access-keys/${other.id}`, as(walletKeeper))).status).to.equal(404);
       expect((await api.delete(`/access-keys/${ok.body.id}`, as(walletKeeper))).status).to.equal(204);
     });
 
@@ -512,29 +514,124 @@ describe("Access keys (PGlite, open mode)", function () {
       expectForbidden(await tokenUri(as(res.body.key), collectionB), "the collection");
     });
 
-    it("it cannot revoke a key holding more (a scope, a collection, a longer life); that key keeps working", async function () {
-      const holdingMore = [
+    it("it cannot revoke a key it did not make, holding more or less: 404 NOT_FOUND as for an unknown id; that key keeps working", async function () {
+      const others = [
         await api.makeKey({ scopes: ["nft:read", "nft:mint"], collections: [collectionA] }),
         await api.makeKey({ scopes: ["nft:read"], collections: [collectionA, collectionB] }),
-        await api.makeKey({ scopes: ["nft:read"], collections: [collectionA] }),
+        await api.makeKey({
+          scopes: ["nft:read"],
+          collections: [collectionA],
+          expiresAt: new Date(Date.now() + 600_000).toISOString(),
+        }),
       ];
-      for (const key of holdingMore) {
+      for (const key of others) {
         const res = await api.delete(`/access-keys/${key.id}`, as(granter));
-        expect(res.status, res.text).to.equal(403);
-        expect(res.body.error.code).to.equal("FORBIDDEN");
+        expect(res.status, res.text).to.equal(404);
+        expect(res.body.error.code).to.equal("NOT_FOUND");
+        expect(res.body.error.message).to.equal("No live access key has this id");
         expect((await tokenUri(as(key))).status).to.equal(200);
       }
-      expect((await api.delete(`/access-keys/${holdingMore[0].id}`, ROOT)).status).to.equal(204);
+      expect((await api.delete(`/access-keys/${others[0].id}`, ROOT)).status).to.equal(204);
     });
 
-    it("it revokes a key holding no more than itself", async function () {
-      const lesser = await api.makeKey({
-        scopes: ["nft:read"],
-        collections: [collectionA],
-        expiresAt: new Date(Date.now() + 600_000).toISOString(),
-      });
+    it("it revokes a key it made", async function () {
+      const lesser = await api.makeKey(
+        { scopes: ["nft:read"], collections: [collectionA], expiresAt: new Date(Date.now() + 600_000).toISOString() },
+        as(granter),
+      );
       expect((await api.delete(`/access-keys/${lesser.id}`, as(granter))).status).to.equal(204);
       expectUnauthorized(await tokenUri(as(lesser)));
+    });
+  });
+
+  describe("keys made by keys (issue 35): createdBy, revocation in cascade, lists and revocations of one's own", function () {
+    const listedIds = async (headers: Record<string, string>) =>
+      ((await api.getAs("/access-keys?limit=500", headers)).body.accessKeys as { id: string }[]).map((k) => k.id);
+
+    it("revoking a key revokes every key it made, and theirs: none works nor makes keys any more; each key shows createdBy", async function () {
+      const manage = ["access-keys:manage", "nft:read"];
+      const parent = await api.makeKey({ name: "parent", scopes: manage });
+      const child = await api.makeKey({ name: "child", scopes: manage }, as(parent));
+      const grandchild = await api.makeKey({ name: "grandchild", scopes: manage }, as(child));
+      const unrelated = await api.makeKey({ name: "unrelated", scopes: manage });
+      expect([parent, child, grandchild].map((k) => k.body.createdBy)).to.deep.equal([null, parent.id, child.id]);
+      const listed = (await api.getAs("/access-keys?limit=500", ROOT)).body.accessKeys as JsonBody[];
+      expect(listed.find((k) => k.id === grandchild.id)).to.include({ createdBy: child.id });
+      for (const key of [parent, child, grandchild]) expect((await tokenUri(as(key))).status).to.equal(200);
+
+      expect((await api.delete(`/access-keys/${parent.id}`, ROOT)).status).to.equal(204);
+      for (const key of [parent, child, grandchild]) {
+        expectUnauthorized(await tokenUri(as(key)));
+        expectUnauthorized(await api.post("/access-keys", { name: "more", scopes: ["nft:read"] }, as(key)));
+      }
+      expect((await tokenUri(as(unrelated))).status).to.equal(200);
+      const live = await listedIds(ROOT);
+      expect(live).to.include(unrelated.id);
+      expect(live).to.not.include.members([parent.id, child.id, grandchild.id]);
+      // Each key revoked is an audit event; the descendants name the key they went with.
+      const events = (await api.getAs("/audit-events?limit=10", ROOT)).body.auditEvents as JsonBody[];
+      const revoked = events.filter((e) => e.action === "access-key.revoked").slice(0, 3);
+      expect(revoked.map((e) => e.targetId)).to.have.members([parent.id, child.id, grandchild.id]);
+      expect(revoked.find((e) => e.targetId === grandchild.id)!.details).to.deep.equal({ revokedWith: parent.id });
+    });
+
+    it("a key lists only the keys it made and theirs, and revokes only those (404 for any other); the root key lists and revokes all", async function () {
+      const manager = await api.makeKey({ name: "manager", scopes: ["access-keys:manage", "nft:read"] });
+      const made = await api.makeKey({ name: "made", scopes: ["access-keys:manage", "nft:read"] }, as(manager));
+      const madeByMade = await api.makeKey({ name: "made by made", scopes: ["nft:read"] }, as(made));
+      const stranger = await api.makeKey({ name: "stranger", scopes: ["nft:read"] });
+      expect(await listedIds(as(manager))).to.deep.equal([madeByMade.id, made.id]);
+      expect(await listedIds(as(made))).to.deep.equal([madeByMade.id]);
+      for (const other of [stranger, manager]) {
+        const res = await api.delete(`/access-keys/${other.id}`, as(made));
+        expect(res.status, res.text).to.equal(404);
+        expect(res.body.error.code).to.equal("NOT_FOUND");
+      }
+      expect((await tokenUri(as(stranger))).status).to.equal(200);
+      expect(await listedIds(ROOT)).to.include.members([manager.id, made.id, madeByMade.id, stranger.id]);
+      expect((await api.delete(`/access-keys/${madeByMade.id}`, as(manager))).status).to.equal(204);
+      expectUnauthorized(await tokenUri(as(madeByMade)));
+      expect((await api.delete(`/access-keys/${stranger.id}`, ROOT)).status).to.equal(204);
+    });
+
+    it("GET /access-keys pages with limit (at most 500) and cursor, newest first, without gaps or repeats", async function () {
+      const pager = await api.makeKey({ name: "pager", scopes: ["access-keys:manage", "nft:read"] });
+      const made: string[] = [];
+      for (let i = 0; i < 5; i++)
+        made.unshift((await api.makeKey({ name: `page ${i}`, scopes: ["nft:read"] }, as(pager))).id);
+      const walked: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const res = await api.getAs(`/access-keys?limit=2${cursor ? `&cursor=${cursor}` : ""}`, as(pager));
+        expect(res.status, res.text).to.equal(200);
+        expect(res.body.accessKeys.length).to.be.at.most(2);
+        walked.push(...res.body.accessKeys.map((k: { id: string }) => k.id));
+        cursor = res.body.cursor;
+        pages++;
+      } while (cursor);
+      expect(pages).to.equal(3);
+      expect(walked).to.deep.equal(made);
+      // The root key's pages walk every live key the same way.
+      const all = await listedIds(ROOT);
+      const rootWalk: string[] = [];
+      cursor = undefined;
+      do {
+        const res = await api.getAs(`/access-keys?limit=7${cursor ? `&cursor=${cursor}` : ""}`, ROOT);
+        rootWalk.push(...res.body.accessKeys.map((k: { id: string }) => k.id));
+        cursor = res.body.cursor;
+      } while (cursor);
+      expect(rootWalk).to.deep.equal(all);
+      for (const query of [
+        "limit=0",
+        "limit=501",
+        "cursor=abc",
+        `cursor=${Buffer.from("[1]").toString("base64url")}`,
+      ]) {
+        const res = await api.getAs(`/access-keys?${query}`, ROOT);
+        expect(res.status, `${query}: ${res.text}`).to.equal(400);
+        expect(res.body.error.code).to.equal("VALIDATION_ERROR");
+      }
     });
   });
 
@@ -608,9 +705,10 @@ describe("Access keys (PGlite, open mode)", function () {
 
     before(async function () {
       manager = await api.makeKey({ name: "auditor", scopes: ["access-keys:manage", "nft:read"] });
+      // Made by the manager: a key revokes only the keys it made.
       made = await api.makeKey(
         { name: "audited", scopes: ["nft:read"] },
-        { ...ROOT, "X-Forwarded-For": "10.20.30.40" },
+        { ...as(manager), "X-Forwarded-For": "10.20.30.40" },
       );
       const revoked = await api.delete(`/access-keys/${made.id}`, { ...as(manager), "X-Forwarded-For": "10.20.30.41" });
       expect(revoked.status).to.equal(204);
@@ -632,7 +730,7 @@ describe("Access keys (PGlite, open mode)", function () {
         action: "access-key.created",
         targetType: "access-key",
         targetId: made.id,
-        keyId: null,
+        keyId: manager.id,
         clientAddress: "10.20.30.40",
       });
       expect(create.details).to.deep.include({ name: "audited", scopes: ["nft:read"] });
@@ -658,6 +756,26 @@ describe("Access keys (PGlite, open mode)", function () {
       expect(new Set(ids).size).to.equal(ids.length);
     });
 
+    it("a key limited to some wallets or collections sees only the events about them: the keys it made, no other (issue 35)", async function () {
+      const [w1, w2] = [Wallet.createRandom().address, Wallet.createRandom().address];
+      const manage = ["access-keys:manage", "nft:read"];
+      const keeper = await api.makeKey({ name: "keeper", scopes: manage, wallets: [w1] });
+      const kept = await api.makeKey({ name: "kept", scopes: ["nft:read"], wallets: [w1] }, as(keeper));
+      const other = await api.makeKey({ name: "other", scopes: ["nft:read"], wallets: [w2] });
+      const onA = await api.makeKey({ name: "on A", scopes: manage, collections: [collectionA] });
+      const targets = async (key: MadeKey | Record<string, string>) => {
+        const res = await api.getAs("/audit-events?limit=500", "key" in key ? as(key as MadeKey) : key);
+        expect(res.status, res.text).to.equal(200);
+        return (res.body.auditEvents as { targetId: string }[]).map((e) => e.targetId);
+      };
+      expect(await targets(keeper)).to.deep.equal([kept.id]);
+      expect(await targets(onA)).to.deep.equal([]);
+      // Unlimited keys see every event.
+      for (const unlimited of [ROOT, manager]) {
+        expect(await targets(unlimited)).to.include.members([keeper.id, kept.id, other.id, onA.id]);
+      }
+    });
+
     it("a bad cursor or limit answers 400; without the scope 403; without a key 401", async function () {
       for (const cursor of ["abc", "-1", "1.5", "9223372036854775808", "99999999999999999999"]) {
         const res = await api.getAs(`/audit-events?cursor=${cursor}`, ROOT);
@@ -669,6 +787,34 @@ describe("Access keys (PGlite, open mode)", function () {
       const reader = await api.makeKey({ scopes: ["nft:read"] });
       expectForbidden(await api.getAs("/audit-events", as(reader)), "the scope access-keys:manage");
       expectUnauthorized(await api.get("/audit-events"));
+    });
+  });
+
+  describe("POST /collections (issue 35)", function () {
+    it("needs an access key with nft:read in open mode too: 401 without one, 403 without the scope", async function () {
+      expectUnauthorized(await api.post("/collections", { address: collectionA }));
+      const minter = await api.makeKey({ scopes: ["nft:mint"] });
+      expectForbidden(await api.post("/collections", { address: collectionA }, as(minter)), "the scope nft:read");
+    });
+
+    it("a key registers at most MAX_COLLECTIONS_PER_KEY (2 here) collections new to the index: the next is 403; known ones stay 200", async function () {
+      const [first, second, third] = [
+        await deployDirectly(owner.connect(provider)),
+        await deployDirectly(owner.connect(provider)),
+        await deployDirectly(owner.connect(provider)),
+      ];
+      const key = await api.makeKey({ scopes: ["nft:read"] });
+      const register = (address: string, by = key) => api.post("/collections", { address }, as(by));
+      expect((await register(first)).status).to.equal(201);
+      expect((await register(second)).status).to.equal(201);
+      const refused = await register(third);
+      expectForbidden(refused, "MAX_COLLECTIONS_PER_KEY");
+      expect((await api.get(`/collections/${third}`)).status, "not registered").to.equal(404);
+      // Registering one already indexed costs the key nothing.
+      expect((await register(first)).status).to.equal(200);
+      expect((await register(collectionA)).status).to.equal(200);
+      // The cap is per key.
+      expect((await register(third, await api.makeKey({ scopes: ["nft:read"] }))).status).to.equal(201);
     });
   });
 

@@ -134,6 +134,29 @@ describe("Access keys on two instances of one PostgreSQL database", function () 
       );
       for (const d of delays) expect(d.fromRequest).to.be.below(1_000);
     });
+
+    it("revoking a key on one instance: the keys it made, and theirs, are refused on the other in under 1 s (issue 35)", async function () {
+      const manage = ["access-keys:manage", "nft:read"];
+      const parent = await onOpen.makeKey({ name: "parent", scopes: manage });
+      const child = await onStrict.makeKey({ name: "child", scopes: manage }, as(parent));
+      const grandchild = await onOpen.makeKey({ name: "grandchild", scopes: ["nft:read"] }, as(child));
+      expect([child.body.createdBy, grandchild.body.createdBy]).to.deep.equal([parent.id, child.id]);
+      const probe = (key: MadeKey) => onStrict.getAs(`/nft/operations/${randomUUID()}`, as(key));
+      // The second instance has just looked both up (and caches what it found): the worst case.
+      for (const key of [child, grandchild]) expect((await probe(key)).status).to.equal(404);
+      const sent = performance.now();
+      expect((await onOpen.delete(`/access-keys/${parent.id}`, ROOT)).status).to.equal(204);
+      let answers: ApiResponse[];
+      for (;;) {
+        answers = await Promise.all([probe(child), probe(grandchild)]);
+        if (answers.every((res) => res.status === 401) || performance.now() - sent > 3_000) break;
+        await sleep(10);
+      }
+      const refusedAfter = performance.now() - sent;
+      for (const res of answers) expectUnauthorized(res);
+      console.log(`      (both refused by the other instance ${refusedAfter.toFixed(0)} ms after sending the DELETE)`);
+      expect(refusedAfter).to.be.below(1_000);
+    });
   });
 
   describe("REQUIRE_ACCESS_KEY=true", function () {

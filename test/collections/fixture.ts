@@ -7,8 +7,11 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
 import { Contract, ContractFactory, Wallet, getAddress, toQuantity, type JsonRpcProvider } from "ethers";
-import { ROOT, sleep, type ApiClient, type JsonBody } from "../api/harness";
+import { ROOT, sleep, TEST_API_KEY, type ApiClient, type JsonBody } from "../api/harness";
 import type { RpcProxy } from "../support/rpc-proxy";
+
+/** The root key (API_KEY): POST /collections needs an access key in every mode. */
+export const ROOT_KEY = { Authorization: `Bearer ${TEST_API_KEY}` };
 
 /** The refusals a node behind `proxy` answers, until the returned function is called. */
 export function capGetLogs(proxy: RpcProxy, caps: { maxBlocks: number; maxLogs: number }) {

@@ -24,6 +24,7 @@ import {
   indexedTo,
   indexedWallet,
   mineEmptyBlocks,
+  ROOT_KEY,
 } from "./fixture";
 
 const BATCHES = 20;
@@ -92,7 +93,7 @@ describe("collections index (PGlite, behind a node that caps eth_getLogs at 1,00
     proxy.latencyMs = 150; // slow enough to stop it half-way
     const head = await headOf(provider);
 
-    const registered = await api.post("/collections", { address });
+    const registered = await api.post("/collections", { address }, ROOT_KEY);
     expect(registered.status, registered.text).to.equal(201);
     expect(registered.body.address).to.equal(address);
     let seen = -1;
@@ -195,9 +196,11 @@ describe("collections index (PGlite, behind a node that caps eth_getLogs at 1,00
     await (await plain.transferFrom(alice.address, bob.address, 2)).wait();
     await (await plain.burn(3)).wait();
 
-    const registered = await api.post("/collections", { address: plainAddress });
+    const registered = await api.post("/collections", { address: plainAddress }, ROOT_KEY);
     expect(registered.status, registered.text).to.equal(201);
-    expect((await api.post("/collections", { address: plainAddress })).status, "registered again").to.equal(200);
+    expect((await api.post("/collections", { address: plainAddress }, ROOT_KEY)).status, "registered again").to.equal(
+      200,
+    );
     const view = await indexedTo(api, plainAddress, await headOf(provider));
     expect(view).to.include({ name: "Plain", symbol: "PLN", totalSupply: "4", holders: 2 });
 
@@ -221,7 +224,7 @@ describe("collections index (PGlite, behind a node that caps eth_getLogs at 1,00
     const stranger = getAddress(Wallet.createRandom().address);
     expectError(await api.get(`/collections/${stranger}`), 404, "COLLECTION_NOT_FOUND");
     expectError(await api.get(`/collections/${stranger}/owners`), 404, "COLLECTION_NOT_FOUND");
-    expectError(await api.post("/collections", { address: stranger }), 404, "COLLECTION_NOT_FOUND");
+    expectError(await api.post("/collections", { address: stranger }, ROOT_KEY), 404, "COLLECTION_NOT_FOUND");
     expectError(await api.get(`/collections/${address}/tokens/999999`), 404, "TOKEN_NOT_FOUND");
     expectError(await api.get(`/collections/${address}/owners?cursor=nope`), 400, "VALIDATION_ERROR");
     expectError(await api.get(`/collections/not-an-address`), 400, "VALIDATION_ERROR");

@@ -12,7 +12,7 @@ import {
 } from "../api/harness";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
 import { TRANSFER_TOPIC } from "../../server/collections/log-ranges";
-import { allOwners, headOf, indexedTo, indexedWallet } from "./fixture";
+import { allOwners, headOf, indexedTo, indexedWallet, ROOT_KEY } from "./fixture";
 
 describe("collections index: two service processes on one PostgreSQL", function () {
   let node: ChainNode | undefined;
@@ -58,9 +58,9 @@ describe("collections index: two service processes on one PostgreSQL", function 
 
   it("both answer the same, one of them indexes the collection, and no Transfer is stored twice", async function () {
     this.timeout(120_000);
-    const registered = await apis[0].post("/collections", { address });
+    const registered = await apis[0].post("/collections", { address }, ROOT_KEY);
     expect(registered.status, registered.text).to.equal(201);
-    expect((await apis[1].post("/collections", { address })).status, "already registered").to.equal(200);
+    expect((await apis[1].post("/collections", { address }, ROOT_KEY)).status, "already registered").to.equal(200);
     const head = await headOf(provider);
     const views = await Promise.all(apis.map((api) => indexedTo(api, address, head)));
     expect(views[0]).to.deep.equal({ ...views[1], chainHead: views[0].chainHead });

@@ -15,7 +15,7 @@ import {
   sleep,
 } from "../api/harness";
 import { ChainControl } from "../support/chain-control";
-import { expectIndexEqualsChain, headOf, indexedTo, indexedWallet } from "./fixture";
+import { expectIndexEqualsChain, headOf, indexedTo, indexedWallet, ROOT_KEY } from "./fixture";
 
 describe("collections index: a reorg (evm_snapshot / evm_revert, other blocks mined in place)", function () {
   let node: ChainNode;
@@ -44,7 +44,7 @@ describe("collections index: a reorg (evm_snapshot / evm_revert, other blocks mi
     const deployed = await provider.getTransactionReceipt(
       (await provider.send("eth_getBlockByNumber", ["0x1", false])).transactions[0],
     );
-    const res = await api.post("/collections", { address, fromBlock: deployed!.blockNumber });
+    const res = await api.post("/collections", { address, fromBlock: deployed!.blockNumber }, ROOT_KEY);
     expect(res.status, res.text).to.equal(201);
     await (await nft.mintForFree(5, alice.address)).wait();
     await indexedTo(api, address, await headOf(provider));

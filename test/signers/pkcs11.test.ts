@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
-import { realpathSync } from "node:fs";
+import { existsSync, realpathSync, renameSync } from "node:fs";
 import path from "node:path";
 import {
   computeAddress,
@@ -333,6 +333,32 @@ describe("PKCS#11 signer on a SoftHSM2 token (in-process Hardhat network)", func
       await failure(ownSigner.signDigest(id("late")), "TOKEN_CLOSED");
       // The shared login of the still-open token is untouched.
       expect(recoverAddress(id("x"), await signer.signDigest(id("x")))).to.equal(key.address);
+    });
+  });
+
+  describe("a token taken away and put back (issue 35)", function () {
+    after(function () {
+      if (existsSync(`${hsm.tokenDir}.away`)) renameSync(`${hsm.tokenDir}.away`, hsm.tokenDir);
+    });
+
+    it("is not available while away, nor once back in the same login; closed and opened again, it signs", async function () {
+      const token = await openToken();
+      const key = await token.findKey("treasury");
+      expect(await token.available()).to.equal(true);
+      renameSync(hsm.tokenDir, `${hsm.tokenDir}.away`);
+      expect(await token.available()).to.equal(false);
+      await failure(token.signDigest(key, getBytes(id("away"))), "KEY_NOT_FOUND");
+      renameSync(`${hsm.tokenDir}.away`, hsm.tokenDir);
+      expect(await token.available()).to.equal(false);
+      await token.close();
+      const again = await openToken();
+      try {
+        expect(await again.available()).to.equal(true);
+        const signer = await Pkcs11Signer.open(again, "treasury");
+        expect(recoverAddress(id("back"), await signer.signDigest(id("back")))).to.equal(key.address);
+      } finally {
+        await again.close();
+      }
     });
   });
 });

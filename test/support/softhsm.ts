@@ -16,6 +16,8 @@ export interface SoftHsmToken {
    * a child (a service process) or apply it to this one with `useInThisProcess`.
    */
   env: { SOFTHSM2_CONF: string };
+  /** The directory SoftHSM2 keeps the token in: moved away, the token is absent. */
+  tokenDir: string;
   /** Sets SOFTHSM2_CONF in this process; the returned function puts the previous value back. */
   useInThisProcess(): () => void;
   /** Deletes the token directory. */
@@ -74,6 +76,7 @@ export function createSoftHsmToken({
     pin,
     soPin,
     env,
+    tokenDir,
     useInThisProcess() {
       const previous = process.env.SOFTHSM2_CONF;
       process.env.SOFTHSM2_CONF = conf;

@@ -3,11 +3,11 @@
  * secp256k1 key made in it), an HTTP client that sends the root key, and scans for secrets in
  * files and dumps. Each test file starts its own node and service from these.
  */
-import { randomBytes } from "node:crypto";
+import { createCipheriv, pbkdf2Sync, randomBytes, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
-import { Wallet, type JsonRpcProvider } from "ethers";
+import { keccak256, Wallet, type JsonRpcProvider } from "ethers";
 import { Pkcs11Token } from "../../server/signers/pkcs11";
 import { ApiClient, ServiceProcess, TEST_API_KEY, usedSecrets, type ApiResponse, type JsonBody } from "../api/harness";
 import { createSoftHsmToken, type SoftHsmToken } from "../support/softhsm";
@@ -133,4 +133,25 @@ export function startWalletService(
   env: Record<string, string>,
 ): Promise<ServiceProcess> {
   return ServiceProcess.start({ rpcUrl, env: { DATA_DIR: dataDir, ...env } });
+}
+
+/** A Web3 Secret Storage v3 keystore of `wallet` derived with pbkdf2 (hmac-sha256), as ethers reads it. */
+export function pbkdf2Keystore(wallet: Wallet, password: string, rounds: number): JsonBody {
+  const [salt, iv] = [randomBytes(32), randomBytes(16)];
+  const derived = pbkdf2Sync(Buffer.from(password.normalize("NFKD")), salt, rounds, 32, "sha256");
+  const cipher = createCipheriv("aes-128-ctr", derived.subarray(0, 16), iv);
+  const ciphertext = Buffer.concat([cipher.update(Buffer.from(wallet.privateKey.slice(2), "hex")), cipher.final()]);
+  return {
+    version: 3,
+    id: randomUUID(),
+    address: wallet.address.slice(2).toLowerCase(),
+    crypto: {
+      cipher: "aes-128-ctr",
+      cipherparams: { iv: iv.toString("hex") },
+      ciphertext: ciphertext.toString("hex"),
+      kdf: "pbkdf2",
+      kdfparams: { c: rounds, dklen: 32, prf: "hmac-sha256", salt: salt.toString("hex") },
+      mac: keccak256(Buffer.concat([derived.subarray(16, 32), ciphertext])).slice(2),
+    },
+  };
 }

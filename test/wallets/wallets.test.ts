@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { getAddress, parseEther, Wallet, type JsonRpcProvider } from "ethers";
+import { encryptKeystoreJson, getAddress, parseEther, Wallet, type JsonRpcProvider } from "ethers";
 import { expectError, expectNoSecretsIn } from "../api/expectations";
 import {
   ApiClient,
@@ -21,6 +22,7 @@ import {
   importableKey,
   KeyedClient,
   newMasterKey,
+  pbkdf2Keystore,
   secretsInFiles,
   startWalletService,
   tokenWithKey,
@@ -122,6 +124,113 @@ describe("wallets the service holds (PGlite, automining node)", function () {
       const mint = await root.post("/nft/mint", { from: "from-keystore", contractAddress: collection, mintAmount: 1 });
       expect(mint.status, mint.text).to.equal(200);
       await sentBy(mint, key.address);
+    });
+
+    it("keystores: an unsupported cipher (aes-256-cbc) is 400 VALIDATION_ERROR, not 500; scrypt past geth's and Foundry's parameters (p too) is 400 (issue 35)", async function () {
+      const key = importableKey();
+      const password = `keystore-password-${randomBytes(8).toString("hex")}`;
+      const keystore = JSON.parse(await encryptKeystoreJson(key, password, { scrypt: { N: 1024 } }));
+      const withCrypto = (changes: JsonBody) => ({ ...keystore, Crypto: { ...keystore.Crypto, ...changes } });
+      const withKdf = (changes: JsonBody) => withCrypto({ kdfparams: { ...keystore.Crypto.kdfparams, ...changes } });
+      const cbc = await root.post("/wallets", {
+        kind: "local",
+        label: "cbc",
+        keystore: withCrypto({ cipher: "aes-256-cbc" }),
+        password,
+      });
+      expect(expectError(cbc, 400, "VALIDATION_ERROR").details[0].path).to.equal("keystore");
+      for (const [kdfparams, why] of [
+        [{ p: 7 }, "p above geth's light keystores' 6"],
+        [{ n: 2 ** 18, p: 2 }, "N·r·p past geth's standard keystore"],
+        [{ n: 2 ** 19 }, "N past 2^18 at r = 8"],
+        [{ r: 16, n: 2 ** 18 }, "r past 8 at N = 2^18"],
+      ] as const) {
+        const res = await root.post("/wallets", {
+          kind: "local",
+          label: "costly",
+          keystore: withKdf(kdfparams),
+          password,
+        });
+        expect(res.status, `${why}: ${res.text}`).to.equal(400);
+        expect(res.body.error.message).to.include("geth and Foundry");
+      }
+      // geth's light parameters (N = 2^12, p = 6) are within them.
+      const light = JSON.parse(await encryptKeystoreJson(key, password, { scrypt: { N: 2 ** 12, p: 6 } }));
+      const imported = await root.post("/wallets", {
+        kind: "local",
+        label: "light-keystore",
+        keystore: light,
+        password,
+      });
+      expect(imported.status, imported.text).to.equal(201);
+      expect(imported.body.address).to.equal(key.address);
+    });
+
+    it("a pbkdf2 keystore (hmac-sha256, 262144 rounds) imports and signs; a wrong password is 400 (issue 35)", async function () {
+      const key = importableKey();
+      const password = `pbkdf2-password-${randomBytes(8).toString("hex")}`;
+      const keystore = pbkdf2Keystore(key, password, 2 ** 18);
+      expectError(
+        await root.post("/wallets", { kind: "local", label: "pbkdf2", keystore, password: "wrong" }),
+        400,
+        "VALIDATION_ERROR",
+      );
+      const res = await root.post("/wallets", { kind: "local", label: "pbkdf2", keystore, password });
+      expect(res.status, res.text).to.equal(201);
+      expect(res.body.address).to.equal(key.address);
+      await fund(provider, key.address);
+      const collection = await deployFor((await fundedWallet(provider)).connect(provider));
+      const mint = await root.post("/nft/mint", { from: "pbkdf2", contractAddress: collection, mintAmount: 1 });
+      expect(mint.status, mint.text).to.equal(200);
+      await sentBy(mint, key.address);
+      const tooMany = await root.post("/wallets", {
+        kind: "local",
+        label: "pbkdf2-2",
+        keystore: pbkdf2Keystore(key, password, 2 ** 18 + 1),
+        password,
+      });
+      expectError(tooMany, 400, "VALIDATION_ERROR");
+    });
+
+    it("no error echoes from, password or keystore: a private key pasted into from, a keystore's values, a password (issue 35)", async function () {
+      const pasted = importableKey().privateKey;
+      const collection = Wallet.createRandom().address;
+      const echoes: string[] = [];
+      const check = (res: ApiResponse, values: string[]) => {
+        expect(res.status, res.text).to.be.within(400, 499);
+        for (const value of values)
+          if (res.text.toLowerCase().includes(value.toLowerCase()))
+            echoes.push(`${value.slice(0, 12)}… in ${res.text}`);
+      };
+      for (const from of [pasted, pasted.slice(2)]) {
+        for (const [route, extra] of [
+          ["/nft/mint", { mintAmount: 1 }],
+          ["/nft/tokenURI", { tokenId: 1 }],
+          ["/nft/mint", { mintAmount: 0 }],
+        ] as const) {
+          check(await root.post(route, { from, contractAddress: collection, ...extra }), [pasted.slice(2)]);
+        }
+      }
+      const key = importableKey();
+      const password = `echo-password-${randomBytes(8).toString("hex")}`;
+      const keystore = JSON.parse(await encryptKeystoreJson(key, password, { scrypt: { N: 1024 } }));
+      const values = [...stringsIn(keystore).filter((v) => v.length >= 16), password, key.address.slice(2)];
+      const broken: JsonBody[] = [
+        keystore,
+        { ...keystore, Crypto: { ...keystore.Crypto, mac: `${keystore.Crypto.mac}00` } },
+        { ...keystore, Crypto: { ...keystore.Crypto, ciphertext: `zz${keystore.Crypto.ciphertext}` } },
+        { ...keystore, Crypto: { ...keystore.Crypto, kdf: `${keystore.Crypto.kdfparams.salt}` } },
+        { ...keystore, Crypto: { ...keystore.Crypto, cipher: `${keystore.Crypto.ciphertext}` } },
+        { ...keystore, version: keystore.Crypto.ciphertext },
+      ];
+      for (const body of broken) {
+        check(
+          await root.post("/wallets", { kind: "local", label: "echo", keystore: body, password: `${password}-wrong` }),
+          [...values, `${password}-wrong`],
+        );
+      }
+      check(await root.post("/wallets", { kind: "local", label: "echo", keystore, password: 12345 }), values);
+      expect(echoes).to.deep.equal([]);
     });
 
     it("holds a key of the PKCS#11 token by its keyLabel: the address is the token key's; an unknown keyLabel is 400", async function () {
@@ -244,7 +353,7 @@ describe("wallets the service holds (PGlite, automining node)", function () {
       expectError(await root.get(`/wallets/${Wallet.createRandom().address}`), 404, "WALLET_NOT_FOUND");
     });
 
-    it("a key limited to one wallet lists only that one, signs only with it (403 otherwise) and cannot add others", async function () {
+    it("a key limited to one wallet lists only that one, signs only with it (404 WALLET_NOT_FOUND otherwise) and cannot add others", async function () {
       const made = await root.post("/access-keys", {
         name: "shop",
         scopes: ["nft:read", "wallets:read", "wallets:manage"],
@@ -255,12 +364,93 @@ describe("wallets the service holds (PGlite, automining node)", function () {
       const listed = await shop.get("/wallets");
       expect(listed.body.wallets.map((w: JsonBody) => w.address)).to.deep.equal([local.address]);
       expect((await root.get("/wallets")).body.wallets.length).to.be.greaterThan(1);
-      expectError(await shop.get(`/wallets/${hsmKeyAddress}`), 403, "FORBIDDEN");
+      expectError(await shop.get(`/wallets/${hsmKeyAddress}`), 404, "WALLET_NOT_FOUND");
       const collection = await deployFor((await fundedWallet(provider)).connect(provider));
       const read = await shop.post("/nft/total-supply", { from: "shop-wallet", contractAddress: collection });
       expect(read.status, read.text).to.equal(200);
-      expectError(await shop.post("/nft/total-supply", { from: "hsm", contractAddress: collection }), 403, "FORBIDDEN");
+      expectError(
+        await shop.post("/nft/total-supply", { from: "hsm", contractAddress: collection }),
+        404,
+        "WALLET_NOT_FOUND",
+      );
       expectError(await shop.post("/wallets", { kind: "local", label: "shop-2" }), 403, "FORBIDDEN");
+    });
+
+    it("GET /wallets pages with limit (at most 500) and cursor, oldest first, without gaps or repeats; balances from the chain (issue 35)", async function () {
+      const all = (await root.get("/wallets?limit=500")).body.wallets as JsonBody[];
+      expect(all.length).to.be.greaterThan(3);
+      const walked: JsonBody[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const res = await root.get(`/wallets?limit=2${cursor ? `&cursor=${cursor}` : ""}`);
+        expect(res.status, res.text).to.equal(200);
+        expect(res.body.wallets.length).to.be.at.most(2);
+        walked.push(...res.body.wallets);
+        cursor = res.body.cursor;
+        pages++;
+      } while (cursor);
+      expect(pages).to.equal(Math.ceil(all.length / 2));
+      expect(walked.map((w) => w.address)).to.deep.equal(all.map((w) => w.address));
+      const created = walked.map((w) => Date.parse(w.createdAt as string));
+      expect(created).to.deep.equal([...created].sort((a, b) => a - b));
+      for (const wallet of walked)
+        expect(wallet.balance).to.equal((await provider.getBalance(wallet.address as string)).toString());
+      for (const query of ["limit=0", "limit=501", "cursor=abc"])
+        expectError(await root.get(`/wallets?${query}`), 400, "VALIDATION_ERROR");
+    });
+
+    it("a wallet the key may not use answers exactly as an unknown one: 404 WALLET_NOT_FOUND naming neither its address nor its label (issue 35)", async function () {
+      const made = await root.post("/access-keys", {
+        name: "petty",
+        scopes: ["nft:read", "nft:mint", "wallets:read", "wallets:manage"],
+        wallets: [local.address],
+      });
+      expect(made.status, made.text).to.equal(201);
+      const petty = root.as(made.body.key);
+      const collection = await deployFor((await fundedWallet(provider)).connect(provider));
+      const unknown = Wallet.createRandom().address;
+      const same = (held: ApiResponse, none: ApiResponse) => {
+        expectError(held, 404, "WALLET_NOT_FOUND");
+        expect(held.body, held.text).to.deep.equal(none.body);
+        for (const named of [hsmKeyAddress.slice(2).toLowerCase(), '"hsm"', unknown.slice(2).toLowerCase()])
+          expect(held.text.toLowerCase()).to.not.include(named.toLowerCase());
+      };
+      for (const [held, none] of [
+        ["hsm", "nobody-holds-this"],
+        [hsmKeyAddress, unknown],
+        [hsmKeyAddress.toLowerCase(), unknown.toLowerCase()],
+      ]) {
+        const mint = (from: string) => petty.post("/nft/mint", { from, contractAddress: collection, mintAmount: 1 });
+        same(await mint(held), await mint(none));
+      }
+      same(await petty.get(`/wallets/${hsmKeyAddress}`), await petty.get(`/wallets/${unknown}`));
+      same(
+        await petty.patch(`/wallets/${hsmKeyAddress}`, { lowBalance: "1" }),
+        await petty.patch(`/wallets/${unknown}`, { lowBalance: "1" }),
+      );
+      same(await petty.delete(`/wallets/${hsmKeyAddress}`), await petty.delete(`/wallets/${unknown}`));
+      expect(await collectionAt(collection, provider).totalSupply()).to.equal(0n);
+      // POST /wallets: the key's limits first, so a label in use is not told to a key that may not add the wallet.
+      const taken = await petty.post("/wallets", { kind: "local", label: "hsm" });
+      expectError(taken, 403, "FORBIDDEN");
+      expectError(await petty.post("/wallets", { kind: "local", label: "free-label" }), 403, "FORBIDDEN");
+      // The root key (all wallets) still hears 409 for the label at once.
+      expectError(await root.post("/wallets", { kind: "local", label: "hsm" }), 409, "WALLET_EXISTS");
+    });
+
+    it("a key limited to one wallet sees only that wallet's audit events (and the keys it made) (issue 35)", async function () {
+      const made = await root.post("/access-keys", {
+        name: "wallet auditor",
+        scopes: ["access-keys:manage", "wallets:read"],
+        wallets: [local.address],
+      });
+      expect(made.status, made.text).to.equal(201);
+      const events = (await root.as(made.body.key).get("/audit-events?limit=500")).body.auditEvents as JsonBody[];
+      expect(events.length).to.be.greaterThan(0);
+      for (const event of events) expect(event).to.include({ targetType: "wallet", targetId: local.address });
+      const all = (await root.get("/audit-events?limit=500")).body.auditEvents as JsonBody[];
+      expect(all.some((e) => e.targetType === "wallet" && e.targetId === hsmKeyAddress)).to.equal(true);
     });
 
     it("from without an access key is 401, an unknown wallet 404 WALLET_NOT_FOUND", async function () {
@@ -371,6 +561,52 @@ describe("wallets the service holds (PGlite, automining node)", function () {
     });
   });
 
+  describe("a PKCS#11 token taken away and put back (issue 35)", function () {
+    let collection: string;
+
+    before(async function () {
+      collection = await deployFor((await fundedWallet(provider)).connect(provider));
+      await fund(provider, hsmKeyAddress);
+    });
+
+    after(function () {
+      if (existsSync(`${hsm.tokenDir}.away`)) renameSync(`${hsm.tokenDir}.away`, hsm.tokenDir);
+    });
+
+    const mint = () => root.post("/nft/mint", { from: "hsm", contractAddress: collection, mintAmount: 1 });
+
+    it("absent: 503 SIGNER_UNAVAILABLE (not 500), nothing sent; back: the service logs in again by itself and signs", async function () {
+      const before = await mint();
+      expect(before.status, before.text).to.equal(200);
+      const supply = await collectionAt(collection, provider).totalSupply();
+      const nonce = await provider.getTransactionCount(hsmKeyAddress);
+      renameSync(hsm.tokenDir, `${hsm.tokenDir}.away`);
+      // The first signature finds the token gone; the next ones find it cannot be opened.
+      for (let i = 0; i < 3; i++) {
+        const res = await mint();
+        expectError(res, 503, "SIGNER_UNAVAILABLE");
+        expect(res.headers.get("retry-after")).to.equal("5");
+        expect(res.text).to.not.include(hsm.pin);
+      }
+      expectError(
+        await root.post("/wallets", { kind: "pkcs11", label: "hsm-2", keyLabel: "hsm-key" }),
+        503,
+        "SIGNER_UNAVAILABLE",
+      );
+      expect(await collectionAt(collection, provider).totalSupply()).to.equal(supply);
+      expect(await provider.getTransactionCount(hsmKeyAddress)).to.equal(nonce);
+      renameSync(`${hsm.tokenDir}.away`, hsm.tokenDir);
+      const after = await mint();
+      expect(after.status, after.text).to.equal(200);
+      await sentBy(after, hsmKeyAddress);
+      expect(await collectionAt(collection, provider).totalSupply()).to.equal(supply + 1n);
+      expect(service.output()).to.include("PKCS#11 token absent or logged out");
+      expect(service.output().split("PKCS#11 token absent or logged out")[1]).to.include(
+        '"msg":"PKCS#11 token opened"',
+      );
+    });
+  });
+
   describe("secrets", function () {
     it("no response, no log line and no file of the PGlite store holds a key, the master key or the PIN", async function () {
       this.timeout(60_000);
@@ -380,6 +616,13 @@ describe("wallets the service holds (PGlite, automining node)", function () {
     });
   });
 });
+
+/** Every string in a JSON value. */
+function stringsIn(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (typeof value !== "object" || value === null) return [];
+  return Object.values(value).flatMap(stringsIn);
+}
 
 /** A reference collection (cost 0.01 ether) deployed straight with ethers by `owner`. */
 function deployFor(owner: Wallet): Promise<string> {

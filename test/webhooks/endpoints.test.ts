@@ -85,6 +85,32 @@ describe("the /webhooks routes", function () {
       const all = ((await get("/webhooks")).body.webhooks as JsonBody[]).map((w) => w.id);
       expect(all).to.include.members([own.body.id, root.body.id]);
     });
+
+    it("GET /webhooks pages with limit (at most 500) and cursor, oldest first, without gaps or repeats (issue 35)", async function () {
+      const made = await post("/access-keys", { name: "pager", scopes: ["webhooks:manage", "nft:read"] });
+      const pager = { authorization: `Bearer ${made.body.key}` };
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++)
+        ids.push((await post("/webhooks", { url: receiver.url, events: ["operation.sent"] }, pager)).body.id);
+      const walk = async (headers: Record<string, string>, limit: number) => {
+        const walked: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const res = await get(`/webhooks?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`, headers);
+          expect(res.status, res.text).to.equal(200);
+          expect(res.body.webhooks.length).to.be.at.most(limit);
+          walked.push(...(res.body.webhooks as JsonBody[]).map((w) => w.id as string));
+          cursor = res.body.cursor;
+        } while (cursor);
+        return walked;
+      };
+      expect(await walk(pager, 2)).to.deep.equal(ids);
+      expect(await walk(ROOT, 3)).to.deep.equal(
+        ((await get("/webhooks?limit=500")).body.webhooks as JsonBody[]).map((w) => w.id),
+      );
+      for (const query of ["limit=0", "limit=501", "cursor=nope"])
+        expect((await get(`/webhooks?${query}`)).status, query).to.equal(400);
+    });
   });
 
   describe("endpoints", function () {

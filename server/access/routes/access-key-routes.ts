@@ -9,6 +9,7 @@ import { parseInput } from "../../http/validation";
 import type { AccessKeyRecord } from "../access-key-store";
 import { auditActor, type AuditLog } from "../audit";
 import type { AccessControl } from "../guard";
+import { pageOf, PageQuery, pageRequest } from "../../http/paging";
 import { grantExceeds, type AccessPrincipal } from "../principal";
 import { accessKeyHash, newAccessKeySecret } from "../secrets";
 import { AccessKeyParams, AccessKeyView, CreateAccessKeyRequest, CreatedAccessKey } from "./schemas";
@@ -43,6 +44,11 @@ export function mountAccessKeyRoutes(router: Router, deps: AccessRouteDeps): voi
     if (beyond) throw new ApiError("FORBIDDEN", `A key can grant only what it holds: this one does not hold ${beyond}`);
     const secret = newAccessKeySecret();
     const record = await db.transaction(async (tx) => {
+      // Revoked meanwhile: the key it would make would outlive it.
+      if (granter.keyId !== null && !(await access.keys.holdLive(tx, granter.keyId)))
+        throw new ApiError("UNAUTHORIZED", "The access key is unknown, revoked or expired", undefined, {
+          "WWW-Authenticate": 'Bearer realm="nft-ops"',
+        });
       const created = await access.keys.insert(
         tx,
         {
@@ -74,29 +80,43 @@ export function mountAccessKeyRoutes(router: Router, deps: AccessRouteDeps): voi
   });
 
   router.get("/access-keys", access.require(MANAGE), async (ctx) => {
-    ctx.body = { accessKeys: (await access.keys.list()).map(viewOf) };
+    const page = pageRequest(parseInput(PageQuery, ctx.query));
+    const principal = ctx.state.access as AccessPrincipal;
+    const { items, cursor } = pageOf(await access.keys.list(principal.keyId, page), page.limit, (k) => k.position);
+    ctx.body = { accessKeys: items.map(viewOf), ...(cursor ? { cursor } : {}) };
   });
 
   router.delete("/access-keys/:id", access.require(MANAGE), async (ctx) => {
     const { id } = parseInput(AccessKeyParams, ctx.params);
-    const key = await access.keys.find(id);
-    if (!key) throw new ApiError("NOT_FOUND", "No live access key has this id");
-    // Revoking is granting in reverse: a key may revoke only keys that hold nothing it does not.
-    const beyond = grantExceeds(ctx.state.access as AccessPrincipal, {
-      scopes: new Set(key.scopes),
-      wallets: key.wallets,
-      collections: key.collections,
-      expiresAt: key.expiresAt,
-    });
-    if (beyond) throw new ApiError("FORBIDDEN", `This key cannot revoke a key holding ${beyond}`);
+    const principal = ctx.state.access as AccessPrincipal;
+    // A key revokes only the keys it made, and theirs; any other is one it cannot see: 404 as unknown.
+    const visible = principal.keyId === null || (await access.keys.isDescendant(principal.keyId, id));
+    if (!visible) throw notFound();
     await db.transaction(async (tx) => {
-      if (!(await access.keys.revoke(tx, id))) throw new ApiError("NOT_FOUND", "No live access key has this id");
-      await audit.record(tx, auditActor(ctx), { action: "access-key.revoked", targetType: "access-key", targetId: id });
+      const [revoked, ...descendants] = await access.keys.revoke(tx, id);
+      if (!revoked) throw notFound();
+      const actor = auditActor(ctx);
+      await audit.record(tx, actor, {
+        action: "access-key.revoked",
+        targetType: "access-key",
+        targetId: id,
+        ...(descendants.length > 0 ? { details: { alsoRevoked: descendants } } : {}),
+      });
+      for (const descendant of descendants) {
+        await audit.record(tx, actor, {
+          action: "access-key.revoked",
+          targetType: "access-key",
+          targetId: descendant,
+          details: { revokedWith: id },
+        });
+      }
     });
     access.authenticator.forgetAll();
     ctx.status = 204;
   });
 }
+
+const notFound = () => new ApiError("NOT_FOUND", "No live access key has this id");
 
 function unique(addresses: string[]): string[] {
   return [...new Set(addresses.map((a) => getAddress(a).toLowerCase()))];
@@ -112,6 +132,7 @@ function viewOf(key: AccessKeyRecord) {
     createdAt: key.createdAt.toISOString(),
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
     expiresAt: key.expiresAt?.toISOString() ?? null,
+    createdBy: key.createdBy,
   };
 }
 
@@ -142,13 +163,19 @@ export function registerAccessKeyOpenApi(registry: OpenAPIRegistry): void {
     path: "/access-keys",
     operationId: "listAccessKeys",
     tags: ["access"],
-    summary: "List live access keys, without secrets",
+    summary: "List live access keys, without secrets, newest first: those this key made and theirs (the root key: all)",
     security,
+    request: { query: PageQuery },
     responses: {
       200: {
-        description: "The keys",
-        content: { "application/json": { schema: z.object({ accessKeys: z.array(AccessKeyView) }) } },
+        description: "A page of keys; `cursor` fetches the next",
+        content: {
+          "application/json": {
+            schema: z.object({ accessKeys: z.array(AccessKeyView), cursor: z.string().optional() }),
+          },
+        },
       },
+      400: errorResponse("VALIDATION_ERROR"),
       ...denied,
     },
   });
@@ -157,7 +184,8 @@ export function registerAccessKeyOpenApi(registry: OpenAPIRegistry): void {
     path: "/access-keys/{id}",
     operationId: "revokeAccessKey",
     tags: ["access"],
-    summary: "Revoke an access key, on every instance within 1 s",
+    summary:
+      "Revoke an access key this key made (or one made by those; the root key: any), and every key it made and theirs, on every instance within 1 s",
     security,
     request: { params: AccessKeyParams },
     responses: { 204: { description: "Revoked" }, 404: errorResponse("NOT_FOUND"), ...denied },

@@ -33,6 +33,10 @@ export const AccessKeyView = z
     createdAt: z.string(),
     lastUsedAt: z.string().nullable(),
     expiresAt: z.string().nullable(),
+    createdBy: z
+      .string()
+      .nullable()
+      .openapi({ description: "The id of the key that made it; null: the root key (API_KEY)" }),
   })
   .openapi("AccessKey");
 

@@ -3,8 +3,9 @@ import { ApiError } from "../../http/errors";
 import { readJsonBody } from "../../http/json-body";
 import { errorResponse } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
+import type { AccessPrincipal } from "../../access";
 import { address } from "../../nft/fields";
-import { CollectionView, OPEN_SECURITY, collectionView, type CollectionRoute } from "./common";
+import { CollectionView, collectionView, type CollectionRoute } from "./common";
 
 const Body = z
   .object({
@@ -17,11 +18,13 @@ const Body = z
   .strict()
   .openapi("RegisterCollectionRequest");
 
-const ACCESS = { scope: "nft:read", key: "open", bodyCollection: "address" } as const;
+/** Always a key, in every mode: registering makes the service read a collection's whole history. */
+const ACCESS = { scope: "nft:read", key: "always", bodyCollection: "address" } as const;
 
 /**
  * POST /collections: index an ERC-721 the service did not deploy or act on. 201 when new, 200 when
- * it was already indexed (as it is: fromBlock only fills a start not known yet).
+ * it was already indexed (as it is: fromBlock only fills a start not known yet). A key registers at
+ * most MAX_COLLECTIONS_PER_KEY collections new to the index.
  */
 export const registerCollectionRoute: CollectionRoute = {
   mount(router, deps) {
@@ -34,7 +37,15 @@ export const registerCollectionRoute: CollectionRoute = {
           throw new ApiError("COLLECTION_NOT_FOUND", `${input.address} is not an ERC-721 collection: ${err.message}`);
         throw err;
       });
-      const { record, created } = await deps.index.register(input.address, "api", input.fromBlock);
+      const principal = ctx.state.access as AccessPrincipal;
+      const registered = await deps.index.registerByKey(input.address, principal.keyId ?? "root", input.fromBlock);
+      if (!registered)
+        throw new ApiError(
+          "FORBIDDEN",
+          "This access key has registered as many collections as MAX_COLLECTIONS_PER_KEY allows",
+          [{ path: "address", message: "past MAX_COLLECTIONS_PER_KEY for this key" }],
+        );
+      const { record, created } = registered;
       ctx.status = created ? 201 : 200;
       ctx.body = collectionView(record, await deps.index.head());
     });
@@ -46,7 +57,9 @@ export const registerCollectionRoute: CollectionRoute = {
       operationId: "registerCollection",
       tags: ["collections"],
       summary: "Index an ERC-721 collection (any, not only the reference one) from its deployment block",
-      security: OPEN_SECURITY,
+      description:
+        "Needs an access key with nft:read in every mode; a key registers at most MAX_COLLECTIONS_PER_KEY (1,000) collections new to the index (403 past it).",
+      security: [{ AccessKey: [] }],
       request: { body: { required: true, content: { "application/json": { schema: Body } } } },
       responses: {
         201: {

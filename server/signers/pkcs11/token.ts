@@ -37,6 +37,10 @@ export class Pkcs11Key {
 
 export const DEFAULT_SESSIONS = 4;
 
+/** Session states of a logged-in user (PKCS#11 CK_STATE; pkcs11js exports no constants for them). */
+const CKS_RO_USER_FUNCTIONS = 1;
+const CKS_RW_USER_FUNCTIONS = 3;
+
 /**
  * Logins held in this process, per token: PKCS#11 logs in the application, not a session, so a
  * second open of a logged-in token cannot ask the token about its PIN (it answers "already logged
@@ -133,6 +137,23 @@ export class Pkcs11Token {
         );
       }
     });
+  }
+
+  /**
+   * Whether the token is present and this process logged in to it. A token taken away (and even one
+   * put back) fails C_GetTokenInfo on its slot, and its sessions no longer see its private keys:
+   * only a new open (a new login) reaches them again.
+   */
+  available(): Promise<boolean> {
+    const { pkcs11 } = this.module;
+    return this.pool
+      .use((session) => {
+        const info = pkcs11.C_GetSessionInfo(session);
+        if (info.state !== CKS_RO_USER_FUNCTIONS && info.state !== CKS_RW_USER_FUNCTIONS) return false;
+        pkcs11.C_GetTokenInfo(info.slotID);
+        return true;
+      })
+      .catch(() => false);
   }
 
   /** Waits for signatures under way, logs out (when no other open of the token remains) and closes the sessions. */

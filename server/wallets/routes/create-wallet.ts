@@ -1,13 +1,13 @@
 import type Router from "@koa/router";
 import { computeAddress, SigningKey } from "ethers";
 import { randomBytes } from "node:crypto";
-import { auditActor } from "../../access";
+import { auditActor, type AccessPrincipal } from "../../access";
 import { ApiError } from "../../http/errors";
 import { readJsonBody } from "../../http/json-body";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
 import { requireCurrentMasterKey } from "../master-key-check";
-import { Pkcs11SignerError } from "../pkcs11-keys";
+import { Pkcs11SignerError, signerUnavailable } from "../pkcs11-keys";
 import { WalletExists, type NewWallet } from "../wallet-store";
 import { createdView, MANAGE, type WalletRouteDeps } from "./deps";
 import { CreatedWallet, CreateWalletRequest } from "./schemas";
@@ -17,17 +17,20 @@ type CreateInput = ReturnType<typeof CreateWalletRequest.parse>;
 /**
  * POST /wallets: makes a local key, imports one (raw or from a keystore), or adopts a key of the
  * PKCS#11 token. Stored with its audit event in one transaction; 409 WALLET_EXISTS for an address
- * or a label already held. A key limited to some wallets may only add one of those.
+ * or a label already held. A key limited to some wallets may only add one of those, and hears of a
+ * label in use only after that check.
  */
 export function mountCreateWallet(router: Router, deps: WalletRouteDeps): void {
   const { access, audit, wallets } = deps;
   router.post("/wallets", access.require(MANAGE), async (ctx) => {
     const input = parseInput(CreateWalletRequest, await readJsonBody(ctx));
-    // Before a slow keystore derivation: a label in use is refused at once.
-    if (await wallets.store.findByLabel(input.label)) throw exists("label");
+    // A key that may use every wallet learns of a label in use at once, before a slow keystore
+    // derivation; a key limited to some, only once the wallet is known to be within its limits.
+    const limited = (ctx.state.access as AccessPrincipal).wallets !== null;
+    if (!limited && (await wallets.store.findByLabel(input.label))) throw exists("label");
     const { wallet, source } =
       input.kind === "pkcs11" ? await pkcs11Wallet(input, deps) : await localWallet(input, deps);
-    access.checkWallet(ctx, wallet.address);
+    access.checkNewWallet(ctx, wallet.address);
     const record = await wallets.db
       .transaction(async (tx) => {
         if (wallet.kind === "local") await requireCurrentMasterKey(tx, wallets.store, wallets.masterKey.key!);
@@ -111,8 +114,8 @@ async function pkcs11Wallet(
     if (!(err instanceof Pkcs11SignerError)) throw err;
     if (err.reason === "KEY_NOT_FOUND" || err.reason === "KEY_AMBIGUOUS" || err.reason === "KEY_UNSUPPORTED")
       throw new ApiError("VALIDATION_ERROR", `keyLabel: ${err.message}`, [{ path: "keyLabel", message: err.message }]);
-    // The token itself: module, label or PIN settings (the message never holds the PIN).
-    throw new ApiError("INTERNAL_ERROR", `The PKCS#11 token is unavailable: ${err.message}`);
+    // The token itself: absent, logged out, or its module, label or PIN settings (never the PIN).
+    throw signerUnavailable(err);
   }
 }
 
@@ -142,6 +145,7 @@ export function registerCreateWalletOpenApi(registry: OpenAPIRegistry): void {
       403: errorResponse("FORBIDDEN"),
       409: errorResponse("WALLET_EXISTS"),
       429: errorResponse("RATE_LIMITED"),
+      503: errorResponse("SIGNER_UNAVAILABLE: the PKCS#11 token is absent or logged out"),
     },
   });
 }

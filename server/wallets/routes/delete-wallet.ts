@@ -1,8 +1,8 @@
 import type Router from "@koa/router";
 import { auditActor } from "../../access";
-import { ApiError } from "../../http/errors";
+import { ApiError, walletNotFound } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { MANAGE_ONE, notHeld, walletOfPath, type WalletRouteDeps } from "./deps";
+import { MANAGE_ONE, walletOfPath, type WalletRouteDeps } from "./deps";
 import { WalletParams } from "./schemas";
 
 /**
@@ -17,7 +17,7 @@ export function mountDeleteWallet(router: Router, deps: WalletRouteDeps): void {
     const chainId = deps.chain.options.chainId.toString();
     await wallets.db.transaction(async (tx) => {
       const wallet = await wallets.store.lock(tx, address);
-      if (!wallet) throw notHeld(address);
+      if (!wallet) throw walletNotFound();
       const unfinished = (await wallets.store.unfinished(chainId, [address], tx)).get(address)?.count ?? 0;
       if (unfinished > 0) {
         throw new ApiError(

@@ -3,7 +3,7 @@ import type { z } from "zod";
 import type { AccessControl, AuditLog } from "../../access";
 import type { ChainClient } from "../../chain/chain-client";
 import { toChainApiError } from "../../chain/chain-errors";
-import { ApiError } from "../../http/errors";
+import { ApiError, walletNotFound } from "../../http/errors";
 import { parseInput } from "../../http/validation";
 import { utcDay } from "../spend-limit";
 import type { WalletRecord } from "../wallet-store";
@@ -24,16 +24,15 @@ export const READ = { scope: "wallets:read", key: "always" } as const;
 export const MANAGE_ONE = { ...MANAGE, params: { wallet: "address" } } as const;
 export const READ_ONE = { ...READ, params: { wallet: "address" } } as const;
 
-/** The wallet the path names; 404 WALLET_NOT_FOUND when the service does not hold it. */
+/**
+ * The wallet the path names; 404 WALLET_NOT_FOUND when the service does not hold it (or the key may
+ * not use it: the router answered so already).
+ */
 export async function walletOfPath(ctx: Context, deps: WalletRouteDeps): Promise<WalletRecord> {
   const { address } = parseInput(WalletParams, ctx.params);
   const wallet = await deps.wallets.store.find(address);
-  if (!wallet) throw notHeld(address);
+  if (!wallet) throw walletNotFound();
   return wallet;
-}
-
-export function notHeld(address: string): ApiError {
-  return new ApiError("WALLET_NOT_FOUND", `The service holds no wallet ${address}`);
 }
 
 export function createdView(wallet: WalletRecord): z.infer<typeof CreatedWallet> {

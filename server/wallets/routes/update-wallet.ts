@@ -1,11 +1,11 @@
 import type Router from "@koa/router";
 import { auditActor } from "../../access";
-import { ApiError } from "../../http/errors";
+import { ApiError, walletNotFound } from "../../http/errors";
 import { readJsonBody } from "../../http/json-body";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
 import { WalletExists, type WalletChanges, type WalletRecord } from "../wallet-store";
-import { createdView, MANAGE_ONE, notHeld, policyView, walletOfPath, type WalletRouteDeps } from "./deps";
+import { createdView, MANAGE_ONE, policyView, walletOfPath, type WalletRouteDeps } from "./deps";
 import { UpdatedWallet, UpdateWalletRequest, WalletParams } from "./schemas";
 
 /** PATCH /wallets/{address}: a new label, and the policy (dailySpendLimit, lowBalance; null removes one). */
@@ -17,7 +17,7 @@ export function mountUpdateWallet(router: Router, deps: WalletRouteDeps): void {
     const updated = await wallets.db
       .transaction(async (tx) => {
         const after = await wallets.store.update(tx, wallet.address, changes);
-        if (!after) throw notHeld(wallet.address);
+        if (!after) throw walletNotFound();
         await audit.record(tx, auditActor(ctx), {
           action: "wallet.updated",
           targetType: "wallet",

@@ -1,13 +1,17 @@
 import type Router from "@koa/router";
 import { z } from "zod";
-import type { OpenAPIRegistry } from "../../http/openapi";
+import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
+import { pageOf, PageQuery, pageRequest } from "../../http/paging";
+import { parseInput } from "../../http/validation";
 import { denied, MANAGE, ownerFilter, security, webhookView, type WebhookRouteDeps } from "./deps";
 import { WebhookView } from "./schemas";
 
 /** GET /webhooks: the endpoints the key manages (the root key: all), without secrets. */
 export function mountListEndpoints(router: Router, deps: WebhookRouteDeps): void {
   router.get("/webhooks", deps.access.require(MANAGE), async (ctx) => {
-    ctx.body = { webhooks: (await deps.endpoints.list(ownerFilter(ctx))).map(webhookView) };
+    const page = pageRequest(parseInput(PageQuery, ctx.query));
+    const { items, cursor } = pageOf(await deps.endpoints.list(ownerFilter(ctx), page), page.limit, (e) => e.position);
+    ctx.body = { webhooks: items.map(webhookView), ...(cursor ? { cursor } : {}) };
   });
 }
 
@@ -17,13 +21,17 @@ export function registerListEndpointsOpenApi(registry: OpenAPIRegistry): void {
     path: "/webhooks",
     operationId: "listWebhooks",
     tags: ["webhooks"],
-    summary: "The webhook endpoints this key manages (the root key: all), without secrets",
+    summary: "The webhook endpoints this key manages (the root key: all), without secrets, oldest first",
     security,
+    request: { query: PageQuery },
     responses: {
       200: {
-        description: "The endpoints",
-        content: { "application/json": { schema: z.object({ webhooks: z.array(WebhookView) }) } },
+        description: "A page of endpoints; `cursor` fetches the next",
+        content: {
+          "application/json": { schema: z.object({ webhooks: z.array(WebhookView), cursor: z.string().optional() }) },
+        },
       },
+      400: errorResponse("VALIDATION_ERROR"),
       ...denied,
     },
   });
