@@ -5,6 +5,7 @@ import type { ChainClient } from "./chain/chain-client";
 import { createCollectionsRouter, registerCollectionsOpenApi, type CollectionIndex } from "./collections";
 import type { SqlDriver } from "./db";
 import type { TransactionEngine } from "./engine";
+import { OperationList } from "./engine/operation-list";
 import { createKoaApp } from "./http/koa-app";
 import type { Logger } from "./http/logger";
 import { OpenAPIRegistry, buildOpenApiDocument } from "./http/openapi";
@@ -120,6 +121,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     access: deps.access,
     wallets: deps.wallets,
     collections: deps.collections,
+    operationList: database ? new OperationList(database) : undefined,
   });
   const collectionsRouter = deps.collections
     ? createCollectionsRouter({ index: deps.collections, chain: deps.chain, access: deps.access })
