@@ -54,16 +54,19 @@ export class OperationList {
     }
     if (query.wallet) where.push(`from_address = ${param(getAddress(query.wallet))}`);
     if (query.collection) where.push(`contract_address = ${param(getAddress(query.collection))}`);
-    if (!query.reader.all) where.push(readableBy(query.reader, param));
     if (query.after)
       where.push(`(created_at, id) < (${param(query.after.createdAt)}::timestamptz, ${param(query.after.id)})`);
-    const { rows } = await this.db.query<OperationRow & { created_key: string }>(
-      `SELECT ${COLUMNS}, created_at::text AS created_key FROM operations
-       WHERE ${where.join(" AND ")}
-       ORDER BY created_at DESC, id DESC
-       LIMIT ${param(query.limit + 1)}`,
-      params,
-    );
+    const limit = param(query.limit + 1);
+    const newest = `ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
+    const branches = query.reader.all ? null : readableBranches(query.reader, param);
+    const sql =
+      branches === null
+        ? `SELECT ${COLUMNS}, created_at::text AS created_key FROM operations WHERE ${where.join(" AND ")} ${newest}`
+        : `WITH picked AS (${branches.map((branch) => `(${branch(where, newest)})`).join(" UNION ")})
+           SELECT ${COLUMNS}, created_at::text AS created_key FROM operations
+           WHERE id IN (SELECT id FROM picked ${newest})
+           ${newest}`;
+    const { rows } = await this.db.query<OperationRow & { created_key: string }>(sql, params);
     const page = rows.slice(0, query.limit);
     const last = page[page.length - 1];
     return {
@@ -73,19 +76,46 @@ export class OperationList {
   }
 }
 
+/** One part of a limited key's list: the SQL of its newest rows (`id, created_at`), from an index of migration 21. */
+type Branch = (where: string[], newest: string) => string;
+
+const rowsWhere =
+  (own: string): Branch =>
+  (where, newest) =>
+    `SELECT id, created_at FROM operations WHERE ${[...where, own].join(" AND ")} ${newest}`;
+
+/** The newest rows of each address of a list, one index walk per address. */
+const perAddress =
+  (column: string, addresses: string, extra?: string): Branch =>
+  (where, newest) =>
+    `SELECT l.id, l.created_at FROM unnest(${addresses}::text[]) AS a(address) CROSS JOIN LATERAL (
+       SELECT id, created_at FROM operations
+       WHERE ${[...where, `${column} = a.address`, ...(extra ? [extra] : [])].join(" AND ")} ${newest}) AS l`;
+
 /**
- * A limited key reads what it made, and what was made on its collections by its wallets: a
- * deployment (its collection is new) or a nonce fill names no collection, so only its wallet counts.
+ * What a limited key reads, as GET /nft/operations/{id} decides for one (couldHaveMade): what it
+ * made, and what was made on its collections by its wallets, where a deployment (its collection is
+ * new) or a nonce fill names no collection, so only its wallet counts. Null: everything. Each part
+ * walks its own index; an OR over them would walk the whole table for a key that sees little of it.
  */
-function readableBy(reader: Extract<OperationReader, { all: false }>, param: (value: unknown) => string): string {
-  const limits: string[] = [];
-  if (reader.collections)
-    limits.push(
-      `(operation = 'deploy' OR contract_address IS NULL OR contract_address = ANY(${param(reader.collections.map(checksum))}::text[]))`,
-    );
-  if (reader.wallets) limits.push(`from_address = ANY(${param(reader.wallets.map(checksum))}::text[])`);
-  if (limits.length === 0) return "true";
-  return `(access_key_id = ${param(reader.keyId)} OR (${limits.join(" AND ")}))`;
+function readableBranches(
+  reader: Extract<OperationReader, { all: false }>,
+  param: (value: unknown) => string,
+): Branch[] | null {
+  if (!reader.wallets && !reader.collections) return null;
+  const own = rowsWhere(`access_key_id = ${param(reader.keyId)}`);
+  const noCollection = "operation = 'deploy' OR contract_address IS NULL";
+  if (reader.wallets) {
+    const collections = reader.collections
+      ? `(contract_address = ANY(${param(reader.collections.map(checksum))}::text[]) OR ${noCollection})`
+      : undefined;
+    return [own, perAddress("from_address", param(reader.wallets.map(checksum)), collections)];
+  }
+  return [
+    own,
+    perAddress("contract_address", param(reader.collections!.map(checksum))),
+    rowsWhere(`(${noCollection})`),
+  ];
 }
 
 const checksum = (address: string) => getAddress(address.toLowerCase());

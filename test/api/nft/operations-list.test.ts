@@ -84,11 +84,16 @@ describe("GET /nft/operations", function () {
     expectError(single, 404, "OPERATION_NOT_FOUND");
   });
 
-  it("shows a key limited to a wallet only that wallet's operations", async function () {
+  it("shows a key limited to a wallet only that wallet's operations, paged alike", async function () {
     const limited = await newKey({ scopes: ["nft:read"], wallets: [minter.address] });
     const res = await list(`?collection=${f.collection}`, limited);
     expect(res.body.operations.map((op: JsonBody) => op.operationId)).to.deep.equal([...mints].reverse());
     expect((await list(`?wallet=${other.address}`, limited)).body.operations).to.deep.equal([]);
+    const first = await list(`?collection=${f.collection}&limit=2`, limited);
+    const next = await list(`?collection=${f.collection}&limit=2&cursor=${first.body.cursor}`, limited);
+    expect([...first.body.operations, ...next.body.operations].map((op: JsonBody) => op.operationId)).to.deep.equal(
+      [...mints].reverse(),
+    );
   });
 
   it("answers 403 FORBIDDEN naming nft:read to a key without it", async function () {
