@@ -24,4 +24,9 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-expressions": "off",
     },
   },
+  {
+    // The console's page: plain browser modules, served as they are (no build step).
+    files: ["console/**/*.js"],
+    languageOptions: { globals: { ...globals.browser }, sourceType: "module" },
+  },
 );

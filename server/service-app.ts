@@ -6,6 +6,7 @@ import { createCollectionsRouter, registerCollectionsOpenApi, type CollectionInd
 import type { SqlDriver } from "./db";
 import type { TransactionEngine } from "./engine";
 import { OperationList } from "./engine/operation-list";
+import { createConsoleRouter } from "./console/console-routes";
 import { createKoaApp } from "./http/koa-app";
 import type { Logger } from "./http/logger";
 import { OpenAPIRegistry, buildOpenApiDocument } from "./http/openapi";
@@ -144,6 +145,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         createDocsRouter(documents.api),
         nftRouter,
         ...routers(collectionsRouter, accessRouter, webhookRouter, walletRouter),
+        createConsoleRouter(),
       ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
       metrics,
@@ -156,6 +158,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       nftRouter,
       ...routers(collectionsRouter, accessRouter, webhookRouter, walletRouter),
       userRouter,
+      createConsoleRouter(),
     ]),
     metrics,
   };
