@@ -685,7 +685,7 @@ class HoldersChart extends Component {
   draw() {
     this.plot?.destroy();
     const owners = this.props.owners;
-    if (!globalThis.uPlot || owners.length === 0) return;
+    if (!globalThis.uPlot || !this.el || owners.length === 0) return;
     const uPlot = globalThis.uPlot;
     const xs = owners.map((_, i) => i + 1);
     const ys = owners.map((o) => Number(o.tokens));
@@ -706,11 +706,12 @@ class HoldersChart extends Component {
         ],
       },
       [xs, ys],
-      this.base,
+      this.el,
     );
   }
   render() {
     return html`<div
+      ref=${(el) => (this.el = el)}
       class="chart"
       role="img"
       aria-label="Bar chart of the largest holders' token counts (also in the table below)"
@@ -988,16 +989,15 @@ class SignIn extends Component {
       this.setState({ error, busy: false });
     }
   }
-  componentDidMount() {
-    this.base.querySelector("input")?.focus();
-  }
   render({ reason }, { error, busy }) {
     return html`<main id="main" class="signin">
       <h1>NFT operations console</h1>
       <p>Sign in with an access key. It is kept in this tab only, and sent to this service alone.</p>
       ${reason ? html`<p class="error" role="alert">${reason}</p>` : null}
       <form onSubmit=${(e) => this.submit(e)} autocomplete="off">
-        <label>Access key<input name="key" type="password" required autocomplete="off" spellcheck="false" /></label>
+        <label
+          >Access key<input name="key" type="password" required autocomplete="off" spellcheck="false" autofocus
+        /></label>
         <p><button class="action" type="submit" disabled=${busy}>Sign in</button></p>
       </form>
       <${ErrorBox} error=${error} />

@@ -46,6 +46,7 @@ describe("the console (/console) in headless Chromium", function () {
   let operatorKey: string;
   const dialogs: string[] = [];
   const consoleMessages: string[] = [];
+  const pageErrors: string[] = [];
 
   async function newKey(scopes: string[], as: Record<string, string> = ROOT): Promise<string> {
     const res = await api.post("/access-keys", { name: `console-${scopes.length}`, scopes }, as);
@@ -109,6 +110,7 @@ describe("the console (/console) in headless Chromium", function () {
       void dialog.dismiss();
     });
     page.on("console", (message) => consoleMessages.push(message.text()));
+    page.on("pageerror", (error) => pageErrors.push(error.message));
   });
 
   after(async function () {
@@ -310,7 +312,8 @@ describe("the console (/console) in headless Chromium", function () {
     expect(problems).to.deep.equal([]);
   });
 
-  it("nothing the page logged, and no line the service printed, carries a key; no CSP violation", function () {
+  it("nothing the page logged, and no line the service printed, carries a key; no CSP violation, no script error", function () {
+    expect(pageErrors).to.deep.equal([]);
     const logged = consoleMessages.join("\n");
     expect(leakedSecrets(logged), "console messages").to.deep.equal([]);
     expect(logged).not.to.match(/nfto_/);
