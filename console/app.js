@@ -576,26 +576,28 @@ class Webhooks extends View {
                       <td class="mono">${w.url}</td>
                       <td>${w.events.join(", ")}</td>
                       <td>${w.enabled ? "enabled" : `disabled${w.disabledReason ? ` (${w.disabledReason})` : ""}`}</td>
-                      <td class="row">
-                        <button class="secondary" onClick=${() => this.select(w.id)}>Deliveries of ${w.url}</button>
-                        <button
-                          class="secondary"
-                          disabled=${busy}
-                          onClick=${() => this.act(() => api("PATCH", `/webhooks/${w.id}`, { enabled: !w.enabled }))}
-                        >
-                          ${w.enabled ? "Disable" : "Enable"}
-                        </button>
-                        <button
-                          class="secondary"
-                          disabled=${busy}
-                          onClick=${() =>
-                            this.act(async () => {
-                              const rotated = await api("POST", `/webhooks/${w.id}/rotate-secret`);
-                              this.setState({ secret: { id: w.id, value: rotated.secret } });
-                            })}
-                        >
-                          Rotate secret
-                        </button>
+                      <td>
+                        <div class="row">
+                          <button class="secondary" onClick=${() => this.select(w.id)}>Deliveries of ${w.url}</button>
+                          <button
+                            class="secondary"
+                            disabled=${busy}
+                            onClick=${() => this.act(() => api("PATCH", `/webhooks/${w.id}`, { enabled: !w.enabled }))}
+                          >
+                            ${w.enabled ? "Disable" : "Enable"}
+                          </button>
+                          <button
+                            class="secondary"
+                            disabled=${busy}
+                            onClick=${() =>
+                              this.act(async () => {
+                                const rotated = await api("POST", `/webhooks/${w.id}/rotate-secret`);
+                                this.setState({ secret: { id: w.id, value: rotated.secret } });
+                              })}
+                          >
+                            Rotate secret
+                          </button>
+                        </div>
                       </td>
                     </tr>`,
                 )}

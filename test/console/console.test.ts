@@ -5,6 +5,7 @@
  */
 import { expect } from "chai";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { JsonRpcProvider, Wallet } from "ethers";
@@ -16,6 +17,7 @@ import {
   TEST_API_KEY,
   deployWithScript,
   directProvider,
+  freshWallet,
   fundedWallet,
   leakedSecrets,
   sleep,
@@ -78,7 +80,14 @@ describe("the console (/console) in headless Chromium", function () {
     node = await ChainNode.start();
     const [deployed, started] = await Promise.all([
       deployWithScript(node.rpcUrl),
-      ServiceProcess.start({ rpcUrl: node.rpcUrl, env: { TX_TIMEOUT_MS: "1000", WEBHOOK_ALLOW_PRIVATE: "true" } }),
+      ServiceProcess.start({
+        rpcUrl: node.rpcUrl,
+        env: {
+          TX_TIMEOUT_MS: "1000",
+          WEBHOOK_ALLOW_PRIVATE: "true",
+          WALLET_MASTER_KEY: randomBytes(32).toString("hex"),
+        },
+      }),
     ]);
     collection = deployed;
     service = started;
@@ -220,7 +229,22 @@ describe("the console (/console) in headless Chromium", function () {
     expect(await page.getByLabel("Access key").count()).to.equal(1);
   });
 
-  it("retries a failed delivery from Webhooks, and the test receiver gets it", async function () {
+  it("creates a wallet and imports a key from the Wallets view; the key leaves the page", async function () {
+    await signIn(operatorKey);
+    await show("wallets");
+    await page.getByLabel("Label").fill("treasury");
+    await page.getByRole("button", { name: "Create wallet" }).click();
+    await page.waitForSelector("td:text-is('treasury')");
+    const imported = freshWallet();
+    await page.getByLabel("Label").fill("imported");
+    await page.getByLabel("Private key to import (optional)").fill(imported.privateKey);
+    await page.getByRole("button", { name: "Create wallet" }).click();
+    await page.waitForSelector(`td:text-is('${imported.address}')`);
+    expect(await page.getByLabel("Private key to import (optional)").inputValue()).to.equal("");
+    expect((await page.content()).toLowerCase()).not.to.include(imported.privateKey.slice(2).toLowerCase());
+  });
+
+  it("retries a failed delivery from Webhooks, and the test receiver gets it; disables, enables, rotates the secret", async function () {
     const operator = { authorization: `Bearer ${operatorKey}` };
     const created = await api.post("/webhooks", { url: receiver.url, events: ["operation.confirmed"] }, operator);
     expect(created.status, created.text).to.equal(201);
@@ -244,6 +268,24 @@ describe("the console (/console) in headless Chromium", function () {
     await page.waitForSelector(`tr[data-event-id="${test.body.eventId}"][data-delivery-status="delivered"]`, {
       timeout: 10_000,
     });
+
+    // Disable, enable, rotate: each as the API then shows it.
+    const endpoint = async () => (await api.request("GET", `/webhooks/${created.body.id}`, { headers: operator })).body;
+    await page.getByRole("button", { name: "Disable" }).click();
+    await page.getByRole("button", { name: "Enable" }).waitFor();
+    expect((await endpoint()).enabled).to.equal(false);
+    await page.getByRole("button", { name: "Enable" }).click();
+    await page.getByRole("button", { name: "Disable" }).waitFor();
+    expect((await endpoint()).enabled).to.equal(true);
+    await page.getByRole("button", { name: "Rotate secret" }).click();
+    const rotated = page.getByLabel(/New signing secret/);
+    await rotated.waitFor();
+    const secret = await rotated.inputValue();
+    usedSecrets.add(secret);
+    expect(secret)
+      .to.match(/^whsec_/)
+      .and.not.equal(created.body.secret);
+    expect((await endpoint()).previousSecretExpiresAt).to.be.a("string");
   });
 
   it("a key without wallets:read sees the Wallets view say so, in the API's words", async function () {
