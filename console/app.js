@@ -991,6 +991,9 @@ class SignIn extends Component {
       this.setState({ error, busy: false });
     }
   }
+  componentDidMount() {
+    this.input?.focus();
+  }
   render({ reason }, { error, busy }) {
     return html`<main id="main" class="signin">
       <h1>NFT operations console</h1>
@@ -998,7 +1001,13 @@ class SignIn extends Component {
       ${reason ? html`<p class="error" role="alert">${reason}</p>` : null}
       <form onSubmit=${(e) => this.submit(e)} autocomplete="off">
         <label
-          >Access key<input name="key" type="password" required autocomplete="off" spellcheck="false" autofocus
+          >Access key<input
+            name="key"
+            type="password"
+            required
+            autocomplete="off"
+            spellcheck="false"
+            ref=${(el) => (this.input = el)}
         /></label>
         <p><button class="action" type="submit" disabled=${busy}>Sign in</button></p>
       </form>

@@ -171,7 +171,24 @@ describe("the console (/console) in headless Chromium", function () {
     expect(stored.local).to.equal(0);
   });
 
+  it("is usable from the keyboard alone: sign in, then Tab to a view and open it with Enter", async function () {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForSelector("input[name=key]:focus");
+    await page.keyboard.type(operatorKey);
+    await page.keyboard.press("Enter");
+    await page.waitForSelector("h2:has-text('Operations')");
+    let focused = "";
+    for (let tabs = 0; tabs < 12 && focused !== "Wallets"; tabs++) {
+      await page.keyboard.press("Tab");
+      focused = String(await page.evaluate("document.activeElement.textContent.trim()"));
+    }
+    expect(focused).to.equal("Wallets");
+    await page.keyboard.press("Enter");
+    await page.waitForSelector("h2:has-text('Wallets'):focus");
+  });
+
   it("a mint made over HTTP appears in Operations within 2 s, and its status turns confirmed", async function () {
+    await signIn(operatorKey);
     await show("operations");
     await provider.send("evm_setAutomine", [false]);
     let operationId: string;
@@ -198,6 +215,7 @@ describe("the console (/console) in headless Chromium", function () {
   });
 
   it("creates a key: its secret is shown once, with a copy button, and is gone on reload", async function () {
+    await signIn(operatorKey);
     await show("access-keys");
     await page.getByLabel("Name").fill("made-in-console");
     await page.getByLabel("nft:read").check();
