@@ -35,4 +35,9 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The console's page: plain browser modules, served as they are (no build step).
+    files: ["console/**/*.js"],
+    languageOptions: { globals: { ...globals.browser }, sourceType: "module" },
+  },
 );

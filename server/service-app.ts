@@ -5,6 +5,8 @@ import type { ChainClient } from "./chain/chain-client";
 import { createCollectionsRouter, registerCollectionsOpenApi, type CollectionIndex } from "./collections";
 import type { SqlDriver } from "./db";
 import type { TransactionEngine } from "./engine";
+import { OperationList } from "./engine/operation-list";
+import { createConsoleRouter } from "./console/console-routes";
 import { createKoaApp } from "./http/koa-app";
 import type { Logger } from "./http/logger";
 import { OpenAPIRegistry, buildOpenApiDocument } from "./http/openapi";
@@ -120,6 +122,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     access: deps.access,
     wallets: deps.wallets,
     collections: deps.collections,
+    operationList: database ? new OperationList(database) : undefined,
   });
   const collectionsRouter = deps.collections
     ? createCollectionsRouter({ index: deps.collections, chain: deps.chain, access: deps.access })
@@ -142,6 +145,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         createDocsRouter(documents.api),
         nftRouter,
         ...routers(collectionsRouter, accessRouter, webhookRouter, walletRouter),
+        createConsoleRouter(),
       ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
       metrics,
@@ -154,6 +158,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       nftRouter,
       ...routers(collectionsRouter, accessRouter, webhookRouter, walletRouter),
       userRouter,
+      createConsoleRouter(),
     ]),
     metrics,
   };

@@ -8,6 +8,7 @@ import { TRANSFER_WALLET_FILTER_MIGRATION } from "./migration-14-transfer-wallet
 import { SKIPPED_WHILE_DISABLED_MIGRATION } from "./migration-15-skipped-while-disabled";
 import { FINALITY_MIGRATION } from "./migration-16-finality";
 import { COLLECTIONS_PER_KEY_MIGRATION } from "./migration-19-collections-per-key";
+import { OPERATION_LIST_MIGRATION } from "./migration-21-operation-list";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -658,6 +659,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   SKIPPED_WHILE_DISABLED_MIGRATION,
   FINALITY_MIGRATION,
   COLLECTIONS_PER_KEY_MIGRATION,
+  OPERATION_LIST_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

@@ -1,12 +1,13 @@
 import type { SqlDriver, SqlExecutor } from "../db";
 import type { Operation, OperationError, OperationStatus, SignedTransaction } from "./operation";
 
-const COLUMNS = `id, chain_id, from_address, operation, contract_address, fingerprint, idempotency_key, status,
+/** The columns toOperation reads (also GET /nft/operations' list, server/engine/operation-list.ts). */
+export const COLUMNS = `id, chain_id, from_address, operation, contract_address, fingerprint, idempotency_key, status,
   nonce::text AS nonce, tx_to, tx_data, tx_value, gas_limit, transactions, context, result, error,
   response_status, response_body, block_number::text AS block_number, block_hash,
   pending_since::text AS pending_since, pending_since_at, final, reorgs, access_key_id, created_at, updated_at`;
 
-interface OperationRow {
+export interface OperationRow {
   id: string;
   chain_id: string;
   from_address: string;
@@ -267,7 +268,7 @@ export class OperationStore {
 const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.parse(value) as T) : value);
 const numberOrNull = (value: string | null) => (value === null ? null : Number(value));
 
-function toOperation(row: OperationRow): Operation {
+export function toOperation(row: OperationRow): Operation {
   return {
     id: row.id,
     chainId: row.chain_id,

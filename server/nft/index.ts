@@ -11,6 +11,7 @@ import { addToWhitelistRoute } from "./add-to-whitelist";
 import { deployRoute } from "./deploy";
 import { mintRoute } from "./mint";
 import { mintForFreeRoute } from "./mint-for-free";
+import { mountListOperations, registerListOperationsOpenApi } from "./list-operations";
 import { mountOperationRoute, registerOperationOpenApi } from "./operations";
 import { IdempotencyHeaders, openApiResponses, type NftDeps, type NftRoute, type WriteRoute } from "./route";
 import { setCostRoute } from "./set-cost";
@@ -69,6 +70,8 @@ export function createNftRouter(deps: NftDeps): Router {
       respond(ctx, answer);
     });
   }
+  if (deps.operationList)
+    mountListOperations(router, { list: deps.operationList, chain: deps.chain, access: deps.access });
   mountOperationRoute(router, deps);
   return router;
 }
@@ -155,5 +158,6 @@ export function registerNftOpenApi(registry: OpenAPIRegistry): void {
       responses: openApiResponses(route),
     });
   }
+  registerListOperationsOpenApi(registry);
   registerOperationOpenApi(registry);
 }

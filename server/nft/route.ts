@@ -6,6 +6,7 @@ import type { AccessControl, AccessDeclaration } from "../access";
 import type { CollectionIndex } from "../collections";
 import type { HeldWallets, TransactionSigner } from "../signers/signer";
 import type { Operation, TransactionEngine } from "../engine";
+import type { OperationList } from "../engine/operation-list";
 import { PendingWrite } from "../engine";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
 import { errorResponse } from "../http/openapi";
@@ -19,6 +20,8 @@ export interface NftDeps {
   wallets?: HeldWallets;
   /** The collections index: collections the routes act on are registered there; unset = no index. */
   collections?: CollectionIndex;
+  /** GET /nft/operations (the list) reads here; unset = that route is not served. */
+  operationList?: OperationList;
 }
 
 interface RouteBase<Body extends z.ZodType> {

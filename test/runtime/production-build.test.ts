@@ -123,6 +123,19 @@ describe("the production entry: npm run build, then node dist/server/cli.js with
     expect(mint.body.tokenIds).to.deep.equal(["3"]);
   });
 
+  it("serves /console, its page from dist/ and its libraries from the production node_modules", async function () {
+    for (const asset of [
+      "/console",
+      "/console/app.js",
+      "/console/vendor/preact.mjs",
+      "/console/vendor/uPlot.iife.min.js",
+    ]) {
+      const res = await api.get(asset);
+      expect(res.status, asset).to.equal(200);
+      expect(res.headers.get("content-security-policy"), asset).to.include("frame-ancestors 'none'");
+    }
+  });
+
   it("serves /metrics and /health/live", async function () {
     expect((await api.get("/health/live")).status).to.equal(200);
     const metrics = await api.get("/metrics");
