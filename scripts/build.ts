@@ -4,10 +4,11 @@
  *  1. server/ compiled by tsc (tsconfig.build.json; server/embedded, the Hardhat dev chain, left out);
  *  2. the collection's ABI and bytecode written beside the compiled collection module, so that
  *     the output needs no `artifacts/`;
- *  3. a check that nothing in the output requires a development-only package.
+ *  3. the SQL function files (server/db/functions) copied beside the compiled store;
+ *  4. a check that nothing in the output requires a development-only package.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { BUILT_IN_ARTIFACT_FILE, HARDHAT_ARTIFACT_PATH } from "../server/chain/collection";
 
@@ -27,6 +28,9 @@ const { abi, bytecode } = JSON.parse(readFileSync(HARDHAT_ARTIFACT_PATH, "utf8")
 const target = path.join(DIST, "server", "chain", BUILT_IN_ARTIFACT_FILE);
 mkdirSync(path.dirname(target), { recursive: true });
 writeFileSync(target, JSON.stringify({ abi, bytecode }));
+
+// The SQL functions and triggers, which the store applies at each start (server/db/functions.ts).
+cpSync(path.join(ROOT, "server", "db", "functions"), path.join(DIST, "server", "db", "functions"), { recursive: true });
 
 const offenders = listFiles(DIST)
   .filter((file) => file.endsWith(".js"))

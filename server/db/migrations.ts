@@ -6,6 +6,8 @@ import { PREVIOUS_SECRETS_MIGRATION } from "./migration-12-previous-secrets";
 import { REPLACED_WHEN_SENT_MIGRATION } from "./migration-13-replaced-when-sent";
 import { TRANSFER_WALLET_FILTER_MIGRATION } from "./migration-14-transfer-wallet-filter";
 import { SKIPPED_WHILE_DISABLED_MIGRATION } from "./migration-15-skipped-while-disabled";
+import { ONE_DELIVERY_PATH_MIGRATION } from "./migration-17-one-delivery-path";
+import { applyFunctions } from "./functions";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -654,12 +656,16 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   REPLACED_WHEN_SENT_MIGRATION,
   TRANSFER_WALLET_FILTER_MIGRATION,
   SKIPPED_WHILE_DISABLED_MIGRATION,
+  ONE_DELIVERY_PATH_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */
 const MIGRATION_LOCK = 7_372_001;
 
-/** Applies the migrations not yet recorded, all in one transaction. */
+/**
+ * Applies the migrations not yet recorded, then the SQL functions and triggers whose file changed
+ * (server/db/functions, functions.ts), all in one transaction. Answers the migrations applied.
+ */
 export async function migrate(driver: SqlDriver): Promise<number[]> {
   return driver.transaction(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
@@ -680,6 +686,7 @@ export async function migrate(driver: SqlDriver): Promise<number[]> {
       ]);
       done.push(migration.version);
     }
+    await applyFunctions(tx, done.length > 0);
     return done;
   });
 }

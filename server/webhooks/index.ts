@@ -36,12 +36,11 @@ export type { WebhookRouteDeps };
 
 /**
  * PGlite runs in this process's thread, one statement at a time, and costs about the same per
- * statement whatever its size: a busy worker there rounds at most every 50 ms, each round's
- * statement recording and claiming more at once. It vacuums the pending deliveries itself:
- * PGlite has no autovacuum. It reads new events past a cursor, with no queue row for a delivery
- * that goes well the first time (migration 9): its one connection commits events in seq order.
+ * statement whatever its size: a busy worker there rounds at most every 50 ms, each round
+ * recording and claiming more at once. It vacuums the pending deliveries itself: PGlite has no
+ * autovacuum.
  */
-const PGLITE_WORKER: Partial<WebhookWorkerOptions> = { busyPollMs: 50, vacuumEvery: 500, cursor: true };
+const PGLITE_WORKER: Partial<WebhookWorkerOptions> = { busyPollMs: 50, vacuumEvery: 500 };
 
 export interface WebhookOptions {
   access: AccessControl;
@@ -88,13 +87,9 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Prom
     ...(pglite ? PGLITE_WORKER : {}),
     ...options.worker,
   };
-  workerOptions.cursor &&= pglite;
   if (pglite) await outbox.releaseAllLeases();
-  // This session's events are written for the cursor (webhook_events.via_cursor), not fanned out.
-  if (workerOptions.cursor) await db.exec("SET webhooks.handoff = 'cursor'");
   const worker = new WebhookWorker({
     outbox,
-    db,
     sender: new DeliverySender(guard, options.timeoutMs ?? DELIVERY_TIMEOUT_MS),
     audit: options.audit,
     logger: options.logger.child({ component: "webhooks" }),
