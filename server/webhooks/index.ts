@@ -24,6 +24,8 @@ import { DeliverySender, DELIVERY_TIMEOUT_MS } from "./sender";
 import { LOW_BALANCE_POLL_MS, LowBalanceWatcher } from "./low-balance-watcher";
 import type { ChainClient } from "../chain/chain-client";
 import { UrlGuard, type Resolver } from "./url-guard";
+import type { MasterKey } from "../wallets/master-key";
+import { SecretSeal, sealStoredSecrets } from "./secret-seal";
 import { DEFAULT_WORKER_OPTIONS, WebhookWorker, type WebhookWorkerOptions } from "./worker";
 
 export { emitEvent, emitEvents, EVENT_TYPES, TEST_EVENT_TYPE, type EmittedEvent, type EventType } from "./events";
@@ -60,6 +62,8 @@ export interface WebhookOptions {
   chain?: Pick<ChainClient, "rpc">;
   /** How often those balances are read (5 s). */
   lowBalancePollMs?: number;
+  /** WALLET_MASTER_KEY: endpoints' secrets are sealed under it (kept as given without one). */
+  masterKey?: MasterKey;
 }
 
 /** The webhooks of one service process: routes' dependencies and the delivery worker. */
@@ -79,7 +83,9 @@ export interface Webhooks {
  */
 export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Promise<Webhooks> {
   const outbox = new OutboxStore(db);
-  const endpoints = new WebhookEndpointStore(db);
+  const seal = new SecretSeal(options.masterKey);
+  if (options.masterKey) await sealStoredSecrets(db, options.masterKey);
+  const endpoints = new WebhookEndpointStore(db, seal);
   const guard = new UrlGuard(options.allowPrivate, options.resolver);
   const pglite = db.backend === "pglite";
   const workerOptions = {
@@ -96,6 +102,7 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Prom
     metrics: options.registry
       ? new WebhookMetrics(options.registry, () => outbox.oldestUndeliveredSeconds())
       : undefined,
+    seal,
     owner: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`,
     options: workerOptions,
   });

@@ -1,6 +1,6 @@
 import { operationView, type Operation } from "../engine";
 
-/** The operation row as the trigger of migration 7 snapshots it. */
+/** The operation row as webhook_operation_data (server/db/functions) snapshots it. */
 interface OperationSnapshot {
   id: string;
   operation: string;

@@ -4,6 +4,7 @@ import { attemptDelivery, signingSecrets } from "./attempt";
 import type { WebhookMetrics } from "./metrics";
 import type { ClaimedDelivery, OutboxStore } from "./outbox";
 import { OutcomeRecorder } from "./recorder";
+import type { SecretSeal } from "./secret-seal";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry";
 import type { DeliverySender } from "./sender";
 
@@ -55,6 +56,8 @@ export interface WebhookWorkerDeps {
   audit: AuditLog;
   logger: Logger;
   metrics?: WebhookMetrics;
+  /** Opens the endpoints' sealed secrets. */
+  seal: SecretSeal;
   /** This process's name on leases. */
   owner: string;
   options: WebhookWorkerOptions;
@@ -243,7 +246,7 @@ export class WebhookWorker {
     const outcome = await attemptDelivery(delivery, {
       sender: this.deps.sender,
       retry: this.deps.options.retry,
-      secretsOf: signingSecrets,
+      secretsOf: (d) => signingSecrets(d).map((secret) => this.deps.seal.open(d.endpointId, secret)),
       stopping: () => this.stopping,
     });
     if (outcome.cut) return; // stop() gives the lease back

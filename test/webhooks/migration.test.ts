@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { migrate, MIGRATIONS, type SqlDriver } from "../../server/db";
+import { functionFiles } from "../../server/db/functions";
 import { openPgliteDriver } from "../../server/db/pglite-driver";
 
 describe("webhook store migrations", function () {
@@ -121,6 +122,36 @@ describe("webhook store migrations", function () {
       expect(Number(rows[0].n)).to.equal(0);
       await event("evt_new");
       expect((await queued()).map((d) => d.id)).to.deep.equal(["evt_waiting", "evt_new"]);
+    });
+  });
+
+  it("the SQL function files are applied after the migrations, skipped while their checksum is unchanged, and applied again when it changes", async function () {
+    await atVersion(17, async (db) => {
+      expect(await migrate(db)).to.deep.equal([]);
+      const recorded = async () =>
+        (
+          await db.query<{ name: string; checksum: string; applied_at: Date | string }>(
+            "SELECT name, checksum, applied_at FROM schema_functions ORDER BY name",
+          )
+        ).rows.map((r) => ({ ...r, applied_at: String(r.applied_at) }));
+      const first = await recorded();
+      expect(first.map((r) => [r.name, r.checksum])).to.deep.equal(functionFiles().map((f) => [f.name, f.checksum]));
+      // A start with nothing changed applies nothing.
+      expect(await migrate(db)).to.deep.equal([]);
+      expect(await recorded()).to.deep.equal(first);
+      // A file whose recorded checksum differs (a rule changed in its file) is applied again.
+      await db.query(`CREATE OR REPLACE FUNCTION webhook_takes(w webhook_endpoints, k access_keys, e webhook_events)
+                      RETURNS boolean LANGUAGE sql STABLE AS $$ SELECT false $$`);
+      await db.query("UPDATE schema_functions SET checksum = 'stale' WHERE name = 'webhook_takes.sql'");
+      await migrate(db);
+      const { rows } = await db.query<{ src: string }>(
+        "SELECT prosrc AS src FROM pg_proc WHERE proname = 'webhook_takes'",
+      );
+      expect(rows[0].src).to.include("w.enabled");
+      const again = await recorded();
+      expect(again.filter((r, i) => r.applied_at !== first[i].applied_at).map((r) => r.name)).to.deep.equal([
+        "webhook_takes.sql",
+      ]);
     });
   });
 });
