@@ -45,7 +45,11 @@ export async function attemptDelivery(delivery: ClaimedDelivery, deps: AttemptDe
   }
   let result: AttemptResult;
   try {
-    const body = renderEventBody({ type: delivery.type, data: delivery.data, createdAt: delivery.eventCreatedAt });
+    const body = renderEventBody({
+      type: delivery.type,
+      data: delivery.data,
+      createdAt: new Date(delivery.eventCreatedAt),
+    });
     result = await deps.sender.post(
       delivery.endpointId,
       delivery.url,

@@ -131,28 +131,25 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Prom
   };
 }
 
+/** The /webhooks routes, each one file: its handler and its OpenAPI registration. */
+const ROUTES: [(router: Router, deps: WebhookRouteDeps) => void, (registry: OpenAPIRegistry) => void][] = [
+  [mountCreateEndpoint, registerCreateEndpointOpenApi],
+  [mountListEndpoints, registerListEndpointsOpenApi],
+  [mountGetEndpoint, registerGetEndpointOpenApi],
+  [mountUpdateEndpoint, registerUpdateEndpointOpenApi],
+  [mountDeleteEndpoint, registerDeleteEndpointOpenApi],
+  [mountRotateSecret, registerRotateSecretOpenApi],
+  [mountSendTestEvent, registerSendTestEventOpenApi],
+  [mountListDeliveries, registerListDeliveriesOpenApi],
+  [mountRetryDelivery, registerRetryDeliveryOpenApi],
+];
+
 export function createWebhookRouter(deps: WebhookRouteDeps): Router {
   const router = new Router();
-  mountCreateEndpoint(router, deps);
-  mountListEndpoints(router, deps);
-  mountGetEndpoint(router, deps);
-  mountUpdateEndpoint(router, deps);
-  mountDeleteEndpoint(router, deps);
-  mountRotateSecret(router, deps);
-  mountSendTestEvent(router, deps);
-  mountListDeliveries(router, deps);
-  mountRetryDelivery(router, deps);
+  for (const [mount] of ROUTES) mount(router, deps);
   return router;
 }
 
 export function registerWebhookOpenApi(registry: OpenAPIRegistry): void {
-  registerCreateEndpointOpenApi(registry);
-  registerListEndpointsOpenApi(registry);
-  registerGetEndpointOpenApi(registry);
-  registerUpdateEndpointOpenApi(registry);
-  registerDeleteEndpointOpenApi(registry);
-  registerRotateSecretOpenApi(registry);
-  registerSendTestEventOpenApi(registry);
-  registerListDeliveriesOpenApi(registry);
-  registerRetryDeliveryOpenApi(registry);
+  for (const [, register] of ROUTES) register(registry);
 }

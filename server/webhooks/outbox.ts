@@ -5,11 +5,11 @@ import type { PreviousSecret } from "./signing";
 /** A delivery leased to this process for one attempt. */
 export interface ClaimedDelivery {
   endpointId: string;
-  eventSeq: string;
+  eventSeq: number;
   eventId: string;
   type: string;
   data: Record<string, unknown>;
-  eventCreatedAt: Date;
+  eventCreatedAt: string;
   url: string;
   secret: string;
   /** The secrets rotated out, each signing until its time (migration 12). */
@@ -59,7 +59,6 @@ export interface AttemptRecord {
 }
 
 const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.parse(value) as T) : value);
-const date = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
 
 /** An attempt made and not recorded yet. */
 export interface FinishedAttempt {
@@ -101,7 +100,7 @@ export class OutboxStore {
 
   /** Leases due deliveries (server/db/functions/webhook_claim.sql). */
   async claim(options: ClaimOptions): Promise<ClaimedDelivery[]> {
-    const { rows } = await this.db.query<{ claimed: ClaimedRow[] | string }>(
+    const { rows } = await this.db.query<{ claimed: ClaimedDelivery[] | string }>(
       `SELECT webhook_claim($1, $2, $3::jsonb, $4, $5) AS claimed`,
       [
         options.owner,
@@ -111,7 +110,7 @@ export class OutboxStore {
         options.limit,
       ],
     );
-    return json(rows[0].claimed).map(toClaimed);
+    return json(rows[0].claimed);
   }
 
   /** Records attempts made under `owner`'s leases (webhook_record.sql); answers the new status of each. */
@@ -126,15 +125,11 @@ export class OutboxStore {
       windowMs: record.retryWindowMs,
       entry: record.entry,
     }));
-    const { rows: out } = await db.query<{ recorded: RecordedRow[] | string }>(
+    const { rows: out } = await db.query<{ recorded: RecordedDelivery[] | string }>(
       `SELECT webhook_record($1, $2::jsonb) AS recorded`,
       [owner, JSON.stringify(rows)],
     );
-    return json(out[0].recorded).map((row) => ({
-      endpointId: row.endpoint_id,
-      eventSeq: String(row.event_seq),
-      status: row.status,
-    }));
+    return json(out[0].recorded);
   }
 
   /** Gives back `owner`'s leases (a clean shutdown cut their attempts): due again at once. */
@@ -159,22 +154,22 @@ export class OutboxStore {
     endpointId: string,
     options: { status?: DeliveryStatus; before?: string; limit: number },
   ): Promise<DeliveryRecord[]> {
-    const { rows } = await this.db.query<DeliveryRow>(
+    const { rows } = await this.db.query<DeliveryRecord>(
       `${DELIVERY_SELECT}
        WHERE d.endpoint_id = $1 AND ($2::text IS NULL OR d.status = $2::text)
          AND ($3::bigint IS NULL OR d.event_seq < $3::bigint)
        ORDER BY d.event_seq DESC LIMIT $4`,
       [endpointId, options.status ?? null, options.before ?? null, options.limit],
     );
-    return rows.map(toDeliveryRecord);
+    return rows;
   }
 
   async findDelivery(endpointId: string, eventId: string): Promise<DeliveryRecord | null> {
-    const { rows } = await this.db.query<DeliveryRow>(`${DELIVERY_SELECT} WHERE d.endpoint_id = $1 AND e.id = $2`, [
+    const { rows } = await this.db.query<DeliveryRecord>(`${DELIVERY_SELECT} WHERE d.endpoint_id = $1 AND e.id = $2`, [
       endpointId,
       eventId,
     ]);
-    return rows[0] ? toDeliveryRecord(rows[0]) : null;
+    return rows[0] ?? null;
   }
 
   /**
@@ -264,84 +259,17 @@ export class OutboxStore {
   }
 }
 
-interface DeliveryRow {
-  event_id: string;
-  type: string;
-  event_seq: string | number;
-  status: DeliveryStatus;
-  lease_owner: string | null;
-  attempts: number;
-  attempt_log: AttemptLogEntry[] | string;
-  last_status: number | null;
-  last_error: string | null;
-  last_attempt_at: Date | string | null;
-  next_attempt_at: Date | string;
-  delivered_at: Date | string | null;
-  created_at: Date | string;
-}
-
-const DELIVERY_SELECT = `SELECT e.id AS event_id, e.type, d.event_seq, d.status, d.lease_owner, d.attempts, d.attempt_log,
-  d.last_status, d.last_error, d.last_attempt_at, d.next_attempt_at, d.delivered_at, d.created_at
+/** The delivery log's rows as DeliveryRecord: a leased pending delivery is in flight, with no next try yet. */
+const DELIVERY_SELECT = `SELECT e.id AS "eventId", e.type, d.status,
+    d.lease_owner IS NOT NULL AND d.status = 'pending' AS "inFlight", d.attempts, d.attempt_log AS "attemptLog",
+    d.last_status AS "lastStatus", d.last_error AS "lastError", d.last_attempt_at AS "lastAttemptAt",
+    CASE WHEN d.status = 'pending' AND d.lease_owner IS NULL THEN d.next_attempt_at END AS "nextAttemptAt",
+    d.delivered_at AS "deliveredAt", d.created_at AS "createdAt", d.event_seq::text AS cursor
   FROM webhook_delivery_records d JOIN webhook_events e ON e.seq = d.event_seq`;
-
-function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
-  const inFlight = row.lease_owner !== null && row.status === "pending";
-  return {
-    eventId: row.event_id,
-    type: row.type,
-    status: row.status,
-    inFlight,
-    attempts: row.attempts,
-    attemptLog: json(row.attempt_log),
-    lastStatus: row.last_status,
-    lastError: row.last_error,
-    lastAttemptAt: date(row.last_attempt_at),
-    nextAttemptAt: row.status === "pending" && !inFlight ? date(row.next_attempt_at) : null,
-    deliveredAt: date(row.delivered_at),
-    createdAt: new Date(row.created_at),
-    cursor: String(row.event_seq),
-  };
-}
-
-interface ClaimedRow {
-  endpoint_id: string;
-  event_seq: string | number;
-  event_id: string;
-  type: string;
-  data: Record<string, unknown> | string;
-  event_created_at: Date | string;
-  url: string;
-  secret: string;
-  previous_secret: PreviousSecret[] | string | null;
-  attempts: number;
-  taken: boolean;
-}
-
-function toClaimed(row: ClaimedRow): ClaimedDelivery {
-  return {
-    endpointId: row.endpoint_id,
-    eventSeq: String(row.event_seq),
-    eventId: row.event_id,
-    type: row.type,
-    data: json(row.data),
-    eventCreatedAt: new Date(row.event_created_at),
-    url: row.url,
-    secret: row.secret,
-    previousSecrets: row.previous_secret,
-    attempts: row.attempts,
-    taken: row.taken,
-  };
-}
-
-interface RecordedRow {
-  endpoint_id: string;
-  event_seq: string | number;
-  status: DeliveryStatus;
-}
 
 /** A delivery's status once an attempt at it is recorded. */
 export interface RecordedDelivery {
   endpointId: string;
-  eventSeq: string;
+  eventSeq: number;
   status: DeliveryStatus;
 }

@@ -130,10 +130,10 @@ describe("webhook store migrations", function () {
       expect(await migrate(db)).to.deep.equal([]);
       const recorded = async () =>
         (
-          await db.query<{ name: string; checksum: string; applied_at: Date | string }>(
-            "SELECT name, checksum, applied_at FROM schema_functions ORDER BY name",
+          await db.query<{ name: string; checksum: string; applied_at: string }>(
+            "SELECT name, checksum, applied_at::text AS applied_at FROM schema_functions ORDER BY name",
           )
-        ).rows.map((r) => ({ ...r, applied_at: String(r.applied_at) }));
+        ).rows;
       const first = await recorded();
       expect(first.map((r) => [r.name, r.checksum])).to.deep.equal(functionFiles().map((f) => [f.name, f.checksum]));
       // A start with nothing changed applies nothing.

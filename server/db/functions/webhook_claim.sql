@@ -35,13 +35,12 @@ BEGIN
     UPDATE webhook_deliveries d
     SET lease_owner = p_owner, next_attempt_at = now() + p_lease_ms * interval '1 millisecond'
     WHERE d.ctid = ANY (ARRAY(SELECT tid FROM picked))
-    RETURNING d.endpoint_id, d.event_seq, d.attempts, d.created_at
+    RETURNING d.endpoint_id, d.event_seq, d.attempts
   )
   SELECT coalesce(json_agg(json_build_object(
-           'endpoint_id', l.endpoint_id, 'event_seq', l.event_seq, 'attempts', l.attempts,
-           'created_at', l.created_at, 'event_id', e.id, 'type', e.type, 'data', e.data,
-           'event_created_at', e.created_at, 'url', w.url, 'secret', w.secret,
-           'previous_secret', w.previous_secret, 'taken', coalesce(webhook_takes(w, k, e), false))), '[]')
+           'endpointId', l.endpoint_id, 'eventSeq', l.event_seq, 'attempts', l.attempts, 'eventId', e.id,
+           'type', e.type, 'data', e.data, 'eventCreatedAt', e.created_at, 'url', w.url, 'secret', w.secret,
+           'previousSecrets', w.previous_secret, 'taken', coalesce(webhook_takes(w, k, e), false))), '[]')
   INTO claimed
   FROM leased l
   JOIN webhook_events e ON e.seq = l.event_seq

@@ -2,7 +2,7 @@
 -- delivered, final, retryMs, windowMs, entry}). One that ends its delivery (delivered; final: a
 -- 410, an endpoint that no longer takes the event; or past its retry window) moves the row to the
 -- log; any other leaves it due again after retryMs. A delivery whose lease p_owner lost is left
--- alone. Answers [{endpoint_id, event_seq, status}] of those recorded.
+-- alone. Answers [{endpointId, eventSeq, status}] of those recorded.
 CREATE OR REPLACE FUNCTION webhook_record(p_owner text, p_attempts jsonb) RETURNS json LANGUAGE plpgsql AS $$
 DECLARE
   recorded json;
@@ -29,7 +29,7 @@ BEGIN
            attempt_log || jsonb_build_array(entry), (entry ->> 'status')::integer, entry ->> 'error', now(),
            CASE WHEN "delivered" THEN now() END, created_at
     FROM ended
-    RETURNING endpoint_id, event_seq, status
+    RETURNING endpoint_id AS "endpointId", event_seq AS "eventSeq", status
   ), retried AS (
     UPDATE webhook_deliveries d SET
       next_attempt_at = now() + a."retryMs" * interval '1 millisecond',
@@ -42,7 +42,7 @@ BEGIN
       lease_owner = NULL
     FROM a
     WHERE d.ctid = ANY (ARRAY(SELECT tid FROM a WHERE NOT ends)) AND d.ctid = a.tid AND d.lease_owner = p_owner
-    RETURNING d.endpoint_id, d.event_seq, d.status
+    RETURNING d.endpoint_id AS "endpointId", d.event_seq AS "eventSeq", d.status
   )
   SELECT coalesce(json_agg(x), '[]') INTO recorded
   FROM (SELECT * FROM logged UNION ALL SELECT * FROM retried) x;
