@@ -13,7 +13,8 @@
  *  (b) cost to writes: POST /nft/mint from 16 concurrent clients (distinct keys) on a service
  *      (npm start's command, PGlite, then PostgreSQL) on a `hardhat node`, with no endpoint, then with one endpoint
  *      taking every operation event, in pairs (BENCH_ROUNDS of them after BENCH_WARMUP warm-up pairs,
- *      the order within a pair alternating); the median of the paired ratios (target >= 0.9x).
+ *      the order within a pair alternating); the median of the paired ratios (floors: PGlite >= 0.75x,
+ *      PostgreSQL >= 0.85x), and the service's CPU per delivery.
  * Run: npm run bench:webhooks   (BENCH_EVENTS, BENCH_MINTS, BENCH_ROUNDS, BENCH_WARMUP change the load; BENCH_ONLY=burst|cost|cost:pglite|cost:postgres)
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -44,7 +45,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP ?? 2);
 const WRITERS = 16;
 const P99_GOAL_MS = 1_000;
-const COST_TARGET = 0.9;
+/** Floors of the cost to writes with one endpoint (issue 34): simplicity first on the embedded store. */
+const COST_FLOOR: Record<string, number> = { PGlite: 0.75, PostgreSQL: 0.85 };
 
 interface Burst {
   perSecond: number;
@@ -267,19 +269,22 @@ async function costToWrites(store: { name: string; env: Record<string, string> }
     // steadier than the ratio of the medians on a shared machine.
     const ratios = one.map((run, i) => run.rate / none[i].rate);
     const ratio = median(ratios);
+    const floor = COST_FLOOR[store.name];
     const rates = (runs: Run[]) => runs.map((r) => r.rate.toFixed(1)).join(", ");
     console.log(
-      `${ratio >= COST_TARGET ? "PASS" : "FAIL"}: cost to writes (${store.name}, ${MINTS} mints x ${ROUNDS} rounds, ${WRITERS} clients): ` +
+      `${ratio >= floor ? "PASS" : "FAIL"}: cost to writes (${store.name}, ${MINTS} mints x ${ROUNDS} rounds, ${WRITERS} clients): ` +
         `${median(none.map((r) => r.rate)).toFixed(1)} mints/s with no endpoint [${rates(none)}], ` +
         `${median(one.map((r) => r.rate)).toFixed(1)} with one taking every operation event [${rates(one)}]: ` +
-        `median of the paired ratios ${ratio.toFixed(3)}x [${ratios.map((r) => r.toFixed(2)).join(", ")}] (target >= ${COST_TARGET}x)`,
+        `median of the paired ratios ${ratio.toFixed(3)}x [${ratios.map((r) => r.toFixed(2)).join(", ")}] (floor ${floor}x)`,
     );
     // Where the difference goes, per mint (medians of the pairs; a run with an endpoint counts
     // until its last delivery arrived): what the service and the receiver took, and the machine.
-    const added = (k: keyof CpuNow) => {
+    const addedMs = (k: keyof CpuNow) => {
       const d = one.map((run, i) => (run[k] === undefined || none[i][k] === undefined ? NaN : run[k] - none[i][k]));
-      return d.some(Number.isNaN) ? "n/a" : `${median(d) >= 0 ? "+" : ""}${median(d).toFixed(2)}`;
+      return d.some(Number.isNaN) ? NaN : median(d);
     };
+    const added = (k: keyof CpuNow) =>
+      Number.isNaN(addedMs(k)) ? "n/a" : `${addedMs(k) >= 0 ? "+" : ""}${addedMs(k).toFixed(2)}`;
     const of = (k: keyof CpuNow) =>
       none.some((r) => r[k] === undefined) ? "n/a" : median(none.map((r) => r[k]!)).toFixed(2);
     console.log(
@@ -287,6 +292,8 @@ async function costToWrites(store: { name: string; env: Record<string, string> }
         `the receiver's process ${added("receiver")}; the whole machine (${cpus().length} cores) busy ${of("machine")}, ${added("machine")}; ` +
         `deliveries arrived by a run's last mint (median) ${(100 * median(one.map((r) => r.arrived!))).toFixed(1)}%`,
     );
+    // Two deliveries per mint (sent, confirmed): what one costs the service, all its threads.
+    console.log(`  service CPU per delivery (${store.name}): ${(addedMs("service") / 2).toFixed(3)} ms`);
   } finally {
     await service?.stop();
     receiver.close();
