@@ -5,7 +5,8 @@
  *  2. the collection's ABI and bytecode written beside the compiled collection module, so that
  *     the output needs no `artifacts/`;
  *  3. the console's page (console/: plain files, no build step) copied to dist/console;
- *  4. a check that nothing in the output requires a development-only package.
+ *  4. the SQL function files (server/db/functions) copied beside the compiled store;
+ *  5. a check that nothing in the output requires a development-only package.
  */
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -31,6 +32,8 @@ writeFileSync(target, JSON.stringify({ abi, bytecode }));
 
 // Served by server/console/console-routes.ts from dist/console (its libraries from node_modules).
 cpSync(path.join(ROOT, "console"), path.join(DIST, "console"), { recursive: true });
+// The SQL functions and triggers, which the store applies at each start (server/db/functions.ts).
+cpSync(path.join(ROOT, "server", "db", "functions"), path.join(DIST, "server", "db", "functions"), { recursive: true });
 
 const offenders = listFiles(DIST)
   .filter((file) => file.endsWith(".js"))

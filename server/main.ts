@@ -157,6 +157,7 @@ export async function startService(
     worker: options.webhookWorker,
     chain,
     lowBalancePollMs: options.lowBalancePollMs,
+    masterKey: wallets.masterKey.key,
   });
   const apps = createServiceApps({
     chain,

@@ -9,6 +9,8 @@ import { SKIPPED_WHILE_DISABLED_MIGRATION } from "./migration-15-skipped-while-d
 import { FINALITY_MIGRATION } from "./migration-16-finality";
 import { COLLECTIONS_PER_KEY_MIGRATION } from "./migration-19-collections-per-key";
 import { OPERATION_LIST_MIGRATION } from "./migration-21-operation-list";
+import { ONE_DELIVERY_PATH_MIGRATION } from "./migration-17-one-delivery-path";
+import { applyFunctions } from "./functions";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -660,12 +662,16 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   FINALITY_MIGRATION,
   COLLECTIONS_PER_KEY_MIGRATION,
   OPERATION_LIST_MIGRATION,
+  ONE_DELIVERY_PATH_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */
 const MIGRATION_LOCK = 7_372_001;
 
-/** Applies the migrations not yet recorded, all in one transaction. */
+/**
+ * Applies the migrations not yet recorded, then the SQL functions and triggers whose file changed
+ * (server/db/functions, functions.ts), all in one transaction. Answers the migrations applied.
+ */
 export async function migrate(driver: SqlDriver): Promise<number[]> {
   return driver.transaction(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
@@ -686,6 +692,7 @@ export async function migrate(driver: SqlDriver): Promise<number[]> {
       ]);
       done.push(migration.version);
     }
+    await applyFunctions(tx, done.length > 0);
     return done;
   });
 }

@@ -15,13 +15,16 @@ const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
 /** The associated data of a wallet's key: its address, so a key moved to another row does not open. */
 const walletAad = (address: string) => Buffer.from(`nft-ops wallet key v1:${address.toLowerCase()}`, "utf8");
+/** The associated data of a webhook endpoint's secret: its id, so a secret moved to another endpoint does not open. */
+const webhookAad = (endpointId: string) => Buffer.from(`nft-ops webhook secret v1:${endpointId}`, "utf8");
 /** The key-check value: this constant sealed under the master key. */
 const CHECK_AAD = Buffer.from("nft-ops wallet master key check v1", "utf8");
 const CHECK_PLAINTEXT = Buffer.from("the wallets of this store are sealed under this key", "utf8");
 
 /**
  * WALLET_MASTER_KEY at work: seals and opens the wallets' private keys (AES-256-GCM, the wallet's
- * address as associated data) and the store's key-check value. Holds the master key; never gives it out.
+ * address as associated data), the webhook endpoints' secrets (their id as associated data) and
+ * the store's key-check value. Holds the master key; never gives it out.
  */
 export class MasterKey {
   readonly #key: Buffer;
@@ -42,6 +45,15 @@ export class MasterKey {
   /** The private key of `address`; throws when the key is not this master key's or the row was tampered with. */
   openWalletKey(address: string, sealed: Sealed): Buffer {
     return this.open(sealed, walletAad(address));
+  }
+
+  sealWebhookSecret(endpointId: string, secret: Buffer): Sealed {
+    return this.seal(secret, webhookAad(endpointId));
+  }
+
+  /** A webhook endpoint's secret; throws when the key is not this master key's or the row was tampered with. */
+  openWebhookSecret(endpointId: string, sealed: Sealed): Buffer {
+    return this.open(sealed, webhookAad(endpointId));
   }
 
   keyCheck(): Sealed {

@@ -3,9 +3,10 @@ import type { SqlDriver } from "../db";
 import type { MasterKey } from "./master-key";
 import { MasterKeyError } from "./master-key-check";
 import { WalletStore } from "./wallet-store";
+import { resealWebhookSecrets } from "../webhooks/secret-seal";
 
 /**
- * Re-seals every local wallet's key under `next`, in one transaction with the new key-check value
+ * Re-seals every local wallet's key (and every webhook secret) under `next`, in one transaction with the new key-check value
  * and its audit event: afterwards every wallet opens under `next` and none under `current`, or
  * (on any failure) nothing changed. The rows stay locked meanwhile, so no wallet is added under
  * the old key halfway.
@@ -35,6 +36,8 @@ export async function rotateMasterKey(
         key.fill(0);
       }
     }
+    // Webhook endpoints' secrets are sealed under the same key.
+    await resealWebhookSecrets(tx, current, next);
     await store.putKeyCheck(tx, next.keyCheck());
     await audit.record(tx, actor, {
       action: "master-key.rotated",

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { SqlExecutor } from "../db";
 import { POSITION_AT, timestampOf, type PageRequest, type Position } from "../http/paging";
 import type { EventType } from "./events";
+import type { SecretSeal } from "./secret-seal";
 import { stillSigning, type PreviousSecret } from "./signing";
 
 /** Secrets rotated out that still sign, at most: each rotation within 24 h adds a signature to every delivery. */
@@ -20,8 +21,6 @@ export interface WebhookEndpoint {
   accessKeyId: string | null;
   createdAt: Date;
   updatedAt: Date;
-  /** The secrets that sign now: the current one, and each rotated out for 24 h after its rotation. */
-  signingSecrets: string[];
   /** When the last of the secrets rotated out stops signing; null when none signs. */
   previousSecretUntil: Date | null;
 }
@@ -52,9 +51,17 @@ export interface EndpointChanges {
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
-/** Webhook endpoints in the store (table webhook_endpoints). */
+/** Webhook endpoints in the store (table webhook_endpoints); their secrets sealed by `seal`. */
 export class WebhookEndpointStore {
-  constructor(private readonly db: SqlExecutor) {}
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly seal?: SecretSeal,
+  ) {}
+
+  private sealed(id: string, secret: string): string {
+    if (!this.seal) throw new Error("this endpoint store cannot seal secrets");
+    return this.seal.seal(id, secret);
+  }
 
   async insert(
     tx: SqlExecutor,
@@ -73,7 +80,7 @@ export class WebhookEndpointStore {
         jsonOrNull(endpoint.wallets),
         endpoint.enabled,
         endpoint.accessKeyId,
-        secret,
+        this.sealed(id, secret),
       ],
     );
     return toEndpoint(rows[0]);
@@ -143,7 +150,7 @@ export class WebhookEndpointStore {
            previous_secret_until = now() + $3 * interval '1 millisecond',
            secret = $2, updated_at = now()
        WHERE id = $1 RETURNING *`,
-      [id, secret, ROTATION_OVERLAP_MS, MAX_PREVIOUS_SECRETS],
+      [id, this.sealed(id, secret), ROTATION_OVERLAP_MS, MAX_PREVIOUS_SECRETS],
     );
     return rows[0] ? toEndpoint(rows[0]) : null;
   }
@@ -188,7 +195,6 @@ export function toEndpoint(row: EndpointRow): WebhookEndpoint {
     accessKeyId: row.access_key_id,
     createdAt: date(row.created_at)!,
     updatedAt: date(row.updated_at)!,
-    signingSecrets: [row.secret, ...previous.map((p) => p.secret)],
     previousSecretUntil: previous.length > 0 ? new Date(Math.max(...previous.map((p) => Date.parse(p.until)))) : null,
   };
 }

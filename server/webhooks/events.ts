@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type { SqlExecutor } from "../db";
-import type { Scope } from "../access";
 
 /** The events an endpoint can subscribe to (API.md, "Webhooks"). */
 export const EVENT_TYPES = [
@@ -8,6 +7,7 @@ export const EVENT_TYPES = [
   "operation.replaced",
   "operation.confirmed",
   "operation.failed",
+  "operation.reorged",
   "wallet.low_balance",
   "collection.transfer",
 ] as const;
@@ -16,11 +16,6 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Sent by POST /webhooks/{id}/test to that endpoint alone; nobody subscribes to it. */
 export const TEST_EVENT_TYPE = "webhook.test";
-
-/** The scope a key needs to read an event of `type`: what decides whether its endpoints receive it. */
-export function readScopeOf(type: string): Scope {
-  return type === "wallet.low_balance" ? "wallets:read" : "nft:read";
-}
 
 export interface EmittedEvent {
   type: Exclude<EventType, `operation.${string}`>;
@@ -51,7 +46,7 @@ export function newEventId(): string {
  *
  * For the wallet code (`wallet.low_balance`, once per crossing below the wallet's `lowBalance`) and
  * the collection index (`collection.transfer`, once the transfer is CONFIRMATIONS deep). Operation
- * events are written by statement-level triggers on the operations table (migration 8).
+ * events are written by triggers on the operations table (server/db/functions/webhook_operation_events.sql).
  */
 export async function emitEvent(tx: SqlExecutor, event: EmittedEvent): Promise<string | null> {
   const [id] = await emitEvents(tx, [event]);

@@ -24,6 +24,8 @@ import { DeliverySender, DELIVERY_TIMEOUT_MS } from "./sender";
 import { LOW_BALANCE_POLL_MS, LowBalanceWatcher } from "./low-balance-watcher";
 import type { ChainClient } from "../chain/chain-client";
 import { UrlGuard, type Resolver } from "./url-guard";
+import type { MasterKey } from "../wallets/master-key";
+import { SecretSeal, sealStoredSecrets } from "./secret-seal";
 import { DEFAULT_WORKER_OPTIONS, WebhookWorker, type WebhookWorkerOptions } from "./worker";
 
 export { emitEvent, emitEvents, EVENT_TYPES, TEST_EVENT_TYPE, type EmittedEvent, type EventType } from "./events";
@@ -36,12 +38,11 @@ export type { WebhookRouteDeps };
 
 /**
  * PGlite runs in this process's thread, one statement at a time, and costs about the same per
- * statement whatever its size: a busy worker there rounds at most every 50 ms, each round's
- * statement recording and claiming more at once. It vacuums the pending deliveries itself:
- * PGlite has no autovacuum. It reads new events past a cursor, with no queue row for a delivery
- * that goes well the first time (migration 9): its one connection commits events in seq order.
+ * statement whatever its size: a busy worker there rounds at most every 50 ms, each round
+ * recording and claiming more at once. It vacuums the pending deliveries itself: PGlite has no
+ * autovacuum.
  */
-const PGLITE_WORKER: Partial<WebhookWorkerOptions> = { busyPollMs: 50, vacuumEvery: 500, cursor: true };
+const PGLITE_WORKER: Partial<WebhookWorkerOptions> = { busyPollMs: 50, vacuumEvery: 500 };
 
 export interface WebhookOptions {
   access: AccessControl;
@@ -61,6 +62,8 @@ export interface WebhookOptions {
   chain?: Pick<ChainClient, "rpc">;
   /** How often those balances are read (5 s). */
   lowBalancePollMs?: number;
+  /** WALLET_MASTER_KEY: endpoints' secrets are sealed under it (kept as given without one). */
+  masterKey?: MasterKey;
 }
 
 /** The webhooks of one service process: routes' dependencies and the delivery worker. */
@@ -80,7 +83,9 @@ export interface Webhooks {
  */
 export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Promise<Webhooks> {
   const outbox = new OutboxStore(db);
-  const endpoints = new WebhookEndpointStore(db);
+  const seal = new SecretSeal(options.masterKey);
+  if (options.masterKey) await sealStoredSecrets(db, options.masterKey);
+  const endpoints = new WebhookEndpointStore(db, seal);
   const guard = new UrlGuard(options.allowPrivate, options.resolver);
   const pglite = db.backend === "pglite";
   const workerOptions = {
@@ -88,19 +93,16 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Prom
     ...(pglite ? PGLITE_WORKER : {}),
     ...options.worker,
   };
-  workerOptions.cursor &&= pglite;
   if (pglite) await outbox.releaseAllLeases();
-  // This session's events are written for the cursor (webhook_events.via_cursor), not fanned out.
-  if (workerOptions.cursor) await db.exec("SET webhooks.handoff = 'cursor'");
   const worker = new WebhookWorker({
     outbox,
-    db,
     sender: new DeliverySender(guard, options.timeoutMs ?? DELIVERY_TIMEOUT_MS),
     audit: options.audit,
     logger: options.logger.child({ component: "webhooks" }),
     metrics: options.registry
       ? new WebhookMetrics(options.registry, () => outbox.oldestUndeliveredSeconds())
       : undefined,
+    seal,
     owner: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`,
     options: workerOptions,
   });
@@ -129,28 +131,25 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Prom
   };
 }
 
+/** The /webhooks routes, each one file: its handler and its OpenAPI registration. */
+const ROUTES: [(router: Router, deps: WebhookRouteDeps) => void, (registry: OpenAPIRegistry) => void][] = [
+  [mountCreateEndpoint, registerCreateEndpointOpenApi],
+  [mountListEndpoints, registerListEndpointsOpenApi],
+  [mountGetEndpoint, registerGetEndpointOpenApi],
+  [mountUpdateEndpoint, registerUpdateEndpointOpenApi],
+  [mountDeleteEndpoint, registerDeleteEndpointOpenApi],
+  [mountRotateSecret, registerRotateSecretOpenApi],
+  [mountSendTestEvent, registerSendTestEventOpenApi],
+  [mountListDeliveries, registerListDeliveriesOpenApi],
+  [mountRetryDelivery, registerRetryDeliveryOpenApi],
+];
+
 export function createWebhookRouter(deps: WebhookRouteDeps): Router {
   const router = new Router();
-  mountCreateEndpoint(router, deps);
-  mountListEndpoints(router, deps);
-  mountGetEndpoint(router, deps);
-  mountUpdateEndpoint(router, deps);
-  mountDeleteEndpoint(router, deps);
-  mountRotateSecret(router, deps);
-  mountSendTestEvent(router, deps);
-  mountListDeliveries(router, deps);
-  mountRetryDelivery(router, deps);
+  for (const [mount] of ROUTES) mount(router, deps);
   return router;
 }
 
 export function registerWebhookOpenApi(registry: OpenAPIRegistry): void {
-  registerCreateEndpointOpenApi(registry);
-  registerListEndpointsOpenApi(registry);
-  registerGetEndpointOpenApi(registry);
-  registerUpdateEndpointOpenApi(registry);
-  registerDeleteEndpointOpenApi(registry);
-  registerRotateSecretOpenApi(registry);
-  registerSendTestEventOpenApi(registry);
-  registerListDeliveriesOpenApi(registry);
-  registerRetryDeliveryOpenApi(registry);
+  for (const [, register] of ROUTES) register(registry);
 }

@@ -5,63 +5,18 @@ import type { PreviousSecret } from "./signing";
 /** A delivery leased to this process for one attempt. */
 export interface ClaimedDelivery {
   endpointId: string;
-  eventSeq: string;
+  eventSeq: number;
   eventId: string;
   type: string;
   data: Record<string, unknown>;
-  eventCreatedAt: Date;
-  collection: string | null;
-  wallet: string | null;
-  operationAccessKeyId: string | null;
+  eventCreatedAt: string;
   url: string;
-  /** The endpoint's creating key (null = root): it must still read the event. */
-  endpointAccessKeyId: string | null;
   secret: string;
   /** The secrets rotated out, each signing until its time (migration 12). */
   previousSecrets: PreviousSecret[] | string | null;
   attempts: number;
-  createdAt: Date;
-  /** Read past the cursor (PGlite), not claimed from the queue: it has no row until recorded. */
-  viaCursor: boolean;
-}
-
-/** A delivery read past the cursor: its order key (endpoint and event's), and what the read found. */
-export interface CursorDelivery extends ClaimedDelivery {
-  orderKey: string | null;
-  /** The endpoint is enabled (or it is a webhook.test): else it waits in the queue until it is. */
-  enabled: boolean;
-  /** An earlier delivery with its order key waits in the queue: it goes behind it. */
-  behind: boolean;
-}
-
-/**
- * A delivery read past the cursor, done with memory: with an attempt's entry, delivered or failed
- * for good into the log, else into the queue due after retryMs; without one, into the queue due now.
- */
-export interface CursorRecord {
-  /** The event's type: for the metrics (the store does not read it). */
-  type: string;
-  endpointId: string;
-  eventSeq: string;
-  orderKey: string | null;
-  createdAt: string;
-  entry: AttemptLogEntry | null;
-  delivered?: boolean;
-  final?: boolean;
-  retryMs?: number;
-  windowMs?: number;
-}
-
-/** The cursor's part of a round (PGlite): records, the cursor's new place, and the next read. */
-export interface CursorRound {
-  records: CursorRecord[];
-  /** Where the cursor moves (every delivery at or below it is in the log or the queue); unset: it stays. */
-  cursor?: number;
-  /** Read the events past this seq, at most `limit` of them (0: none). */
-  after: number;
-  limit: number;
-  /** Up to this seq an earlier process may have read: deliveries already logged or queued are left out. */
-  recheck: number;
+  /** Whether its endpoint takes the event now (webhook_takes): else the attempt fails for good, unsent. */
+  taken: boolean;
 }
 
 export type DeliveryStatus = "pending" | "delivered" | "failed";
@@ -104,66 +59,30 @@ export interface AttemptRecord {
 }
 
 const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.parse(value) as T) : value);
-const date = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
 
 /** An attempt made and not recorded yet. */
 export interface FinishedAttempt {
-  delivery: Pick<ClaimedDelivery, "endpointId" | "eventSeq">;
+  delivery: Pick<ClaimedDelivery, "endpointId" | "eventSeq" | "type">;
   record: AttemptRecord;
 }
 
-/** A worker's round: who claims, for how long, how many, and the attempts it finished. */
-export interface RoundOptions {
+/** What a claim leases: to whom, for how long, how many per endpoint and in all. */
+export interface ClaimOptions {
   owner: string;
   leaseMs: number;
-  /** Deliveries per endpoint an endpoint with nothing claimed may take. */
+  /** Deliveries an endpoint with nothing claimed here may take. */
   perEndpoint: number;
   /** Endpoints with deliveries claimed here, and how many more each may take. */
   slots: Map<string, number>;
-  /** Deliveries claimed in all, at most. */
   limit: number;
-  finished: FinishedAttempt[];
-  /** PGlite: the cursor's part, in the same statement. */
-  cursor?: CursorRound;
-}
-
-export interface RoundResult {
-  deliveries: ClaimedDelivery[];
-  recorded: RecordedDelivery[];
-  /** Read past the cursor, in seq order, and the last event's seq read (null: none). */
-  read: CursorDelivery[];
-  last: number | null;
-}
-
-/** The cursor's part as webhook_cursor_round (migration 9) reads it: the records into the log and the queue. */
-function cursorJson({ records, ...rest }: CursorRound): string {
-  const ends = (r: CursorRecord) => r.entry !== null && Boolean(r.delivered || r.final);
-  return JSON.stringify({ ...rest, logged: records.filter(ends), queued: records.filter((r) => !ends(r)) });
-}
-
-/** The attempts as webhook_round (migration 8) reads them. */
-function attemptsJson(attempts: FinishedAttempt[]): string {
-  return JSON.stringify(
-    attempts.map(({ delivery, record }) => ({
-      endpointId: delivery.endpointId,
-      eventSeq: delivery.eventSeq,
-      delivered: record.delivered,
-      final: record.final,
-      retryMs: record.retryInMs,
-      windowMs: record.retryWindowMs,
-      entry: record.entry,
-    })),
-  );
 }
 
 /**
- * The outbox and its deliveries (tables webhook_events, webhook_deliveries). The statement that
- * writes an event also fans it out into one delivery per endpoint that takes it (a trigger,
- * migration 8); deliveries are leased for an attempt by
- * pushing next_attempt_at past the attempt's end, so with several processes each attempt is
- * made by one of them, and one that dies leaves its deliveries due again when the lease runs out.
- * On PGlite events are read past a cursor instead, and only what that cannot finish is queued
- * (migration 9, DeliveryCursor).
+ * The outbox and its deliveries (tables webhook_events, webhook_deliveries, webhook_delivery_log).
+ * The statement that writes an event also fans it out into one delivery per endpoint that takes it
+ * (the trigger of server/db/functions/webhook_fan_out.sql). A claim leases deliveries by pushing
+ * next_attempt_at past the attempt's end, so with several processes each attempt is made by one of
+ * them, and one that dies leaves its deliveries due again when the lease runs out.
  */
 export class OutboxStore {
   constructor(private readonly db: SqlDriver) {}
@@ -172,92 +91,45 @@ export class OutboxStore {
     return this.db.transaction(fn);
   }
 
-  /**
-   * When the next delivery is due, in ms from now (leased ones at their lease's end; null when
-   * none is pending): what an idle worker asks on each poll, one cheap query.
-   */
-  async nextDueInMs(after?: number): Promise<number | null> {
-    // With the cursor (PGlite), 0 when an event was written past its reads.
-    const { rows } = await this.db.query<{ due: string | number | null; fresh?: boolean }>(
-      after === undefined
-        ? `SELECT webhook_next_due_ms() AS due`
-        : `SELECT webhook_next_due_ms() AS due, webhook_cursor_due($1) AS fresh`,
-      after === undefined ? [] : [after],
-    );
-    if (rows[0]?.fresh) return 0;
+  /** When the next delivery is due, in ms from now (leased ones at their lease's end; null when none is pending). */
+  async nextDueInMs(): Promise<number | null> {
+    const { rows } = await this.db.query<{ due: string | number | null }>(`SELECT webhook_next_due_ms() AS due`);
     const due = rows[0]?.due;
     return due === null || due === undefined ? null : Number(due);
   }
 
-  /** Where the cursor stands, and the last event written (what an earlier process may have read). */
-  async cursorStart(): Promise<{ cursor: number; top: number }> {
-    const { rows } = await this.db.query<{ cursor: string | number; top: string | number }>(
-      `SELECT (SELECT seq FROM webhook_cursor) AS cursor, (SELECT coalesce(max(seq), 0) FROM webhook_events) AS top`,
-    );
-    return { cursor: Number(rows[0].cursor), top: Number(rows[0].top) };
-  }
-
-  /**
-   * A worker's round in one statement (webhook_round, migration 8): records the attempts finished
-   * since the last round, then leases due deliveries to `owner`: per endpoint at most its free
-   * `slots` (else `perEndpoint`), at most `limit` in all, never one while an earlier delivery
-   * with its order key (the events of one operation) is pending.
-   */
-  async round(options: RoundOptions): Promise<RoundResult> {
-    return this.callRound(this.db, options);
-  }
-
-  /** Records attempts made under `owner`'s leases; answers the new status of each recorded. */
-  async recordAttempts(
-    db: SqlExecutor,
-    owner: string,
-    attempts: FinishedAttempt[],
-    cursor?: Pick<CursorRound, "records" | "cursor">,
-  ): Promise<RecordedDelivery[]> {
-    if (attempts.length === 0 && !cursor) return [];
-    const { recorded } = await this.callRound(db, {
-      owner,
-      leaseMs: 0,
-      perEndpoint: 0,
-      slots: new Map(),
-      limit: 0,
-      finished: attempts,
-      cursor: cursor && { ...cursor, after: 0, limit: 0, recheck: 0 },
-    });
-    return recorded;
-  }
-
-  private async callRound(db: SqlExecutor, options: RoundOptions): Promise<RoundResult> {
-    const calls: string[] = [];
-    const params: unknown[] = [];
-    // The queue's part only when it has something to do (the cursor's rounds mostly do not claim).
-    if (!options.cursor || options.limit > 0 || options.finished.length > 0) {
-      params.push(
+  /** Leases due deliveries (server/db/functions/webhook_claim.sql). */
+  async claim(options: ClaimOptions): Promise<ClaimedDelivery[]> {
+    const { rows } = await this.db.query<{ claimed: ClaimedDelivery[] | string }>(
+      `SELECT webhook_claim($1, $2, $3::jsonb, $4, $5) AS claimed`,
+      [
         options.owner,
         options.leaseMs,
         JSON.stringify(Object.fromEntries(options.slots)),
         options.perEndpoint,
         options.limit,
-        attemptsJson(options.finished),
-      );
-      calls.push(`webhook_round($1, $2, $3::jsonb, $4, $5, $6::jsonb) AS round`);
-    }
-    if (options.cursor) {
-      params.push(cursorJson(options.cursor));
-      calls.push(`webhook_cursor_round($${params.length}::jsonb) AS cursor`);
-    }
-    const { rows } = await db.query<{ round?: RoundRow | string; cursor?: CursorRow | string }>(
-      `SELECT ${calls.join(", ")}`,
-      params,
+      ],
     );
-    const round = rows[0].round === undefined ? null : json(rows[0].round);
-    const cursor = rows[0].cursor === undefined ? null : json(rows[0].cursor);
-    return {
-      deliveries: round ? json(round.claimed).map(toClaimed) : [],
-      recorded: round ? json(round.recorded).map(toRecorded) : [],
-      read: cursor ? toCursorDeliveries(json(cursor.read), json(cursor.endpoints)) : [],
-      last: cursor?.last === null || cursor?.last === undefined ? null : Number(cursor.last),
-    };
+    return json(rows[0].claimed);
+  }
+
+  /** Records attempts made under `owner`'s leases (webhook_record.sql); answers the new status of each. */
+  async record(owner: string, attempts: FinishedAttempt[], db: SqlExecutor = this.db): Promise<RecordedDelivery[]> {
+    if (attempts.length === 0) return [];
+    const rows = attempts.map(({ delivery, record }) => ({
+      endpointId: delivery.endpointId,
+      eventSeq: delivery.eventSeq,
+      delivered: record.delivered,
+      final: record.final,
+      retryMs: record.retryInMs,
+      windowMs: record.retryWindowMs,
+      entry: record.entry,
+    }));
+    const { rows: out } = await db.query<{ recorded: RecordedDelivery[] | string }>(
+      `SELECT webhook_record($1, $2::jsonb) AS recorded`,
+      [owner, JSON.stringify(rows)],
+    );
+    return json(out[0].recorded);
   }
 
   /** Gives back `owner`'s leases (a clean shutdown cut their attempts): due again at once. */
@@ -282,22 +154,22 @@ export class OutboxStore {
     endpointId: string,
     options: { status?: DeliveryStatus; before?: string; limit: number },
   ): Promise<DeliveryRecord[]> {
-    const { rows } = await this.db.query<DeliveryRow>(
+    const { rows } = await this.db.query<DeliveryRecord>(
       `${DELIVERY_SELECT}
        WHERE d.endpoint_id = $1 AND ($2::text IS NULL OR d.status = $2::text)
          AND ($3::bigint IS NULL OR d.event_seq < $3::bigint)
        ORDER BY d.event_seq DESC LIMIT $4`,
       [endpointId, options.status ?? null, options.before ?? null, options.limit],
     );
-    return rows.map(toDeliveryRecord);
+    return rows;
   }
 
   async findDelivery(endpointId: string, eventId: string): Promise<DeliveryRecord | null> {
-    const { rows } = await this.db.query<DeliveryRow>(`${DELIVERY_SELECT} WHERE d.endpoint_id = $1 AND e.id = $2`, [
+    const { rows } = await this.db.query<DeliveryRecord>(`${DELIVERY_SELECT} WHERE d.endpoint_id = $1 AND e.id = $2`, [
       endpointId,
       eventId,
     ]);
-    return rows[0] ? toDeliveryRecord(rows[0]) : null;
+    return rows[0] ?? null;
   }
 
   /**
@@ -348,7 +220,6 @@ export class OutboxStore {
          DELETE FROM webhook_events WHERE seq IN (
            SELECT e.seq FROM webhook_events e
            WHERE e.created_at < now() - $1 * interval '1 day'
-             AND (NOT e.via_cursor OR e.seq <= (SELECT seq FROM webhook_cursor))
              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
                              WHERE d.event_seq = e.seq)
            ORDER BY e.seq LIMIT $2)
@@ -388,129 +259,17 @@ export class OutboxStore {
   }
 }
 
-interface DeliveryRow {
-  event_id: string;
-  type: string;
-  event_seq: string | number;
-  status: DeliveryStatus;
-  lease_owner: string | null;
-  attempts: number;
-  attempt_log: AttemptLogEntry[] | string;
-  last_status: number | null;
-  last_error: string | null;
-  last_attempt_at: Date | string | null;
-  next_attempt_at: Date | string;
-  delivered_at: Date | string | null;
-  created_at: Date | string;
-}
-
-const DELIVERY_SELECT = `SELECT e.id AS event_id, e.type, d.event_seq, d.status, d.lease_owner, d.attempts, d.attempt_log,
-  d.last_status, d.last_error, d.last_attempt_at, d.next_attempt_at, d.delivered_at, d.created_at
+/** The delivery log's rows as DeliveryRecord: a leased pending delivery is in flight, with no next try yet. */
+const DELIVERY_SELECT = `SELECT e.id AS "eventId", e.type, d.status,
+    d.lease_owner IS NOT NULL AND d.status = 'pending' AS "inFlight", d.attempts, d.attempt_log AS "attemptLog",
+    d.last_status AS "lastStatus", d.last_error AS "lastError", d.last_attempt_at AS "lastAttemptAt",
+    CASE WHEN d.status = 'pending' AND d.lease_owner IS NULL THEN d.next_attempt_at END AS "nextAttemptAt",
+    d.delivered_at AS "deliveredAt", d.created_at AS "createdAt", d.event_seq::text AS cursor
   FROM webhook_delivery_records d JOIN webhook_events e ON e.seq = d.event_seq`;
-
-function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
-  const inFlight = row.lease_owner !== null && row.status === "pending";
-  return {
-    eventId: row.event_id,
-    type: row.type,
-    status: row.status,
-    inFlight,
-    attempts: row.attempts,
-    attemptLog: json(row.attempt_log),
-    lastStatus: row.last_status,
-    lastError: row.last_error,
-    lastAttemptAt: date(row.last_attempt_at),
-    nextAttemptAt: row.status === "pending" && !inFlight ? date(row.next_attempt_at) : null,
-    deliveredAt: date(row.delivered_at),
-    createdAt: new Date(row.created_at),
-    cursor: String(row.event_seq),
-  };
-}
-
-interface ClaimedRow {
-  endpoint_id: string;
-  event_seq: string | number;
-  event_id: string;
-  type: string;
-  data: Record<string, unknown> | string;
-  event_created_at: Date | string;
-  collection: string | null;
-  wallet: string | null;
-  operation_key_id: string | null;
-  url: string;
-  endpoint_key_id: string | null;
-  secret: string;
-  previous_secret: PreviousSecret[] | string | null;
-  attempts: number;
-  created_at: Date | string;
-}
-
-function toClaimed(row: ClaimedRow): ClaimedDelivery {
-  return {
-    endpointId: row.endpoint_id,
-    eventSeq: String(row.event_seq),
-    eventId: row.event_id,
-    type: row.type,
-    data: json(row.data),
-    eventCreatedAt: new Date(row.event_created_at),
-    collection: row.collection,
-    wallet: row.wallet,
-    operationAccessKeyId: row.operation_key_id,
-    url: row.url,
-    endpointAccessKeyId: row.endpoint_key_id,
-    secret: row.secret,
-    previousSecrets: row.previous_secret,
-    attempts: row.attempts,
-    createdAt: new Date(row.created_at),
-    viaCursor: false,
-  };
-}
-
-type EndpointFields = "url" | "endpoint_key_id" | "secret" | "previous_secret";
-
-interface CursorDeliveryRow extends Omit<ClaimedRow, EndpointFields | "attempts" | "created_at"> {
-  order_key: string | null;
-  enabled: boolean;
-  behind: boolean;
-}
-
-function toCursorDeliveries(
-  rows: CursorDeliveryRow[],
-  endpoints: Record<string, Pick<ClaimedRow, EndpointFields>>,
-): CursorDelivery[] {
-  return rows.map((row) => ({
-    ...toClaimed({ ...row, ...endpoints[row.endpoint_id], attempts: 0, created_at: row.event_created_at }),
-    viaCursor: true,
-    orderKey: row.order_key,
-    enabled: row.enabled,
-    behind: row.behind,
-  }));
-}
-
-interface CursorRow {
-  last: string | number | null;
-  read: CursorDeliveryRow[] | string;
-  endpoints: Record<string, Pick<ClaimedRow, EndpointFields>> | string;
-}
-
-interface RecordedRow {
-  endpoint_id: string;
-  event_seq: string | number;
-  status: DeliveryStatus;
-}
 
 /** A delivery's status once an attempt at it is recorded. */
 export interface RecordedDelivery {
   endpointId: string;
-  eventSeq: string;
+  eventSeq: number;
   status: DeliveryStatus;
-}
-
-interface RoundRow {
-  recorded: RecordedRow[] | string;
-  claimed: ClaimedRow[] | string;
-}
-
-function toRecorded(row: RecordedRow): RecordedDelivery {
-  return { endpointId: row.endpoint_id, eventSeq: String(row.event_seq), status: row.status };
 }

@@ -1,6 +1,6 @@
 import { operationView, type Operation } from "../engine";
 
-/** The operation row as the trigger of migration 7 snapshots it. */
+/** The operation row as webhook_operation_data (server/db/functions) snapshots it. */
 interface OperationSnapshot {
   id: string;
   operation: string;
@@ -12,6 +12,9 @@ interface OperationSnapshot {
   blockNumber: number | null;
   result: Record<string, unknown> | null;
   error: Operation["error"];
+  /** Absent from snapshots written before migration 16. */
+  final?: boolean;
+  reorgs?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -50,8 +53,8 @@ function fromSnapshot(s: OperationSnapshot): Operation {
     blockHash: null,
     pendingSince: null,
     pendingSinceAt: null,
-    final: false,
-    reorgs: 0,
+    final: s.final ?? false,
+    reorgs: s.reorgs ?? 0,
     accessKeyId: null,
     createdAt: new Date(s.createdAt),
     updatedAt: new Date(s.updatedAt),

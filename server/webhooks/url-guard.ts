@@ -44,22 +44,40 @@ export class UrlGuard {
     private readonly resolver: Resolver = systemResolver,
   ) {}
 
-  /** Why `address` is refused, or null when it may be connected to. */
+  /** Why `address` is refused, or null when it may be connected to (for the delivery log: it names the address). */
   refusal(address: string): string | null {
-    if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
+    const why = this.rule(address);
+    if (!why) return null;
+    if (why.range === "invalid") return `${address} is not an IP address`;
+    if (why.range === "metadata") return `${why.address} is a cloud metadata address`;
+    return `${why.address} is in a ${why.range} range`;
+  }
+
+  /**
+   * The range that refuses `address` (ipaddr.js's names, or "metadata", "invalid"), or null. An
+   * IPv4 address inside an IPv6 one (mapped ::ffff:a.b.c.d, compatible ::a.b.c.d) is judged as that IPv4.
+   */
+  private rule(address: string): { range: string; address: string } | null {
+    if (!ipaddr.isValid(address)) return { range: "invalid", address };
     let ip = ipaddr.parse(address);
-    if (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+    if (ip.kind() === "ipv6") {
+      const v6 = ip as ipaddr.IPv6;
+      const compatible = v6.parts.slice(0, 6).every((p) => p === 0) && (v6.parts[6] !== 0 || v6.parts[7] > 1);
+      if (v6.isIPv4MappedAddress()) ip = v6.toIPv4Address();
+      else if (compatible) ip = ipaddr.fromByteArray(v6.toByteArray().slice(12));
+    }
     const normal = ip.toString();
-    if (METADATA_ADDRESSES.has(normal)) return `${normal} is a cloud metadata address`;
+    if (METADATA_ADDRESSES.has(normal)) return { range: "metadata", address: normal };
     const range = ip.range();
-    if (range === "unicast") return null;
-    if (this.allowPrivate && PRIVATE_RANGES.has(range)) return null;
-    return `${normal} is in a ${range} range`;
+    if (range === "unicast" || (this.allowPrivate && PRIVATE_RANGES.has(range))) return null;
+    return { range, address: normal };
   }
 
   /**
    * For a URL about to be stored: 400 WEBHOOK_URL_FORBIDDEN when the host is, or resolves to, an
-   * address the guard refuses; 400 VALIDATION_ERROR when it is not http(s) or does not resolve.
+   * address the guard refuses, naming the rule broken (never the address a name resolved to) and
+   * the setting that opens what it can; 400 VALIDATION_ERROR when it is not http(s), does not
+   * resolve, or its credentials would not decode.
    */
   async checkUrl(url: string): Promise<void> {
     const host = hostOf(url);
@@ -76,12 +94,17 @@ export class UrlGuard {
       }
     }
     for (const address of addresses) {
-      const why = this.refusal(address);
-      if (why) {
-        throw new ApiError("WEBHOOK_URL_FORBIDDEN", `Webhook URLs may not reach this address: ${why}`, [
-          { path: "url", message: why },
-        ]);
-      }
+      const why = this.rule(address);
+      if (!why) continue;
+      const what = why.range === "metadata" ? "cloud metadata" : why.range;
+      const setting = PRIVATE_RANGES.has(why.range)
+        ? "WEBHOOK_ALLOW_PRIVATE=true opens loopback and private addresses, for local development"
+        : "no setting opens them (WEBHOOK_ALLOW_PRIVATE=true opens loopback and private addresses only)";
+      throw new ApiError(
+        "WEBHOOK_URL_FORBIDDEN",
+        `Webhook URLs may not reach ${what} addresses, and the host of url is or resolves to one: ${setting}`,
+        [{ path: "url", message: `${what} address` }],
+      );
     }
   }
 
@@ -132,6 +155,15 @@ export function hostOf(url: string): string {
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     throw new ApiError("VALIDATION_ERROR", "url must be http:// or https://", [
       { path: "url", message: "must be http or https" },
+    ]);
+  }
+  try {
+    // The sender sends them as Basic authorization, decoded.
+    decodeURIComponent(parsed.username);
+    decodeURIComponent(parsed.password);
+  } catch {
+    throw new ApiError("VALIDATION_ERROR", "url's user or password is not valid percent-encoding", [
+      { path: "url", message: "malformed percent-encoding in the user or password" },
     ]);
   }
   return bare(parsed.hostname);

@@ -107,7 +107,7 @@ const benches: Array<{ bench: string; passing: Check[]; failing: Record<string, 
       "p99 of 1.1 s": webhooksBurstChecks({ name: "PGlite", p99: 1_100 }),
       "cost to writes": [
         ...webhooksBurstChecks({ name: "PGlite", p99: 900 }),
-        ...webhooksCostChecks({ name: "PGlite", ratio: 0.89 }),
+        ...webhooksCostChecks({ name: "PGlite", ratio: 0.74 }),
       ],
     },
   },

@@ -21,6 +21,7 @@ import {
   type Webhooks,
   type WebhookWorkerOptions,
 } from "../../server/webhooks";
+import type { MasterKey } from "../../server/wallets";
 import { ApiClient, TEST_API_KEY } from "../api/harness";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
 
@@ -90,6 +91,7 @@ export async function startWebhookApp(
     worker?: Partial<WebhookWorkerOptions>;
     timeoutMs?: number;
     startWorker?: boolean;
+    masterKey?: MasterKey;
   } = {},
 ): Promise<WebhookApp> {
   const logger = createLogger("silent");
@@ -104,6 +106,7 @@ export async function startWebhookApp(
     resolver: options.resolver,
     worker: { ...FAST_WORKER, ...options.worker },
     timeoutMs: options.timeoutMs,
+    masterKey: options.masterKey,
   });
   const app = createKoaApp({
     logger,

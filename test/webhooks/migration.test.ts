@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { migrate, MIGRATIONS, type SqlDriver } from "../../server/db";
+import { functionFiles } from "../../server/db/functions";
 import { openPgliteDriver } from "../../server/db/pglite-driver";
 
 describe("webhook store migrations", function () {
@@ -44,43 +45,6 @@ describe("webhook store migrations", function () {
     });
   });
 
-  it("9: a version-8 store keeps its queue; the cursor starts past its events, and PGlite's new events are read past it, not queued", async function () {
-    await atVersion(8, async (db) => {
-      await db.query(`INSERT INTO webhook_endpoints (id, url, events, secret)
-                    VALUES ('wh_a', 'https://example.com/hook', '["collection.transfer"]', 'whsec_x')`);
-      await db.query(`INSERT INTO webhook_events (id, type, data, collection)
-                    VALUES ('evt_old', 'collection.transfer', '{}', '0xabc')`);
-      const queued = async () =>
-        (
-          await db.query<{ id: string }>(
-            `SELECT e.id FROM webhook_deliveries d JOIN webhook_events e ON e.seq = d.event_seq`,
-          )
-        ).rows.map((row) => row.id);
-      expect(await queued()).to.deep.equal(["evt_old"]);
-
-      expect(await migrate(db)).to.deep.equal(MIGRATIONS.filter((m) => m.version >= 9).map((m) => m.version));
-      const { rows } = await db.query<{ cursor: string | number; top: string | number }>(
-        "SELECT (SELECT seq FROM webhook_cursor) AS cursor, (SELECT max(seq) FROM webhook_events) AS top",
-      );
-      expect(Number(rows[0].cursor)).to.equal(Number(rows[0].top));
-      expect(await queued()).to.deep.equal(["evt_old"]);
-
-      await db.exec("SET webhooks.handoff = 'cursor'");
-      await db.query(`INSERT INTO webhook_events (id, type, data, collection)
-                    VALUES ('evt_new', 'collection.transfer', '{}', '0xabc')`);
-      expect(await queued()).to.deep.equal(["evt_old"]);
-      const read = await db.query<{ c: { read: Array<{ endpoint_id: string; event_id: string }> } | string }>(
-        "SELECT webhook_cursor_round($1::jsonb) AS c",
-        [JSON.stringify({ records: [], after: Number(rows[0].cursor), limit: 10, recheck: 0 })],
-      );
-      const c = read.rows[0].c;
-      const got = (typeof c === "string" ? JSON.parse(c) : c) as {
-        read: Array<{ endpoint_id: string; event_id: string }>;
-      };
-      expect(got.read.map((d) => [d.endpoint_id, d.event_id])).to.deep.equal([["wh_a", "evt_new"]]);
-    });
-  });
-
   it("11: a collection followed near the head has its news begin where it is final; one still reading its history has none yet", async function () {
     await atVersion(10, async (db) => {
       await db.query(`INSERT INTO indexed_collections (chain_id, address, deployed_block, indexed_block, final_block, registered_by)
@@ -118,6 +82,76 @@ describe("webhook store migrations", function () {
       expect(a[0].secret).to.equal("whsec_old");
       expect(Date.parse(a[0].until)).to.equal(Date.parse("2030-01-02T03:04:05Z"));
       expect(b).to.equal(null);
+    });
+  });
+
+  it("17: a store left by the cursor (version 15) keeps its undelivered events: they become queue rows, and new events are fanned out", async function () {
+    await atVersion(15, async (db) => {
+      await db.query(`INSERT INTO webhook_endpoints (id, url, events, secret)
+                    VALUES ('wh_a', 'https://example.com/a', '["collection.transfer"]', 'whsec_x'),
+                           ('wh_b', 'https://example.com/b', '["operation.sent"]', 'whsec_y')`);
+      // PGlite's session wrote for the cursor: one event delivered (in the log, the cursor past it), one not yet read.
+      await db.exec("SET webhooks.handoff = 'cursor'");
+      const event = (id: string) =>
+        db.query(
+          `INSERT INTO webhook_events (id, type, data, collection, order_key)
+                  VALUES ($1, 'collection.transfer', '{}', '0xabc', 'token:0xabc:1')`,
+          [id],
+        );
+      await event("evt_done");
+      await db.query(`INSERT INTO webhook_delivery_log (endpoint_id, event_seq, status, attempts, attempt_log, created_at)
+                    SELECT 'wh_a', seq, 'delivered', 1, '[]', now() FROM webhook_events WHERE id = 'evt_done'`);
+      await db.query("UPDATE webhook_cursor SET seq = (SELECT seq FROM webhook_events WHERE id = 'evt_done')");
+      await event("evt_waiting");
+      const queued = async () =>
+        (
+          await db.query<{ endpoint_id: string; id: string; order_key: string }>(
+            `SELECT d.endpoint_id, e.id, d.order_key FROM webhook_deliveries d
+             JOIN webhook_events e ON e.seq = d.event_seq ORDER BY e.seq`,
+          )
+        ).rows;
+      expect(await queued()).to.deep.equal([]);
+
+      expect(await migrate(db)).to.deep.equal(MIGRATIONS.filter((m) => m.version >= 16).map((m) => m.version));
+      expect(await queued()).to.deep.equal([
+        { endpoint_id: "wh_a", id: "evt_waiting", order_key: "wh_a token:0xabc:1" },
+      ]);
+      const { rows } = await db.query<{ n: string | number }>(
+        "SELECT count(*) AS n FROM pg_tables WHERE tablename = 'webhook_cursor'",
+      );
+      expect(Number(rows[0].n)).to.equal(0);
+      await event("evt_new");
+      expect((await queued()).map((d) => d.id)).to.deep.equal(["evt_waiting", "evt_new"]);
+    });
+  });
+
+  it("the SQL function files are applied after the migrations, skipped while their checksum is unchanged, and applied again when it changes", async function () {
+    await atVersion(17, async (db) => {
+      expect(await migrate(db)).to.deep.equal([]);
+      const recorded = async () =>
+        (
+          await db.query<{ name: string; checksum: string; applied_at: string }>(
+            "SELECT name, checksum, applied_at::text AS applied_at FROM schema_functions ORDER BY name",
+          )
+        ).rows;
+      const first = await recorded();
+      expect(first.map((r) => [r.name, r.checksum])).to.deep.equal(functionFiles().map((f) => [f.name, f.checksum]));
+      // A start with nothing changed applies nothing.
+      expect(await migrate(db)).to.deep.equal([]);
+      expect(await recorded()).to.deep.equal(first);
+      // A file whose recorded checksum differs (a rule changed in its file) is applied again.
+      await db.query(`CREATE OR REPLACE FUNCTION webhook_takes(w webhook_endpoints, k access_keys, e webhook_events)
+                      RETURNS boolean LANGUAGE sql STABLE AS $$ SELECT false $$`);
+      await db.query("UPDATE schema_functions SET checksum = 'stale' WHERE name = 'webhook_takes.sql'");
+      await migrate(db);
+      const { rows } = await db.query<{ src: string }>(
+        "SELECT prosrc AS src FROM pg_proc WHERE proname = 'webhook_takes'",
+      );
+      expect(rows[0].src).to.include("w.enabled");
+      const again = await recorded();
+      expect(again.filter((r, i) => r.applied_at !== first[i].applied_at).map((r) => r.name)).to.deep.equal([
+        "webhook_takes.sql",
+      ]);
     });
   });
 });

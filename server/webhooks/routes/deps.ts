@@ -73,7 +73,7 @@ export function normalized(list: string[] | null | undefined): string[] | null |
 export function webhookView(endpoint: WebhookEndpoint) {
   return {
     id: endpoint.id,
-    url: endpoint.url,
+    url: withoutCredentials(endpoint.url),
     events: endpoint.events,
     ...(endpoint.collections ? { collections: endpoint.collections.map((a) => getAddress(a)) } : {}),
     ...(endpoint.wallets ? { wallets: endpoint.wallets.map((a) => getAddress(a)) } : {}),
@@ -83,4 +83,13 @@ export function webhookView(endpoint: WebhookEndpoint) {
     createdAt: endpoint.createdAt.toISOString(),
     updatedAt: endpoint.updatedAt.toISOString(),
   };
+}
+
+/** A URL with its user and password masked: they are never shown again once stored. */
+export function withoutCredentials(url: string): string {
+  const parsed = new URL(url);
+  if (!parsed.username && !parsed.password) return url;
+  if (parsed.username) parsed.username = "***";
+  if (parsed.password) parsed.password = "***";
+  return parsed.toString();
 }
