@@ -170,6 +170,7 @@ async function minting(wallet: Wallet, signer: Pkcs11Signer) {
     address: wallet.address,
     kind: "local" as const,
     signTransaction: (tx: TransactionRequest) => wallet.signTransaction(tx),
+    signTypedData: wallet.signTypedData.bind(wallet),
   };
   const figures = await alternate({ "local key (ethers Wallet)": mints(local), "PKCS#11 token key": mints(signer) });
   const base = figures["local key (ethers Wallet)"];

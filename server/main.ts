@@ -8,6 +8,8 @@ import { BlockFeed } from "./chain/block-feed";
 import { ChainClient } from "./chain/chain-client";
 import { connectProvider } from "./chain/provider";
 import { CollectionIndex } from "./collections";
+import { AllowlistStore } from "./drops/allowlist-store";
+import { VoucherStore } from "./drops/voucher-store";
 import type { Config } from "./config/config";
 import type { Logger } from "./http/logger";
 import { openDatabase } from "./db";
@@ -173,6 +175,11 @@ export async function startService(
     database: db,
     metrics,
     collections,
+    drops: {
+      allowlists: new AllowlistStore(db, chainId.toString()),
+      vouchers: new VoucherStore(db, chainId.toString()),
+      maxGasPerTx: config.maxGasPerTx,
+    },
   });
 
   const servers: DrainableServer[] = [];

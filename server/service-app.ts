@@ -17,7 +17,9 @@ import {
   registerServiceOpenApi,
 } from "./http/service-routes";
 import { ServiceMetrics } from "./metrics/metrics";
+import { createDropsRouter, registerDropsOpenApi } from "./drops/routes";
 import { createNftRouter, registerNftOpenApi } from "./nft";
+import type { DropsDeps } from "./nft/route";
 import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
 import { createWebhookRouter, registerWebhookOpenApi, type WebhookRouteDeps } from "./webhooks";
 import { createWalletRouter, registerWalletOpenApi, type Wallets } from "./wallets";
@@ -49,6 +51,8 @@ export interface ServiceAppDeps {
   metrics?: ServiceMetrics;
   /** The /webhooks routes (openWebhooks); unset = not served. */
   webhooks?: WebhookRouteDeps;
+  /** Drops: allowlists and vouchers the service keeps, MAX_GAS_PER_TX; unset = no allowlist or voucher reads. */
+  drops?: DropsDeps;
 }
 
 export interface ServiceApps {
@@ -80,6 +84,7 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   registerWalletOpenApi(api);
   registerNftOpenApi(api);
   registerCollectionsOpenApi(api);
+  registerDropsOpenApi(api);
   if (!separateDemo) {
     registerUserOpenApi(api);
     return { api: once(() => buildOpenApiDocument(api)) };
@@ -123,7 +128,11 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     wallets: deps.wallets,
     collections: deps.collections,
     operationList: database ? new OperationList(database) : undefined,
+    drops: deps.drops,
   });
+  const dropsRouter = deps.drops
+    ? createDropsRouter({ chain: deps.chain, access: deps.access, drops: deps.drops })
+    : undefined;
   const collectionsRouter = deps.collections
     ? createCollectionsRouter({ index: deps.collections, chain: deps.chain, access: deps.access })
     : undefined;
@@ -144,7 +153,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         serviceRouter,
         createDocsRouter(documents.api),
         nftRouter,
-        ...routers(collectionsRouter, accessRouter, webhookRouter, walletRouter),
+        ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter),
         createConsoleRouter(),
       ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
@@ -156,7 +165,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       serviceRouter,
       createDocsRouter(documents.api),
       nftRouter,
-      ...routers(collectionsRouter, accessRouter, webhookRouter, walletRouter),
+      ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter),
       userRouter,
       createConsoleRouter(),
     ]),

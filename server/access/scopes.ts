@@ -9,6 +9,7 @@ export const SCOPES = [
   "nft:configure",
   "nft:withdraw",
   "nft:deploy",
+  "nft:vouchers",
   "wallets:read",
   "wallets:manage",
   "webhooks:manage",

@@ -16,6 +16,12 @@ const REVERT_CODES: Record<string, ErrorCode> = {
   OwnerQueryForNonexistentToken: "TOKEN_NOT_FOUND",
   ERC721NonexistentToken: "TOKEN_NOT_FOUND",
   OwnableUnauthorizedAccount: "NOT_CONTRACT_OWNER",
+  NotAllowlisted: "NOT_ALLOWLISTED",
+  AllowanceExceeded: "ALLOWANCE_EXCEEDED",
+  VoucherUsed: "VOUCHER_USED",
+  VoucherExpired: "VOUCHER_EXPIRED",
+  VoucherSignerMismatch: "VOUCHER_INVALID",
+  VoucherNotForCaller: "VOUCHER_INVALID",
 };
 
 /** Revert strings of older (OpenZeppelin 4) collections. */

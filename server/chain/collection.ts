@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { ContractFactory, Interface, type InterfaceAbi } from "ethers";
+import { ContractFactory, Interface, ZeroAddress, type InterfaceAbi } from "ethers";
 
 interface Artifact {
   abi: InterfaceAbi;
@@ -11,10 +11,13 @@ interface Artifact {
 export const BUILT_IN_ARTIFACT_FILE = "collection-artifact.json";
 /** In dist/: the collection built into the production output, which has no `artifacts/`. */
 const BUILT_IN_ARTIFACT_PATH = path.join(__dirname, BUILT_IN_ARTIFACT_FILE);
-/** From source: Hardhat's compilation output. */
+/**
+ * From source: Hardhat's compilation output. NFTDropCollection is NFTCollection (the same functions,
+ * events and errors) with a constructor that also takes the drop settings (royalty, voucher signer).
+ */
 export const HARDHAT_ARTIFACT_PATH = path.resolve(
   __dirname,
-  "../../artifacts/contracts/NFTCollection.sol/NFTCollection.json",
+  "../../artifacts/contracts/NFTDropCollection.sol/NFTDropCollection.json",
 );
 
 let artifact: Artifact | undefined;
@@ -56,6 +59,11 @@ export interface CollectionParams {
   cost: bigint;
   maxSupply: bigint;
   maxMintAmountPerTx: bigint;
+  /** ERC-2981: who receives royalties (unset = no royalty) and how much, in basis points. */
+  royaltyReceiver?: string;
+  royaltyBps?: bigint;
+  /** The address whose EIP-712 signature makes a mint voucher valid (unset = none). */
+  voucherSigner?: string;
 }
 
 export const DEFAULT_COLLECTION: CollectionParams = {
@@ -78,5 +86,8 @@ export async function deployTransaction(params: CollectionParams) {
     params.cost,
     params.maxSupply,
     params.maxMintAmountPerTx,
+    params.royaltyReceiver ?? ZeroAddress,
+    params.royaltyReceiver ? (params.royaltyBps ?? 0n) : 0n,
+    params.voucherSigner ?? ZeroAddress,
   );
 }

@@ -7,9 +7,12 @@ import {
   keccak256,
   Signature,
   Transaction,
+  TypedDataEncoder,
   Wallet,
   type TransactionLike,
   type TransactionRequest,
+  type TypedDataDomain,
+  type TypedDataField,
 } from "ethers";
 
 /**
@@ -48,6 +51,22 @@ export class MemoryKey {
       yParity: recoveryId as 0 | 1,
     });
     return unsigned.serialized;
+  }
+
+  /** EIP-712: the signature of the typed data's digest, as ethers' Wallet.signTypedData gives it. */
+  async signTypedData(
+    domain: TypedDataDomain,
+    types: Record<string, TypedDataField[]>,
+    value: Record<string, unknown>,
+  ): Promise<string> {
+    const digest = getBytes(TypedDataEncoder.hash(domain, types, value));
+    const { signature, recoveryId } = signRecoverable(digest, this.key);
+    if (recoveryId > 1) return this.ethersWallet().signTypedData(domain, types, value);
+    return Signature.from({
+      r: hexlify(signature.subarray(0, 32)),
+      s: hexlify(signature.subarray(32, 64)),
+      yParity: recoveryId as 0 | 1,
+    }).serialized;
   }
 
   private ethersWallet(): Wallet {

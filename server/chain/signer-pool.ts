@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import { Wallet, type TransactionRequest } from "ethers";
+import { Wallet, type TransactionRequest, type TypedDataDomain, type TypedDataField } from "ethers";
 import { ApiError } from "../http/errors";
 import type { SignerDirectory, TransactionSigner } from "../signers/signer";
 import { MemoryKey } from "./key-signing";
@@ -17,6 +17,14 @@ export class PooledSigner implements TransactionSigner {
 
   signTransaction(tx: TransactionRequest): Promise<string> {
     return this.key.signTransaction(tx);
+  }
+
+  signTypedData(
+    domain: TypedDataDomain,
+    types: Record<string, TypedDataField[]>,
+    value: Record<string, unknown>,
+  ): Promise<string> {
+    return this.key.signTypedData(domain, types, value);
   }
 }
 

@@ -46,6 +46,8 @@ export interface Config {
   maxCollectionsPerKey: number;
   /** WEBHOOK_ALLOW_PRIVATE: webhook URLs may resolve to loopback and private addresses (development, tests). */
   webhookAllowPrivate: boolean;
+  /** MAX_GAS_PER_TX: the most gas one airdrop or batch whitelist may take; unset = a third of the block gas limit. */
+  maxGasPerTx?: bigint;
 }
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -110,6 +112,13 @@ const EnvSchema = z
     PKCS11_PIN: optional(z.string()),
     WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
     MAX_COLLECTIONS_PER_KEY: optional(z.coerce.number().int().min(0).max(1_000_000_000)).default(1_000),
+    MAX_GAS_PER_TX: optional(
+      z
+        .string()
+        .regex(/^\d{1,20}$/, "must be a whole number of gas")
+        .transform((v) => BigInt(v))
+        .refine((v) => v >= 21_000n, "must be at least 21000"),
+    ),
   })
   .superRefine((env, ctx) => {
     const pkcs11 = [env.PKCS11_MODULE, env.PKCS11_TOKEN_LABEL, env.PKCS11_PIN];
@@ -162,5 +171,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : undefined,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     maxCollectionsPerKey: e.MAX_COLLECTIONS_PER_KEY,
+    maxGasPerTx: e.MAX_GAS_PER_TX,
   };
 }

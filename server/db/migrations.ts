@@ -11,6 +11,7 @@ import { COLLECTIONS_PER_KEY_MIGRATION } from "./migration-19-collections-per-ke
 import { OPERATION_LIST_MIGRATION } from "./migration-21-operation-list";
 import { ONE_DELIVERY_PATH_MIGRATION } from "./migration-17-one-delivery-path";
 import { applyFunctions } from "./functions";
+import { ALLOWLISTS_MIGRATION } from "./migration-20-allowlists";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -663,6 +664,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   COLLECTIONS_PER_KEY_MIGRATION,
   OPERATION_LIST_MIGRATION,
   ONE_DELIVERY_PATH_MIGRATION,
+  ALLOWLISTS_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

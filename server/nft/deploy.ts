@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { DEFAULT_COLLECTION, deployTransaction } from "../chain/collection";
 import { writeResponseSchema } from "../engine";
-import { nftBody, signerFields, uint } from "./fields";
+import { address, nftBody, signerFields, uint } from "./fields";
+import { MAX_ROYALTY_BPS } from "./set-royalty";
 import { defineWrite } from "./route";
 
 /** A bigint default, as the document shows it: a decimal string (JSON has no bigint). */
@@ -32,7 +33,22 @@ export const deployRoute = defineWrite({
       .refine((v) => v >= 1n, "maxMintAmountPerTx must be ≥ 1")
       .default(DEFAULT_COLLECTION.maxMintAmountPerTx)
       .openapi(documentedDefault(DEFAULT_COLLECTION.maxMintAmountPerTx)),
-  }).openapi("DeployRequest"),
+    royaltyReceiver: address("royaltyReceiver")
+      .optional()
+      .openapi({ description: "ERC-2981: the address royalties are paid to (unset = no royalty)" }),
+    royaltyBps: uint("royaltyBps")
+      .refine((v) => v <= MAX_ROYALTY_BPS, `royaltyBps must be 0 to ${MAX_ROYALTY_BPS} (10%)`)
+      .optional()
+      .openapi({ description: "The royalty in basis points of the sale price, 0 to 1000 (needs royaltyReceiver)" }),
+    voucherSigner: address("voucherSigner")
+      .optional()
+      .openapi({ description: "The address whose EIP-712 signature makes a mint voucher valid (unset = none)" }),
+  })
+    .superRefine((body, ctx) => {
+      if (body.royaltyBps !== undefined && body.royaltyReceiver === undefined)
+        ctx.addIssue({ code: "custom", path: ["royaltyReceiver"], message: "royaltyBps needs royaltyReceiver" });
+    })
+    .openapi("DeployRequest"),
   response: writeResponseSchema({ owner: z.string() }).openapi("DeployResponse"),
   successStatus: 201,
   errors: ["INSUFFICIENT_FUNDS", "CONTRACT_REVERTED"],

@@ -7,7 +7,15 @@ import { fingerprintOf, idempotencyKeyOf, type OperationKind, type WriteAnswer }
 import type { OpenAPIRegistry } from "../http/openapi";
 import { readJsonBody } from "../http/json-body";
 import { parseInput } from "../http/validation";
+import { z } from "zod";
 import { addToWhitelistRoute } from "./add-to-whitelist";
+import { airdropRoute } from "./airdrop";
+import { allowlistMintRoute } from "./allowlist-mint";
+import { batchWhitelistRoute } from "./batch-whitelist";
+import { createVoucherRoute } from "./create-voucher";
+import { mintWithVoucherRoute } from "./mint-with-voucher";
+import { putAllowlistRoute } from "./put-allowlist";
+import { setRoyaltyRoute } from "./set-royalty";
 import { deployRoute } from "./deploy";
 import { mintRoute } from "./mint";
 import { mintForFreeRoute } from "./mint-for-free";
@@ -35,6 +43,13 @@ export const NFT_ROUTES: NftRoute[] = [
   totalSupplyRoute,
   withdrawRoute,
   deployRoute,
+  airdropRoute,
+  batchWhitelistRoute,
+  allowlistMintRoute,
+  mintWithVoucherRoute,
+  setRoyaltyRoute,
+  putAllowlistRoute,
+  createVoucherRoute,
 ] as NftRoute[];
 
 /** What every /nft body holds once parsed: exactly one of `privateKey` and `from`. */
@@ -56,9 +71,12 @@ export const OPERATION_KINDS = new Map<string, OperationKind>(
 export function createNftRouter(deps: NftDeps): Router {
   const router = new Router();
   for (const route of NFT_ROUTES) {
-    router.post(route.path, async (ctx) => {
+    router[route.method ?? "post"](koaPath(route.path), async (ctx) => {
       await deps.access.admit(ctx, route.access);
-      const input = parseInput(route.body, await readJsonBody(ctx)) as NftInput;
+      const input = parseInput(
+        route.body,
+        withPathFields(route, ctx, await readJsonBody(ctx, route.bodyLimit)),
+      ) as NftInput;
       const caller = await callerOf(ctx, route, input, deps);
       if (route.kind === "read") {
         ctx.body = await route.handle(input, { ...deps, caller });
@@ -67,6 +85,7 @@ export function createNftRouter(deps: NftDeps): Router {
       }
       const answer = await runWrite(route, input, caller, deps, ctx);
       if (answer.status < 300) noticeCollection(deps, route.operation === "deploy" ? {} : input, answer);
+      if (answer.status < 300 && !answer.replayed) await route.answered?.(answer, input, deps);
       respond(ctx, answer);
     });
   }
@@ -74,6 +93,18 @@ export function createNftRouter(deps: NftDeps): Router {
     mountListOperations(router, { list: deps.operationList, chain: deps.chain, access: deps.access });
   mountOperationRoute(router, deps);
   return router;
+}
+
+/** Koa's form of an OpenAPI path: `{address}` → `:address`. */
+const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
+
+/** The body with the route's path parameters in it (a body that is no object is left for the schema to refuse). */
+function withPathFields(route: NftRoute, ctx: Context, body: unknown): unknown {
+  if (!route.pathFields || typeof body !== "object" || body === null || Array.isArray(body)) return body;
+  const fields = Object.fromEntries(
+    Object.entries(route.pathFields).map(([field, param]) => [field, ctx.params[param]]),
+  );
+  return { ...body, ...fields };
 }
 
 /**
@@ -142,8 +173,11 @@ function respond(ctx: Context, answer: WriteAnswer): void {
 
 export function registerNftOpenApi(registry: OpenAPIRegistry): void {
   for (const route of NFT_ROUTES) {
+    const pathParams = route.pathFields
+      ? { params: z.object(Object.fromEntries(Object.values(route.pathFields).map((p) => [p, z.string()]))) }
+      : {};
     registry.registerPath({
-      method: "post",
+      method: route.method ?? "post",
       path: route.path,
       operationId: route.operation,
       tags: ["nft"],
@@ -152,6 +186,7 @@ export function registerNftOpenApi(registry: OpenAPIRegistry): void {
       // An access key always for `always` routes; for open ones, only with REQUIRE_ACCESS_KEY or `from`.
       security: route.access.key === "always" ? [{ AccessKey: [] }] : [{}, { AccessKey: [] }],
       request: {
+        ...pathParams,
         body: { required: true, content: { "application/json": { schema: route.body } } },
         ...(route.kind === "write" ? { headers: IdempotencyHeaders } : {}),
       },

@@ -5,11 +5,14 @@ import type { Receipt } from "../chain/receipt";
 import type { AccessControl, AccessDeclaration } from "../access";
 import type { CollectionIndex } from "../collections";
 import type { HeldWallets, TransactionSigner } from "../signers/signer";
-import type { Operation, TransactionEngine } from "../engine";
+import type { Operation, TransactionEngine, WriteAnswer } from "../engine";
 import type { OperationList } from "../engine/operation-list";
 import { PendingWrite } from "../engine";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
 import { errorResponse } from "../http/openapi";
+import type { AllowlistStore } from "../drops/allowlist-store";
+import type { DropsConfig } from "../drops/one-transaction";
+import type { VoucherStore } from "../drops/voucher-store";
 
 export interface NftDeps {
   chain: ChainClient;
@@ -22,10 +25,24 @@ export interface NftDeps {
   collections?: CollectionIndex;
   /** GET /nft/operations (the list) reads here; unset = that route is not served. */
   operationList?: OperationList;
+  /** Drops: the allowlists the service keeps and MAX_GAS_PER_TX; unset = no allowlists (403 NOT_ALLOWLISTED). */
+  drops?: DropsDeps;
+}
+
+export interface DropsDeps extends DropsConfig {
+  allowlists: AllowlistStore;
+  vouchers: VoucherStore;
 }
 
 interface RouteBase<Body extends z.ZodType> {
+  /** The OpenAPI path; `{name}` parameters are Koa's `:name`. */
   path: string;
+  /** POST unless said otherwise. */
+  method?: "post" | "put";
+  /** The largest body the route reads (bodyparser's form, "10mb"); BODY_LIMIT (100 kB) unless set. */
+  bodyLimit?: string;
+  /** Path parameters copied into the body before it is parsed, by body field: { contractAddress: "address" }. */
+  pathFields?: Record<string, string>;
   /** The operation's name: its OpenAPI operationId, and a write's name in the store and in GET /nft/operations. */
   operation: string;
   summary: string;
@@ -61,6 +78,8 @@ export interface WriteRoute<Body extends z.ZodType = z.ZodType> extends RouteBas
   plan(input: z.output<Body>, deps: NftDeps & { signer: TransactionSigner }): Promise<WritePlan>;
   /** The route's own success fields, from the receipt and the plan's context. */
   result(receipt: Receipt, op: Operation): Record<string, unknown>;
+  /** After a 200 or 202 answer (not a replay): what the route keeps beside the operation. */
+  answered?(answer: WriteAnswer, input: z.output<Body>, deps: NftDeps): Promise<void>;
 }
 
 export type NftRoute = ReadRoute | WriteRoute;

@@ -1,4 +1,4 @@
-import type { TransactionRequest } from "ethers";
+import type { TransactionRequest, TypedDataDomain, TypedDataField } from "ethers";
 
 /** Where a signing key lives: sent with the request (memory only), held by the service, or in a PKCS#11 token. */
 export type SignerKind = "request" | "local" | "pkcs11";
@@ -13,6 +13,12 @@ export interface TransactionSigner {
   readonly kind: SignerKind;
   /** Signs a fully populated transaction (chainId, nonce, fees and gasLimit set): the serialized signed transaction. */
   signTransaction(tx: TransactionRequest): Promise<string>;
+  /** Signs EIP-712 typed data (as ethers' `signTypedData`): the 65-byte signature, hex. */
+  signTypedData(
+    domain: TypedDataDomain,
+    types: Record<string, TypedDataField[]>,
+    value: Record<string, unknown>,
+  ): Promise<string>;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { TransactionRequest } from "ethers";
+import type { TransactionRequest, TypedDataDomain, TypedDataField } from "ethers";
 import { ApiError } from "../http/errors";
 import type { Logger } from "../http/logger";
 import { Pkcs11Signer, Pkcs11SignerError, Pkcs11Token } from "../signers/pkcs11";
@@ -23,9 +23,21 @@ export class TokenKeySigner implements TransactionSigner {
     this.address = signer.address;
   }
 
-  async signTransaction(tx: TransactionRequest): Promise<string> {
+  signTransaction(tx: TransactionRequest): Promise<string> {
+    return this.signing(() => this.signer.signTransaction(tx));
+  }
+
+  signTypedData(
+    domain: TypedDataDomain,
+    types: Record<string, TypedDataField[]>,
+    value: Record<string, unknown>,
+  ): Promise<string> {
+    return this.signing(() => this.signer.signTypedData(domain, types, value));
+  }
+
+  private async signing(sign: () => Promise<string>): Promise<string> {
     try {
-      return await this.signer.signTransaction(tx);
+      return await sign();
     } catch (err) {
       if (!(err instanceof Pkcs11SignerError)) throw err;
       await this.failed();

@@ -16,6 +16,7 @@ export const ALL_SCOPES = [
   "nft:configure",
   "nft:withdraw",
   "nft:deploy",
+  "nft:vouchers",
   "wallets:read",
   "wallets:manage",
   "webhooks:manage",

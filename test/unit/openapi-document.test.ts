@@ -24,6 +24,18 @@ const COLLECTION_OPERATIONS = [
   "GET /collections/{address}/tokens/{tokenId} getCollectionToken",
   "GET /collections/{address}/wallets/{owner} getCollectionWallet",
 ];
+const DROP_OPERATIONS = [
+  "POST /nft/airdrop airdrop",
+  "POST /nft/addToWhitelist addToWhitelist",
+  "POST /nft/allowlistMint allowlistMint",
+  "POST /nft/mintWithVoucher mintWithVoucher",
+  "POST /nft/setRoyalty setRoyalty",
+  "PUT /collections/{address}/allowlist setAllowlist",
+  "GET /collections/{address}/allowlist getAllowlist",
+  "GET /collections/{address}/allowlist/{account} getAllowlistEntry",
+  "POST /collections/{address}/vouchers createVoucher",
+  "GET /collections/{address}/vouchers/{id} getVoucher",
+];
 const SERVICE_OPERATIONS = [
   "GET /health health",
   "GET /health/ready healthReady",
@@ -88,6 +100,7 @@ describe("the OpenAPI documents", function () {
       expect(listed(one)).to.have.members([
         ...NFT_OPERATIONS,
         ...COLLECTION_OPERATIONS,
+        ...DROP_OPERATIONS,
         ...SERVICE_OPERATIONS,
         ...ACCESS_OPERATIONS,
         ...WEBHOOK_OPERATIONS,
@@ -100,6 +113,7 @@ describe("the OpenAPI documents", function () {
       expect(listed(api)).to.have.members([
         ...NFT_OPERATIONS,
         ...COLLECTION_OPERATIONS,
+        ...DROP_OPERATIONS,
         ...SERVICE_OPERATIONS,
         ...ACCESS_OPERATIONS,
         ...WEBHOOK_OPERATIONS,

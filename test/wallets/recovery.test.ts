@@ -112,7 +112,7 @@ describe("wallets across restarts: re-signing without a request, the master key 
     for (const res of sent) {
       // The chain has it; the follower confirms it at its next pass (BLOCK_POLL_MS).
       let op = (await root.get(`/nft/operations/${res.body.operationId}`)).body;
-      for (const until = Date.now() + 15_000; op.status === "sent" && Date.now() < until; ) {
+      for (const until = Date.now() + 15_000; op.status === "sent" && Date.now() < until;) {
         await sleep(200);
         op = (await root.get(`/nft/operations/${res.body.operationId}`)).body;
       }

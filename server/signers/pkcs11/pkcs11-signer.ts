@@ -4,8 +4,11 @@ import {
   getBytes,
   resolveAddress,
   Transaction,
+  TypedDataEncoder,
   type Signature,
   type TransactionRequest,
+  type TypedDataDomain,
+  type TypedDataField,
 } from "ethers";
 import type { TransactionSigner } from "../signer";
 import { ethereumSignature } from "./secp256k1";
@@ -41,6 +44,15 @@ export class Pkcs11Signer implements TransactionSigner {
     const unsigned = Transaction.from(tx as Parameters<typeof Transaction.from>[0]);
     unsigned.signature = await this.signDigest(unsigned.unsignedHash);
     return unsigned.serialized;
+  }
+
+  /** EIP-712: the token signs the typed data's digest (TypedDataEncoder.hash), as it signs a transaction's. */
+  async signTypedData(
+    domain: TypedDataDomain,
+    types: Record<string, TypedDataField[]>,
+    value: Record<string, unknown>,
+  ): Promise<string> {
+    return (await this.signDigest(TypedDataEncoder.hash(domain, types, value))).serialized;
   }
 
   /** An Ethereum signature (low s, v 27 or 28) of a 32-byte digest. */

@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { collectionCalls } from "../chain/collection-abi";
+import { checkOneTransaction } from "../drops/one-transaction";
+import { writeResponseSchema } from "../engine";
+import { address, common, decimal, nftBody, uint } from "./fields";
+import { mintedTokenIds } from "./receipt-events";
+import { defineWrite } from "./route";
+
+const Recipient = z
+  .object({
+    address: address("address"),
+    amount: uint("amount").refine((v) => v >= 1n, "amount must be ≥ 1"),
+  })
+  .strict();
+
+export const airdropRoute = defineWrite({
+  path: "/nft/airdrop",
+  operation: "airdrop",
+  access: { scope: "nft:mintForFree", key: "open", bodyCollection: "contractAddress" },
+  summary: "Mint to many recipients in one transaction (owner only; works while paused)",
+  description:
+    "Through the contract's airdrop(address[],uint256[]). A list whose transaction would pass MAX_GAS_PER_TX is 413 TOO_LARGE_FOR_ONE_TRANSACTION, naming how many fit: larger lists go through jobs.",
+  body: nftBody({ ...common, recipients: z.array(Recipient).min(1) })
+    .strict()
+    .openapi("AirdropRequest"),
+  response: writeResponseSchema({
+    recipients: z.array(z.object({ address: z.string(), tokenIds: z.array(decimal) })),
+  }).openapi("AirdropResponse"),
+  errors: [
+    "INSUFFICIENT_FUNDS",
+    "NOT_CONTRACT_OWNER",
+    "CONTRACT_NOT_FOUND",
+    "MAX_SUPPLY_EXCEEDED",
+    "INVALID_MINT_AMOUNT",
+    "TOO_LARGE_FOR_ONE_TRANSACTION",
+    "UNSUPPORTED_CONTRACT",
+    "CONTRACT_REVERTED",
+  ],
+  async plan(input, { chain, signer, drops }) {
+    const encode = (n: number) =>
+      collectionCalls().encodeFunctionData("airdrop", [
+        input.recipients.slice(0, n).map((r) => r.address),
+        input.recipients.slice(0, n).map((r) => r.amount),
+      ]);
+    await checkOneTransaction(chain, drops ?? {}, {
+      from: signer.address,
+      to: input.contractAddress,
+      count: input.recipients.length,
+      encode,
+      field: "recipients",
+    });
+    return {
+      call: { to: input.contractAddress, data: encode(input.recipients.length) },
+      context: { recipients: input.recipients.map((r) => ({ address: r.address, amount: r.amount.toString() })) },
+    };
+  },
+  result: (receipt, op) => {
+    // The contract mints in list order, each recipient's tokens consecutive.
+    const ids = mintedTokenIds(receipt, op.contractAddress!);
+    let next = 0;
+    const planned = op.context.recipients as { address: string; amount: string }[];
+    return {
+      recipients: planned.map((r) => {
+        const tokenIds = ids.slice(next, next + Number(r.amount));
+        next += Number(r.amount);
+        return { address: r.address, tokenIds };
+      }),
+    };
+  },
+});
