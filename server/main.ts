@@ -7,6 +7,7 @@ import { createServiceApps } from "./service-app";
 import { BlockFeed } from "./chain/block-feed";
 import { ChainClient } from "./chain/chain-client";
 import { connectProvider } from "./chain/provider";
+import { bindStoreToChain, ChainBlockRecorder, type ChainDataCleared } from "./chain/store-binding";
 import { CollectionIndex } from "./collections";
 import type { Config } from "./config/config";
 import type { Logger } from "./http/logger";
@@ -39,6 +40,11 @@ export interface StartOptions {
    * (npm start's embedded chain: $DATA_DIR/master.key); unset = no local wallets without the setting.
    */
   masterKeyFile?: string;
+  /**
+   * The chain is new at every start (npm start's embedded Hardhat network): what the store holds
+   * about its chain id is cleared. Unset: the chain is checked against the blocks the store has seen.
+   */
+  freshChain?: boolean;
 }
 
 export interface RunningService {
@@ -50,6 +56,8 @@ export interface RunningService {
   masterKey: Pick<MasterKeySource, "from" | "file" | "created">;
   /** The collections index: the embedded chain registers the collection it deploys there. */
   collections: CollectionIndex;
+  /** What the start cleared of a previous chain (freshChain), for the banner. */
+  chainDataCleared?: ChainDataCleared;
   /**
    * Registers work to stop on shutdown (a background follower of transactions, say): hooks run
    * after the HTTP servers have drained and before the database closes, the last added first.
@@ -80,7 +88,10 @@ export async function startService(
   const chain = new ChainClient(provider, { chainId, maxFeePerGas: config.maxFeePerGas });
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: path.join(config.dataDir, "pglite") });
   let wallets;
+  let chainDataCleared: ChainDataCleared | undefined;
   try {
+    // Before anything reads the store: nothing from another chain is resumed, replayed or served.
+    chainDataCleared = await bindStoreToChain(db, chain.rpc, chainId.toString(), options.freshChain === true);
     const masterKey = await resolveMasterKey(config.walletMasterKey, options.masterKeyFile, new WalletStore(db));
     wallets = await openWallets({ db, masterKey, pkcs11: config.pkcs11, logger });
   } catch (err) {
@@ -139,6 +150,8 @@ export async function startService(
     );
   });
   await collections.start();
+  const chainBlocks = new ChainBlockRecorder(db, chain.rpc, chainId.toString(), logger);
+  chainBlocks.start();
   if (config.contractAddress) await collections.register(config.contractAddress, "config");
   const { access, audit } = openAccess(db, {
     rootKey: config.apiKey,
@@ -182,6 +195,7 @@ export async function startService(
     await webhooks.lowBalance?.stop();
     await webhooks.worker.stop();
     await collections.stop();
+    await chainBlocks.stop();
     await blocks.stop();
     await wallets.close();
     await userStore.close();
@@ -201,6 +215,7 @@ export async function startService(
     metrics,
     masterKey: { from: wallets.masterKey.from, file: wallets.masterKey.file, created: wallets.masterKey.created },
     collections,
+    chainDataCleared,
     onShutdown: (name, hook) => hooks.add(name, hook),
     async close() {
       const drained = await Promise.all(servers.map((s) => s.close(config.shutdownTimeoutMs)));
@@ -214,6 +229,7 @@ export async function startService(
       await webhooks.lowBalance?.stop();
       await webhooks.worker.stop();
       await collections.stop();
+      await chainBlocks.stop();
       await blocks.stop();
       await wallets.close();
       await hooks.run();

@@ -6,6 +6,7 @@ import { PREVIOUS_SECRETS_MIGRATION } from "./migration-12-previous-secrets";
 import { REPLACED_WHEN_SENT_MIGRATION } from "./migration-13-replaced-when-sent";
 import { TRANSFER_WALLET_FILTER_MIGRATION } from "./migration-14-transfer-wallet-filter";
 import { SKIPPED_WHILE_DISABLED_MIGRATION } from "./migration-15-skipped-while-disabled";
+import { CHAIN_BINDING_MIGRATION } from "./migration-18-chain-binding";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -654,6 +655,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   REPLACED_WHEN_SENT_MIGRATION,
   TRANSFER_WALLET_FILTER_MIGRATION,
   SKIPPED_WHILE_DISABLED_MIGRATION,
+  CHAIN_BINDING_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */
