@@ -45,6 +45,8 @@ export interface StartOptions {
    * about its chain id is cleared. Unset: the chain is checked against the blocks the store has seen.
    */
   freshChain?: boolean;
+  /** How to fund an address on this chain (the embedded chain's hardhat_setBalance), for 402 messages. */
+  fundingHint?: (address: string, wei: bigint) => string;
 }
 
 export interface RunningService {
@@ -85,7 +87,11 @@ export async function startService(
       return connectProvider(rpcUrl, config.rpcTimeoutMs, observer);
     });
   const { provider, chainId } = await connect(metrics);
-  const chain = new ChainClient(provider, { chainId, maxFeePerGas: config.maxFeePerGas });
+  const chain = new ChainClient(provider, {
+    chainId,
+    maxFeePerGas: config.maxFeePerGas,
+    fundingHint: options.fundingHint,
+  });
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: path.join(config.dataDir, "pglite") });
   let wallets;
   let chainDataCleared: ChainDataCleared | undefined;

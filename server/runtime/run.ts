@@ -26,6 +26,8 @@ export interface ChainSource {
   connect: NonNullable<StartOptions["connect"]>;
   /** Runs once the service listens (deploys the reference collection); its answer goes in the banner. */
   prepare?(service: RunningService): Promise<{ contractAddress?: string; ownerKey?: string }>;
+  /** How to fund an address on this chain, for the 402 INSUFFICIENT_FUNDS message. */
+  fundingHint?: (address: string, wei: bigint) => string;
   /** Runs after the service has closed. */
   close(): Promise<void>;
 }
@@ -71,6 +73,7 @@ export async function runService(
       masterKeyFile: chainSource ? masterKeyPath(config.dataDir) : undefined,
       // The embedded chain keeps nothing across restarts: neither may the store's chain data.
       freshChain: chainSource !== undefined,
+      fundingHint: chainSource?.fundingHint,
     });
     const prepared = (await chainSource?.prepare?.(service)) ?? {};
     console.log(

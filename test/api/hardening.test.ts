@@ -4,7 +4,7 @@
  * that say what to do; unknown body fields refused.
  */
 import { expect } from "chai";
-import { JsonRpcProvider } from "ethers";
+import { JsonRpcProvider, Wallet } from "ethers";
 import { DEFAULT_COLLECTION } from "../../server/chain/collection";
 import { expectError } from "./expectations";
 import { ApiClient, DEV_KEYS, ServiceProcess, TEST_API_KEY, sleep, type ApiResponse } from "./harness";
@@ -120,6 +120,46 @@ describe("a fresh npm start, as a new user meets it", function () {
       expect(forbidden).to.deep.equal(unknown);
       expect(JSON.stringify(forbidden).toLowerCase()).to.not.include(treasury.toLowerCase().slice(2));
       expect(forbidden.message).to.include("label");
+    });
+  });
+
+  describe("error messages that say what to do", function () {
+    it("a `from` mint by an unfunded wallet is 402 naming its address, what it needs, and how to fund it on the embedded chain", async function () {
+      const wallet = (await asRoot("POST", "/wallets", { kind: "local", label: "unfunded" })).body.address as string;
+      const mint = () => asRoot("POST", "/nft/mint", { from: "unfunded", contractAddress: reference, mintAmount: 1 });
+      const error = expectError(await mint(), 402, "INSUFFICIENT_FUNDS");
+      expect(error.message).to.include(wallet);
+      const needed = /needs (\d+) wei/.exec(error.message);
+      expect(needed, error.message).to.not.equal(null);
+      expect(BigInt(needed![1]) > DEFAULT_COLLECTION.cost, "the value and the gas").to.equal(true);
+      // The hint is a command that works: the JSON-RPC call it names funds the wallet on CHAIN_PORT.
+      const hint = /curl -s (http:\/\/127\.0\.0\.1:(\d+)) .* -d '(\{.*"hardhat_setBalance".*\})'/.exec(error.message);
+      expect(hint, error.message).to.not.equal(null);
+      expect(Number(hint![2])).to.equal(service.chainPort);
+      const funded = await fetch(hint![1], {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: hint![3],
+      });
+      expect(((await funded.json()) as { result?: unknown }).result).to.equal(true);
+      const again = await mint();
+      expect(again.status, again.text).to.equal(200);
+    });
+
+    it("NOT_CONTRACT_OWNER says in the API's words who owns the collection and who asked, not the contract's revert", async function () {
+      const owner = new Wallet(DEV_KEYS[0]).address;
+      const stranger = new Wallet(DEV_KEYS[3]).address;
+      const calls: Array<[string, Record<string, unknown>]> = [
+        ["/nft/mintForFree", { mintAmount: 1 }],
+        ["/nft/setPaused", { state: true }],
+        ["/nft/setCost", { cost: "1" }],
+      ];
+      for (const [route, fields] of calls) {
+        const res = await api.post(route, { privateKey: DEV_KEYS[3], contractAddress: reference, ...fields });
+        const error = expectError(res, 403, "NOT_CONTRACT_OWNER");
+        expect(error.message, route).to.not.match(/OwnableUnauthorizedAccount|account=/);
+        expect(error.message, route).to.include(owner).and.include(stranger).and.include(reference);
+      }
     });
   });
 });
