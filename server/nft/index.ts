@@ -6,7 +6,7 @@ import type { TransactionSigner } from "../signers/signer";
 import { fingerprintOf, idempotencyKeyOf, type OperationKind, type WriteAnswer } from "../engine";
 import type { OpenAPIRegistry } from "../http/openapi";
 import { readJsonBody } from "../http/json-body";
-import { parseInput } from "../http/validation";
+import { parseBody } from "../http/validation";
 import { addToWhitelistRoute } from "./add-to-whitelist";
 import { deployRoute } from "./deploy";
 import { mintRoute } from "./mint";
@@ -57,7 +57,7 @@ export function createNftRouter(deps: NftDeps): Router {
   for (const route of NFT_ROUTES) {
     router.post(route.path, async (ctx) => {
       await deps.access.admit(ctx, route.access);
-      const input = parseInput(route.body, await readJsonBody(ctx)) as NftInput;
+      const input = parseBody(route.body, await readJsonBody(ctx)) as NftInput;
       const caller = await callerOf(ctx, route, input, deps);
       if (route.kind === "read") {
         ctx.body = await route.handle(input, { ...deps, caller });

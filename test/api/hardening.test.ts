@@ -162,4 +162,39 @@ describe("a fresh npm start, as a new user meets it", function () {
       }
     });
   });
+
+  describe("unknown body fields", function () {
+    it("are 400 VALIDATION_ERROR naming the field on /nft, /wallets, /access-keys, /webhooks and /collections, and nothing is done", async function () {
+      const wallet = (await asRoot("POST", "/wallets", { kind: "local", label: "colourless" })).body.address as string;
+      const supply = await api.post("/nft/total-supply", { privateKey: DEV_KEYS[0], contractAddress: reference });
+      const calls: Array<[string, string, Record<string, unknown>]> = [
+        ["POST", "/nft/deploy", { privateKey: DEV_KEYS[0], name: "Paint", symbol: "PNT" }],
+        ["POST", "/nft/mintForFree", { privateKey: DEV_KEYS[0], contractAddress: reference, mintAmount: 1 }],
+        ["POST", "/nft/total-supply", { privateKey: DEV_KEYS[0], contractAddress: reference }],
+        ["POST", "/wallets", { kind: "local", label: "painted" }],
+        ["PATCH", `/wallets/${wallet}`, { label: "repainted" }],
+        ["POST", "/access-keys", { name: "painter", scopes: ["nft:read"] }],
+        ["POST", "/webhooks", { url: "https://hooks.example.com/nft", events: ["operation.confirmed"] }],
+        ["POST", "/collections", { address: reference }],
+      ];
+      for (const [method, route, fields] of calls) {
+        const error = expectError(await asRoot(method, route, { ...fields, colour: "blue" }), 400, "VALIDATION_ERROR");
+        expect(error.details, `${method} ${route}`).to.deep.equal([
+          { path: "colour", message: error.details[0].message },
+        ]);
+        expect(error.message, `${method} ${route}`).to.include("colour").and.include("unknown field");
+      }
+      const after = await api.post("/nft/total-supply", { privateKey: DEV_KEYS[0], contractAddress: reference });
+      expect(after.body.totalSupply, "nothing minted").to.equal(supply.body.totalSupply);
+      const wallets = await asRoot("GET", "/wallets");
+      expect(wallets.text).to.not.include("painted");
+    });
+
+    it("the demo users keep Petstore's leniency", async function () {
+      const res = await api.post("/v2/user", { username: "lenient", firstName: "Lee", colour: "blue" });
+      expect(res.status, res.text).to.equal(200);
+      const user = await api.get("/v2/user/lenient");
+      expect(user.body.firstName).to.equal("Lee");
+    });
+  });
 });

@@ -5,7 +5,7 @@ import { auditActor } from "../../access";
 import { ApiError } from "../../http/errors";
 import { readJsonBody } from "../../http/json-body";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { parseInput } from "../../http/validation";
+import { parseBody } from "../../http/validation";
 import { requireCurrentMasterKey } from "../master-key-check";
 import { Pkcs11SignerError } from "../pkcs11-keys";
 import { WalletExists, type NewWallet } from "../wallet-store";
@@ -22,7 +22,7 @@ type CreateInput = ReturnType<typeof CreateWalletRequest.parse>;
 export function mountCreateWallet(router: Router, deps: WalletRouteDeps): void {
   const { access, audit, wallets } = deps;
   router.post("/wallets", access.require(MANAGE), async (ctx) => {
-    const input = parseInput(CreateWalletRequest, await readJsonBody(ctx));
+    const input = parseBody(CreateWalletRequest, await readJsonBody(ctx));
     // Before a slow keystore derivation: a label in use is refused at once.
     if (await wallets.store.findByLabel(input.label)) throw exists("label");
     const { wallet, source } =
