@@ -20,7 +20,8 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
  * /webhooks and /collections read bodies with it; the demo users keep Petstore's leniency.
  */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
-  const declared = declaredFields(schema);
+  let declared = DECLARED.get(schema);
+  if (declared === undefined) DECLARED.set(schema, (declared = declaredFields(schema)));
   const unknown =
     declared && typeof body === "object" && body !== null && !Array.isArray(body)
       ? Object.keys(body).filter((field) => !declared.has(field))
@@ -34,6 +35,9 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.outp
       if (!details.some((d) => d.path === detail.path)) details.push(detail);
   throw invalid(details);
 }
+
+/** Each body schema's fields, walked once. */
+const DECLARED = new WeakMap<z.ZodType, Set<string> | null>();
 
 function invalid(details: Detail[]): ApiError {
   return new ApiError(
