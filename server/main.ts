@@ -7,6 +7,7 @@ import { createServiceApps } from "./service-app";
 import { BlockFeed } from "./chain/block-feed";
 import { ChainClient } from "./chain/chain-client";
 import { connectProvider } from "./chain/provider";
+import { bindStoreToChain, ChainBlockRecorder, type ChainDataCleared } from "./chain/store-binding";
 import { CollectionIndex } from "./collections";
 import { AllowlistStore } from "./drops/allowlist-store";
 import { VoucherStore } from "./drops/voucher-store";
@@ -41,6 +42,13 @@ export interface StartOptions {
    * (npm start's embedded chain: $DATA_DIR/master.key); unset = no local wallets without the setting.
    */
   masterKeyFile?: string;
+  /**
+   * The chain is new at every start (npm start's embedded Hardhat network): what the store holds
+   * about its chain id is cleared. Unset: the chain is checked against the blocks the store has seen.
+   */
+  freshChain?: boolean;
+  /** How to fund an address on this chain (the embedded chain's hardhat_setBalance), for 402 messages. */
+  fundingHint?: (address: string, wei: bigint) => string;
 }
 
 export interface RunningService {
@@ -52,6 +60,8 @@ export interface RunningService {
   masterKey: Pick<MasterKeySource, "from" | "file" | "created">;
   /** The collections index: the embedded chain registers the collection it deploys there. */
   collections: CollectionIndex;
+  /** What the start cleared of a previous chain (freshChain), for the banner. */
+  chainDataCleared?: ChainDataCleared;
   /**
    * Registers work to stop on shutdown (a background follower of transactions, say): hooks run
    * after the HTTP servers have drained and before the database closes, the last added first.
@@ -79,10 +89,17 @@ export async function startService(
       return connectProvider(rpcUrl, config.rpcTimeoutMs, observer);
     });
   const { provider, chainId } = await connect(metrics);
-  const chain = new ChainClient(provider, { chainId, maxFeePerGas: config.maxFeePerGas });
+  const chain = new ChainClient(provider, {
+    chainId,
+    maxFeePerGas: config.maxFeePerGas,
+    fundingHint: options.fundingHint,
+  });
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: path.join(config.dataDir, "pglite") });
   let wallets;
+  let chainDataCleared: ChainDataCleared | undefined;
   try {
+    // Before anything reads the store: nothing from another chain is resumed, replayed or served.
+    chainDataCleared = await bindStoreToChain(db, chain.rpc, chainId.toString(), options.freshChain === true);
     const masterKey = await resolveMasterKey(config.walletMasterKey, options.masterKeyFile, new WalletStore(db));
     wallets = await openWallets({ db, masterKey, pkcs11: config.pkcs11, logger });
   } catch (err) {
@@ -144,6 +161,8 @@ export async function startService(
     );
   });
   await collections.start();
+  const chainBlocks = new ChainBlockRecorder(db, chain.rpc, chainId.toString(), logger);
+  chainBlocks.start();
   if (config.contractAddress) await collections.register(config.contractAddress, "config");
   const { access, audit } = openAccess(db, {
     rootKey: config.apiKey,
@@ -193,6 +212,7 @@ export async function startService(
     await webhooks.lowBalance?.stop();
     await webhooks.worker.stop();
     await collections.stop();
+    await chainBlocks.stop();
     await blocks.stop();
     await wallets.close();
     await userStore.close();
@@ -212,6 +232,7 @@ export async function startService(
     metrics,
     masterKey: { from: wallets.masterKey.from, file: wallets.masterKey.file, created: wallets.masterKey.created },
     collections,
+    chainDataCleared,
     onShutdown: (name, hook) => hooks.add(name, hook),
     async close() {
       const drained = await Promise.all(servers.map((s) => s.close(config.shutdownTimeoutMs)));
@@ -225,6 +246,7 @@ export async function startService(
       await webhooks.lowBalance?.stop();
       await webhooks.worker.stop();
       await collections.stop();
+      await chainBlocks.stop();
       await blocks.stop();
       await wallets.close();
       await hooks.run();

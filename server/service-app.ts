@@ -114,7 +114,7 @@ function once<T>(build: () => T): () => T {
 export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   const documents = openApiDocuments(deps.separateDemo);
   const metrics = deps.metrics ?? new ServiceMetrics();
-  const { database } = deps;
+  const { database, wallets } = deps;
   const serviceRouter = createServiceRouter({
     chain: async () => ({ chainId: deps.chain.options.chainId.toString(), blockNumber: await deps.chain.ping() }),
     store: database ? () => database.query("SELECT 1") : undefined,
@@ -134,7 +134,12 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     ? createDropsRouter({ chain: deps.chain, access: deps.access, drops: deps.drops })
     : undefined;
   const collectionsRouter = deps.collections
-    ? createCollectionsRouter({ index: deps.collections, chain: deps.chain, access: deps.access })
+    ? createCollectionsRouter({
+        index: deps.collections,
+        chain: deps.chain,
+        access: deps.access,
+        walletByLabel: wallets ? async (label) => (await wallets.store.findByLabel(label))?.address ?? null : undefined,
+      })
     : undefined;
   const accessRouter = database
     ? createAccessRouter({ access: deps.access, audit: deps.audit, db: database })

@@ -62,7 +62,6 @@ export class BlockFeed {
   /** Recent canonical blocks by number, as last read. */
   private readonly recent = new Map<number, BlockHeader>();
   private lastHead?: number;
-  private lastHeadAt = 0;
   private timer?: NodeJS.Timeout;
   private polling?: Promise<void>;
   private pokeAgain = false;
@@ -81,11 +80,6 @@ export class BlockFeed {
   /** The head of the last poll, if any. */
   get head(): number | undefined {
     return this.lastHead;
-  }
-
-  /** The head of the last poll if it is at most `maxAgeMs` old (the feed polls only while anyone subscribes). */
-  recentHead(maxAgeMs: number): number | undefined {
-    return Date.now() - this.lastHeadAt <= maxAgeMs ? this.lastHead : undefined;
   }
 
   subscribe(listener: HeadListener): Subscription {
@@ -175,7 +169,6 @@ export class BlockFeed {
       complete = false; // blocks could not be read: subscribers look up what they need themselves
     }
     this.lastHead = head;
-    this.lastHeadAt = Date.now();
     for (const subscriber of this.subscribers) this.deliver(subscriber, { head, blocks, complete });
   }
 

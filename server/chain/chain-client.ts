@@ -12,6 +12,8 @@ export interface ChainOptions {
   chainId: bigint;
   /** Ceiling on fee quotes (MAX_FEE_PER_GAS). */
   maxFeePerGas?: bigint;
+  /** How to give `address` a balance of at least `wei` on this chain, where the service knows (the embedded chain). */
+  fundingHint?: (address: string, wei: bigint) => string;
 }
 
 /** Headroom over the estimate: a gas estimate can be just below what execution needs at its peak. */
@@ -159,11 +161,45 @@ export class ChainClient {
       const key = `estimate:${from}:${to ?? ""}:${request.value}:${data}`;
       estimate = BigInt(await this.once(key, () => this.rpc.call<string>("eth_estimateGas", [request, "latest"])));
     } catch (err) {
-      throw to ? await this.explain(to, err, "CONTRACT_REVERTED") : toChainApiError(err);
+      const apiError = to ? await this.explain(to, err, "CONTRACT_REVERTED") : toChainApiError(err);
+      if (apiError.code === "INSUFFICIENT_FUNDS") throw await this.insufficientFunds(from, { value });
+      if (apiError.code === "NOT_CONTRACT_OWNER" && to) throw await this.notContractOwner(to, from);
+      throw apiError;
     }
     // About what a call to no code costs (estimates can be a unit or so above): is there code left there?
     if (to && estimate <= intrinsicGas(data) + 1_000n) await this.ensureCollection(to, true);
     return estimate + (estimate * GAS_MARGIN_PERCENT) / 100n;
+  }
+
+  /**
+   * 402 INSUFFICIENT_FUNDS naming `address`, what it holds and what the write needs: `spend` (value
+   * plus gas at the signed max fee) once known, else at least its `value`; and how to fund it on the
+   * embedded chain.
+   */
+  async insufficientFunds(address: string, need: { spend?: bigint; value?: bigint }): Promise<ApiError> {
+    const balance = await this.rpc.call<string>("eth_getBalance", [address, "latest"]).then(BigInt, () => null);
+    const needs =
+      need.spend !== undefined
+        ? `needs ${need.spend} wei (its value plus gas at the signed max fee)`
+        : `needs more than ${need.value ?? 0n} wei (its value, plus gas)`;
+    const total = need.spend ?? need.value ?? 0n;
+    const short = balance === null ? total : total - balance;
+    const send = short > 0n ? `send ${address} at least ${short} wei more` : `fund ${address}`;
+    const hint = this.options.fundingHint?.(address, total);
+    return new ApiError(
+      "INSUFFICIENT_FUNDS",
+      `${address} ${balance === null ? "cannot pay this write, which" : `holds ${balance} wei; this write`} ${needs}: ` +
+        `${send}, then retry${hint ? `. ${hint}` : ""}`,
+    );
+  }
+
+  /** 403 NOT_CONTRACT_OWNER in the API's words: who owns the collection, and who asked. */
+  async notContractOwner(collection: string, caller: string): Promise<ApiError> {
+    const owner = await this.view(collection, "owner", []).then(String, () => null);
+    return new ApiError(
+      "NOT_CONTRACT_OWNER",
+      `Only the owner of collection ${collection}${owner ? `, ${owner},` : ""} may do this; the caller is ${caller}`,
+    );
   }
 
   /** How many transactions `address` has sent, as of "latest" (mined) or "pending" (in the node's pool too). */

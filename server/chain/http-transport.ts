@@ -62,7 +62,12 @@ export class HttpJsonRpcTransport {
     const payload = Buffer.from(JSON.stringify(body));
     const deadline = Date.now() + this.timeoutMs;
     for (let attempt = 0; ; attempt++) {
-      const answer = await this.post(payload, deadline);
+      const answer = await this.post(payload, deadline).catch((err: unknown) => {
+        // A kept-alive connection the node closed while it sat idle (hardhat node: after 5 s):
+        // the request never reached it, so it goes again on a new connection, once.
+        if (err instanceof StaleConnection) return this.post(payload, deadline);
+        throw err;
+      });
       if (answer.status === 429 && attempt < MAX_THROTTLE_RETRIES) {
         const pause = throttlePause(answer.retryAfter, attempt);
         if (Date.now() + pause < deadline) {
@@ -96,9 +101,11 @@ export class HttpJsonRpcTransport {
     return new Promise((resolve, reject) => {
       const remaining = deadline - Date.now();
       if (remaining <= 0) return reject(makeError("request timeout", "TIMEOUT"));
+      let answered = false;
       const request = this.client.request(
         { ...this.options, headers: { "content-type": "application/json", "content-length": payload.length } },
         (response) => {
+          answered = true;
           const chunks: Buffer[] = [];
           response.on("data", (chunk: Buffer) => chunks.push(chunk));
           response.on("error", fail);
@@ -123,12 +130,18 @@ export class HttpJsonRpcTransport {
       const timer = setTimeout(() => request.destroy(makeError("request timeout", "TIMEOUT")), remaining);
       function fail(err: Error) {
         clearTimeout(timer);
-        reject(err);
+        const reset = (err as NodeJS.ErrnoException).code === "ECONNRESET";
+        reject(reset && request.reusedSocket && !answered ? new StaleConnection(err.message) : err);
       }
       request.on("error", fail);
       request.end(payload);
     });
   }
+}
+
+/** A reused keep-alive connection reset before any answer: the node closed it while it was idle. */
+class StaleConnection extends Error {
+  readonly code = "ECONNRESET";
 }
 
 /** Retry-After (seconds) when the endpoint gives one, else a random pause growing with each attempt. */

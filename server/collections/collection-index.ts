@@ -7,6 +7,7 @@ import { toChainApiError } from "../chain/chain-errors";
 import { ApiError } from "../http/errors";
 import type { Logger } from "../http/logger";
 import { ChainWalletReader } from "./chain-wallet";
+import { collectionMetadata } from "./deployment";
 import { CollectionIndexer, LIVE_WINDOW } from "./indexer";
 import { CollectionStore, type CollectionRecord, type RegisteredBy, type TransfersFinalHook } from "./store";
 
@@ -41,6 +42,8 @@ export class CollectionIndex {
   /** Collections known to be registered, by lower-case address: an /nft request costs no query after the first. */
   private readonly registered = new Map<string, number>();
   private readonly waiting = new Set<() => void>();
+  /** Collections that answered neither name() nor symbol(), by id. */
+  private readonly nameless = new Set<number>();
 
   constructor(
     db: SqlDriver,
@@ -122,15 +125,34 @@ export class CollectionIndex {
     );
   }
 
-  /** The chain's head: the block feed's when it polled lately, else asked; null when the chain does not answer. */
+  /** The chain's head, asked now (the feed's is the indexer's last seen block); null when the chain does not answer. */
   async head(): Promise<number | null> {
-    const recent = this.feed.recentHead(2_000);
-    if (recent !== undefined) return recent;
     try {
       return Number(BigInt(await this.chain.rpc.call<string>("eth_blockNumber", [])));
     } catch {
       return null;
     }
+  }
+
+  /**
+   * `record` with its name and symbol: asked of the chain (and kept) while the index has neither. A
+   * collection registered with its deployment block (deployed through the service, the embedded
+   * chain's) is never looked up by the indexer. One that answers neither is asked once per process.
+   */
+  async withMetadata(record: CollectionRecord): Promise<CollectionRecord> {
+    if (record.name !== null || record.symbol !== null || this.nameless.has(record.id)) return record;
+    let metadata: { name: string | null; symbol: string | null };
+    try {
+      metadata = await collectionMetadata(this.chain.rpc, record.address);
+    } catch {
+      return record; // the chain does not answer now: asked again at the next read
+    }
+    if (metadata.name === null && metadata.symbol === null) {
+      this.nameless.add(record.id);
+      return record;
+    }
+    await this.store.setMetadata(record.id, metadata.name, metadata.symbol);
+    return { ...record, ...metadata };
   }
 
   /** The collection at `address`, or null when the index does not follow it. */

@@ -267,6 +267,14 @@ export class CollectionStore {
     );
   }
 
+  /** A collection's name and symbol, where the index has none yet. */
+  async setMetadata(id: number, name: string | null, symbol: string | null): Promise<void> {
+    await this.db.query(
+      "UPDATE indexed_collections SET name = COALESCE(name, $2), symbol = COALESCE(symbol, $3), updated_at = now() WHERE id = $1",
+      [id, name, symbol],
+    );
+  }
+
   /** The stored hashes of blocks `from`..`to`, by number. */
   async blockHashes(chainId: string, from: number, to: number): Promise<Map<number, string>> {
     const { rows } = await this.db.query<{ number: string; hash: string }>(

@@ -12,6 +12,7 @@ import { OPERATION_LIST_MIGRATION } from "./migration-21-operation-list";
 import { ONE_DELIVERY_PATH_MIGRATION } from "./migration-17-one-delivery-path";
 import { applyFunctions } from "./functions";
 import { ALLOWLISTS_MIGRATION } from "./migration-20-allowlists";
+import { CHAIN_BINDING_MIGRATION } from "./migration-18-chain-binding";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -661,10 +662,11 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   TRANSFER_WALLET_FILTER_MIGRATION,
   SKIPPED_WHILE_DISABLED_MIGRATION,
   FINALITY_MIGRATION,
-  COLLECTIONS_PER_KEY_MIGRATION,
-  OPERATION_LIST_MIGRATION,
   ONE_DELIVERY_PATH_MIGRATION,
+  CHAIN_BINDING_MIGRATION,
+  COLLECTIONS_PER_KEY_MIGRATION,
   ALLOWLISTS_MIGRATION,
+  OPERATION_LIST_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

@@ -45,6 +45,7 @@ export async function startEmbeddedChain(config: Config): Promise<ChainSource> {
     rpcUrl: `http://127.0.0.1:${port}`,
     note: "embedded Hardhat network",
     connect: (observer) => connectInProcess(hre.network.provider, observer),
+    fundingHint: (address, wei) => fundingHint(port, address, wei),
     prepare: async (service) => ({
       contractAddress: config.contractAddress ?? (await deployReference(service)),
       ownerKey: DEV_OWNER_KEY,
@@ -52,6 +53,15 @@ export async function startEmbeddedChain(config: Config): Promise<ChainSource> {
     close: () => close(server),
   };
 }
+
+/** The embedded chain funds any address at once: hardhat_setBalance on CHAIN_PORT, `wei` and 1 ether to spare. */
+function fundingHint(port: number, address: string, wei: bigint): string {
+  const balance = `0x${(wei + ONE_ETHER).toString(16)}`;
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "hardhat_setBalance", params: [address, balance] });
+  return `On the embedded chain: curl -s http://127.0.0.1:${port} -H 'content-type: application/json' -d '${body}'`;
+}
+
+const ONE_ETHER = 10n ** 18n;
 
 /** The dev chain's reference collection, deployed from account #0 before any request is served. */
 async function deployReference({ chain, collections }: RunningService): Promise<string> {

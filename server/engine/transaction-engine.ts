@@ -312,8 +312,16 @@ export class TransactionEngine implements RequestPath {
           await sleep(50);
           break;
         case "unreachable":
-        case "refused":
           await this.giveUpUnsent(op, outcome.error, refund);
+          break;
+        case "refused":
+          await this.giveUpUnsent(
+            op,
+            outcome.error.code === "INSUFFICIENT_FUNDS"
+              ? await this.ctx.chain.insufficientFunds(op.from, { spend: signedSpend(op) })
+              : outcome.error,
+            refund,
+          );
       }
     }
   }
@@ -457,6 +465,12 @@ export class TransactionEngine implements RequestPath {
 const noRefund: SpendRefund = async () => {};
 
 /** What a write may cost its signer at most: its value plus all its gas at the signed max fee. */
+/** What the operation's current transaction may cost its sender: value plus gas at the signed max fee. */
+function signedSpend(op: Operation): bigint {
+  const tx = currentTransaction(op)!;
+  return op.call!.value + op.call!.gasLimit * BigInt(tx.maxFeePerGas ?? tx.gasPrice ?? 0);
+}
+
 function spendOf(call: { value: bigint; gasLimit: bigint }, fees: Fees): bigint {
   return call.value + call.gasLimit * (fees.type === 2 ? fees.maxFeePerGas : fees.gasPrice);
 }

@@ -6,7 +6,7 @@ import type { TransactionSigner } from "../signers/signer";
 import { fingerprintOf, idempotencyKeyOf, type OperationKind, type WriteAnswer } from "../engine";
 import type { OpenAPIRegistry } from "../http/openapi";
 import { readJsonBody } from "../http/json-body";
-import { parseInput } from "../http/validation";
+import { parseBody } from "../http/validation";
 import { z } from "zod";
 import { addToWhitelistRoute } from "./add-to-whitelist";
 import { airdropRoute } from "./airdrop";
@@ -73,7 +73,7 @@ export function createNftRouter(deps: NftDeps): Router {
   for (const route of NFT_ROUTES) {
     router[route.method ?? "post"](koaPath(route.path), async (ctx) => {
       await deps.access.admit(ctx, route.access);
-      const input = parseInput(
+      const input = parseBody(
         route.body,
         withPathFields(route, ctx, await readJsonBody(ctx, route.bodyLimit)),
       ) as NftInput;

@@ -33,7 +33,10 @@ export async function planSetting(chain: ChainClient, signer: TransactionSigner,
     Promise.all([setting.isCurrent(), chain.view(contractAddress, "owner", [])]),
   );
   if (owner.toLowerCase() !== signer.address.toLowerCase()) {
-    throw new ApiError("NOT_CONTRACT_OWNER", `OwnableUnauthorizedAccount(account=${signer.address})`);
+    throw new ApiError(
+      "NOT_CONTRACT_OWNER",
+      `Only the owner of collection ${contractAddress}, ${owner}, may do this; the caller is ${signer.address}`,
+    );
   }
   if (current) return { unchanged: setting.fields, contractAddress };
   return { call: { to: contractAddress, data: setting.data }, context: setting.fields };

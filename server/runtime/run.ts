@@ -9,6 +9,7 @@ import { collectionInterface } from "../chain/collection";
 import { ConfigError, loadConfig, type Config } from "../config/config";
 import { credentialFragments, credentialScrubber, maskUrl } from "../config/credentials";
 import { createLogger, wantsPrettyLogs, type Logger } from "../http/logger";
+import type { ChainDataCleared } from "../chain/store-binding";
 import { startService, type RunningService, type StartOptions } from "../main";
 import { masterKeyPath } from "../wallets/master-key";
 import { logProcessErrors, stopOnSignals } from "./process-handlers";
@@ -25,6 +26,8 @@ export interface ChainSource {
   connect: NonNullable<StartOptions["connect"]>;
   /** Runs once the service listens (deploys the reference collection); its answer goes in the banner. */
   prepare?(service: RunningService): Promise<{ contractAddress?: string; ownerKey?: string }>;
+  /** How to fund an address on this chain, for the 402 INSUFFICIENT_FUNDS message. */
+  fundingHint?: (address: string, wei: bigint) => string;
   /** Runs after the service has closed. */
   close(): Promise<void>;
 }
@@ -68,6 +71,9 @@ export async function runService(
       connect: chainSource?.connect,
       // The embedded dev chain makes a master key for its data directory when none is set.
       masterKeyFile: chainSource ? masterKeyPath(config.dataDir) : undefined,
+      // The embedded chain keeps nothing across restarts: neither may the store's chain data.
+      freshChain: chainSource !== undefined,
+      fundingHint: chainSource?.fundingHint,
     });
     const prepared = (await chainSource?.prepare?.(service)) ?? {};
     console.log(
@@ -101,6 +107,19 @@ function masterKeyLine({ from, file, created }: RunningService["masterKey"]): st
   return "none   (set WALLET_MASTER_KEY to hold local wallets)";
 }
 
+/** What a fresh chain's start cleared of the previous one: the banner says how much, and what stays. */
+function clearedLine(cleared: ChainDataCleared): string {
+  const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+  const parts = [
+    n(cleared.operations, "operation"),
+    n(cleared.idempotencyKeys, "idempotency key"),
+    n(cleared.nonces, "nonce"),
+    n(cleared.collections, "indexed collection"),
+    n(cleared.webhookEvents, "undelivered webhook event"),
+  ];
+  return `the embedded chain starts fresh: cleared the previous chain's ${parts.join(", ")}; wallets, access keys, webhooks, users and audit events kept`;
+}
+
 function banner(
   config: Config,
   service: RunningService,
@@ -120,5 +139,6 @@ function banner(
       : `  API_KEY        (from the environment)`,
     `  Store          ${config.databaseUrl ? maskUrl(config.databaseUrl) : `PGlite in ${path.join(config.dataDir, "pglite")}`}`,
     `  Master key     ${masterKeyLine(service.masterKey)}`,
+    ...(service.chainDataCleared ? [`  Chain data     ${clearedLine(service.chainDataCleared)}`] : []),
   ].join("\n");
 }

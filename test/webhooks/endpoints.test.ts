@@ -149,7 +149,7 @@ describe("the /webhooks routes", function () {
         [{ url: "ftp://example.com/", events: ["operation.sent"] }, "url"],
         [{ url: "not a url", events: ["operation.sent"] }, "url"],
         [{ url: receiver.url, events: ["operation.sent"], collections: ["0x12"] }, "collections.0"],
-        [{ url: receiver.url, events: ["operation.sent"], secret: "mine" }, "(body)"],
+        [{ url: receiver.url, events: ["operation.sent"], secret: "mine" }, "secret"],
       ];
       for (const [body, path] of cases) {
         const res = await post("/webhooks", body);

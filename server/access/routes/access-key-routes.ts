@@ -5,7 +5,7 @@ import type { SqlDriver } from "../../db";
 import { ApiError } from "../../http/errors";
 import { readJsonBody } from "../../http/json-body";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { parseInput } from "../../http/validation";
+import { parseBody, parseInput } from "../../http/validation";
 import type { AccessKeyRecord } from "../access-key-store";
 import { auditActor, type AuditLog } from "../audit";
 import type { AccessControl } from "../guard";
@@ -27,7 +27,7 @@ export function mountAccessKeyRoutes(router: Router, deps: AccessRouteDeps): voi
   const { access, audit, db } = deps;
 
   router.post("/access-keys", access.require(MANAGE), async (ctx) => {
-    const input = parseInput(CreateAccessKeyRequest, await readJsonBody(ctx));
+    const input = parseBody(CreateAccessKeyRequest, await readJsonBody(ctx));
     const granter = ctx.state.access as AccessPrincipal;
     const grant = {
       scopes: new Set(input.scopes),

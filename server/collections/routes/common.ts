@@ -14,6 +14,8 @@ export interface CollectionRouteDeps {
   index: CollectionIndex;
   chain: ChainClient;
   access: AccessControl;
+  /** The address of the wallet the service holds under `label`, or null; unset = no wallets held. */
+  walletByLabel?: (label: string) => Promise<string | null>;
 }
 
 /** One /collections route: mounted on the router, documented in the OpenAPI document. */

@@ -23,7 +23,7 @@ export const getCollectionRoute: CollectionRoute = {
       const found = await deps.index.find(address);
       if (!found) throw notFound(address);
       if (query.minBlock !== undefined) await deps.index.atBlock(found, query.minBlock);
-      const record = (await deps.index.find(address)) ?? found;
+      const record = await deps.index.withMetadata((await deps.index.find(address)) ?? found);
       ctx.body = collectionView(record, await deps.index.head());
     });
   },

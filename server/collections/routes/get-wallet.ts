@@ -1,6 +1,11 @@
+import type { Context } from "koa";
 import { z } from "zod";
+import { allows, type AccessPrincipal } from "../../access/principal";
+import { ApiError } from "../../http/errors";
 import { parseInput } from "../../http/validation";
 import { address, decimal } from "../../nft/fields";
+import { errorResponse } from "../../http/openapi";
+import { WalletLabel } from "../../wallets/routes/schemas";
 import {
   OPEN_SECURITY,
   READ_ACCESS,
@@ -13,9 +18,16 @@ import {
   readErrors,
   readIndexed,
   type CollectionRoute,
+  type CollectionRouteDeps,
 } from "./common";
 
-const Path = z.object({ address: address("address"), owner: address("owner") });
+const Path = z.object({
+  address: address("address"),
+  owner: z.union([address("owner"), WalletLabel]).openapi({
+    description: "An address, or the label of a wallet the service holds that the access key may use (as `from`)",
+    example: "treasury",
+  }),
+});
 const Query = z.object({ limit: limit(1000, 10_000), cursor: cursorParam, minBlock });
 const After = z.object({ t: z.string().regex(/^\d{1,78}$/) });
 
@@ -29,11 +41,27 @@ const WalletView = z
   })
   .openapi("CollectionWallet");
 
+/**
+ * The address of the wallet labelled `label`, as `from` finds it: held by the service and within the
+ * access key's wallets. One the key may not use answers exactly as one that does not exist.
+ */
+async function labelledWallet(ctx: Context, deps: CollectionRouteDeps, label: string): Promise<string> {
+  const principal = ctx.state.access as AccessPrincipal | undefined;
+  const found = principal && deps.walletByLabel ? await deps.walletByLabel(label) : null;
+  if (found && allows(principal!, { wallet: found })) return found;
+  throw new ApiError(
+    "WALLET_NOT_FOUND",
+    `owner is neither an address nor the label of a wallet this access key may use${principal ? "" : " (a label needs an access key)"}`,
+    [{ path: "owner", message: "no such wallet for this access key" }],
+  );
+}
+
 /** GET /collections/{address}/wallets/{owner}: the ids of the tokens `owner` holds. */
 export const getWalletRoute: CollectionRoute = {
   mount(router, deps) {
     router.get("/collections/:address/wallets/:owner", deps.access.require(READ_ACCESS), async (ctx) => {
-      const { address: at, owner } = parseInput(Path, ctx.params);
+      const { address: at, owner: given } = parseInput(Path, ctx.params);
+      const owner = given.startsWith("0x") ? given : await labelledWallet(ctx, deps, given);
       const query = parseInput(Query, ctx.query);
       const after = decodeCursor(query.cursor, After);
       ctx.body = await readIndexed(deps, at, query.minBlock, async (db, record) => {
@@ -63,7 +91,7 @@ export const getWalletRoute: CollectionRoute = {
       request: { params: Path, query: Query },
       responses: {
         200: { description: "The wallet", content: { "application/json": { schema: WalletView } } },
-        ...readErrors(),
+        ...readErrors({ 404: errorResponse("COLLECTION_NOT_FOUND, WALLET_NOT_FOUND (an unknown label)") }),
       },
     });
   },

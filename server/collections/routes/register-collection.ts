@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ApiError } from "../../http/errors";
 import { readJsonBody } from "../../http/json-body";
 import { errorResponse } from "../../http/openapi";
-import { parseInput } from "../../http/validation";
+import { parseBody } from "../../http/validation";
 import type { AccessPrincipal } from "../../access";
 import { address } from "../../nft/fields";
 import { CollectionView, collectionView, type CollectionRoute } from "./common";
@@ -30,7 +30,7 @@ export const registerCollectionRoute: CollectionRoute = {
   mount(router, deps) {
     router.post("/collections", async (ctx) => {
       await deps.access.admit(ctx, ACCESS);
-      const input = parseInput(Body, await readJsonBody(ctx));
+      const input = parseBody(Body, await readJsonBody(ctx));
       deps.access.checkBody(ctx, ACCESS, input);
       await deps.chain.ensureCollection(input.address).catch((err: unknown) => {
         if (err instanceof ApiError && (err.code === "CONTRACT_NOT_FOUND" || err.code === "UNSUPPORTED_CONTRACT"))

@@ -5,7 +5,7 @@ import { auditActor, type AccessPrincipal } from "../../access";
 import { ApiError } from "../../http/errors";
 import { readJsonBody } from "../../http/json-body";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { parseInput } from "../../http/validation";
+import { parseBody } from "../../http/validation";
 import { requireCurrentMasterKey } from "../master-key-check";
 import { Pkcs11SignerError, signerUnavailable } from "../pkcs11-keys";
 import { WalletExists, type NewWallet } from "../wallet-store";
@@ -23,7 +23,7 @@ type CreateInput = ReturnType<typeof CreateWalletRequest.parse>;
 export function mountCreateWallet(router: Router, deps: WalletRouteDeps): void {
   const { access, audit, wallets } = deps;
   router.post("/wallets", access.require(MANAGE), async (ctx) => {
-    const input = parseInput(CreateWalletRequest, await readJsonBody(ctx));
+    const input = parseBody(CreateWalletRequest, await readJsonBody(ctx));
     // A key that may use every wallet learns of a label in use at once, before a slow keystore
     // derivation; a key limited to some, only once the wallet is known to be within its limits.
     const limited = (ctx.state.access as AccessPrincipal).wallets !== null;

@@ -3,7 +3,7 @@ import { auditActor } from "../../access";
 import { ApiError, walletNotFound } from "../../http/errors";
 import { readJsonBody } from "../../http/json-body";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { parseInput } from "../../http/validation";
+import { parseBody } from "../../http/validation";
 import { WalletExists, type WalletChanges, type WalletRecord } from "../wallet-store";
 import { createdView, MANAGE_ONE, policyView, walletOfPath, type WalletRouteDeps } from "./deps";
 import { UpdatedWallet, UpdateWalletRequest, WalletParams } from "./schemas";
@@ -13,7 +13,7 @@ export function mountUpdateWallet(router: Router, deps: WalletRouteDeps): void {
   const { access, audit, wallets } = deps;
   router.patch("/wallets/:address", access.require(MANAGE_ONE), async (ctx) => {
     const wallet = await walletOfPath(ctx, deps);
-    const changes: WalletChanges = parseInput(UpdateWalletRequest, await readJsonBody(ctx));
+    const changes: WalletChanges = parseBody(UpdateWalletRequest, await readJsonBody(ctx));
     const updated = await wallets.db
       .transaction(async (tx) => {
         const after = await wallets.store.update(tx, wallet.address, changes);

@@ -3,7 +3,7 @@ import { auditActor, type AccessPrincipal } from "../../access";
 import { maskUrl } from "../../config/credentials";
 import { readJsonBody } from "../../http/json-body";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { parseInput } from "../../http/validation";
+import { parseBody } from "../../http/validation";
 import { newEndpointSecret } from "../signing";
 import { checkFilters, denied, MANAGE, normalized, security, webhookView, type WebhookRouteDeps } from "./deps";
 import { CreateWebhookRequest, WebhookWithSecret } from "./schemas";
@@ -11,7 +11,7 @@ import { CreateWebhookRequest, WebhookWithSecret } from "./schemas";
 /** POST /webhooks: a new endpoint; its secret is in this answer and never again. */
 export function mountCreateEndpoint(router: Router, deps: WebhookRouteDeps): void {
   router.post("/webhooks", deps.access.require(MANAGE), async (ctx) => {
-    const input = parseInput(CreateWebhookRequest, await readJsonBody(ctx));
+    const input = parseBody(CreateWebhookRequest, await readJsonBody(ctx));
     const filters = { collections: normalized(input.collections) ?? null, wallets: normalized(input.wallets) ?? null };
     checkFilters(ctx, filters);
     await deps.guard.checkUrl(input.url);

@@ -4,7 +4,7 @@ import { maskUrl } from "../../config/credentials";
 import { ApiError } from "../../http/errors";
 import { readJsonBody } from "../../http/json-body";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { parseInput } from "../../http/validation";
+import { parseBody, parseInput } from "../../http/validation";
 import {
   checkFilters,
   denied,
@@ -22,7 +22,7 @@ export function mountUpdateEndpoint(router: Router, deps: WebhookRouteDeps): voi
   router.patch("/webhooks/:id", deps.access.require(MANAGE), async (ctx) => {
     const { id } = parseInput(WebhookParams, ctx.params);
     await managedEndpoint(ctx, deps, id);
-    const input = parseInput(UpdateWebhookRequest, await readJsonBody(ctx));
+    const input = parseBody(UpdateWebhookRequest, await readJsonBody(ctx));
     const changes = {
       ...input,
       ...(input.events ? { events: [...new Set(input.events)] } : {}),
