@@ -5,7 +5,8 @@
  */
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { DEV_KEYS } from "../api/harness";
+import { DEV_KEYS, TEST_API_KEY, usedSecrets } from "../api/harness";
+import { Receiver } from "../webhooks/receiver";
 import {
   minedWhenSent,
   mintBody,
@@ -21,15 +22,20 @@ const FINALITY_BLOCKS = 6;
 describe("operations followed until final: a reorg after the answer (automine off, FINALITY_BLOCKS=6)", function () {
   this.timeout(90_000);
   let f: EngineFixture;
+  let receiver: Receiver;
 
   before(async function () {
     this.timeout(180_000);
-    f = await startEngineFixture({ FINALITY_BLOCKS: String(FINALITY_BLOCKS) });
+    [f, receiver] = await Promise.all([
+      startEngineFixture({ FINALITY_BLOCKS: String(FINALITY_BLOCKS), WEBHOOK_ALLOW_PRIVATE: "true" }),
+      Receiver.start(),
+    ]);
   });
 
   after(async function () {
     this.timeout(30_000);
     await f?.stop();
+    await receiver?.close();
   });
 
   /** A mint mined in the next block, answered 200. */
@@ -41,6 +47,12 @@ describe("operations followed until final: a reorg after the answer (automine of
 
   it("a mint answered 200, then reverted out with empty blocks mined in its place: back to sent, mined again with no request, reorgs 1, supply right", async function () {
     const key = DEV_KEYS[7];
+    const hook = await f.api.request("POST", "/webhooks", {
+      json: { url: receiver.url, events: ["operation.confirmed", "operation.reorged"] },
+      headers: { authorization: `Bearer ${TEST_API_KEY}` },
+    });
+    expect(hook.status, hook.text).to.equal(201);
+    usedSecrets.add(hook.body.secret as string);
     const supply = await totalSupply(f);
     const fork = await f.chain.snapshot();
     const answered = await mintAnswered(key);
@@ -60,6 +72,12 @@ describe("operations followed until final: a reorg after the answer (automine of
     expect(op.nonce).to.equal((await operation(f.api, answered.operationId)).nonce);
     expect(op.blockNumber).to.not.equal(answered.blockNumber);
     expect(await totalSupply(f)).to.equal(supply + 1n);
+    // operation.reorged reaches the endpoint between the two operation.confirmed, in that order.
+    const events = await receiver.until(
+      (d) => d.filter((x) => x.json.data.operationId === answered.operationId).length >= 3,
+    );
+    const types = events.filter((x) => x.json.data.operationId === answered.operationId).map((x) => x.json.type);
+    expect(types).to.deep.equal(["operation.confirmed", "operation.reorged", "operation.confirmed"]);
     // The replay shows where it stands now, not the first answer.
     const replayed = await f.api.get(`/nft/operations/${answered.operationId}`);
     expect(replayed.body.result.tokenIds).to.deep.equal(op.result.tokenIds);
