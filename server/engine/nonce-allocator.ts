@@ -102,8 +102,6 @@ export class MemoryNonceAllocator implements NonceAllocator {
  */
 export class SqlNonceAllocator implements NonceAllocator {
   private readonly waiting = new Map<string, Array<{ resolve(nonce: number): void; reject(err: unknown): void }>>();
-  /** Addresses whose gaps this process has looked for since it started. */
-  private readonly reconciled = new Set<string>();
 
   constructor(
     private readonly db: SqlDriver,
@@ -135,17 +133,6 @@ export class SqlNonceAllocator implements NonceAllocator {
 
   /** `count` nonces of `address`, lowest first: recycled ones, then new ones. */
   private async takeMany(address: string, count: number, seed: () => Promise<NonceSeed>): Promise<number[]> {
-    if (!this.reconciled.has(address)) {
-      // Once per process and address: the row's counter may stand above gaps a killed process left
-      // (a nonce taken, never recorded). Those below a held nonce are handed out again first.
-      const seeded = await seed();
-      await this.db.query(
-        `INSERT INTO nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-        [this.chainId, address, seeded.next],
-      );
-      for (const nonce of seeded.free) await this.recycle(address, nonce);
-      this.reconciled.add(address);
-    }
     const reused = await this.db.query<{ nonce: string }>(
       `DELETE FROM recycled_nonces WHERE (chain_id, address, nonce) IN (
          SELECT chain_id, address, nonce FROM recycled_nonces WHERE chain_id = $1 AND address = $2
@@ -156,8 +143,25 @@ export class SqlNonceAllocator implements NonceAllocator {
     const nonces = reused.rows.map((row) => Number(row.nonce)).sort((a, b) => a - b);
     const fresh = count - nonces.length;
     if (fresh === 0) return nonces;
-    const first = await this.increment(address, fresh);
-    if (first === null) throw new Error(`No nonce row for ${address}`);
+    let first = await this.increment(address, fresh);
+    if (first === null) {
+      // The address's first take on this database makes its row from the seed. Only the process
+      // whose insert made it hands the seed's free nonces out: a nonce of a row that already exists
+      // may be held by another process between its take and its record, and the same call signed at
+      // the same nonce is the same transaction. Gaps below an existing row are the follower's to fill.
+      const seeded = await seed();
+      const made = await this.db.query(
+        "INSERT INTO nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1",
+        [this.chainId, address, seeded.next],
+      );
+      if (made.rows.length > 0 && seeded.free.length > 0) {
+        for (const nonce of seeded.free) await this.recycle(address, nonce);
+        for (const nonce of nonces) await this.recycle(address, nonce); // the lowest go first
+        return this.takeMany(address, count, seed);
+      }
+      first = await this.increment(address, fresh);
+      if (first === null) throw new Error(`No nonce row for ${address}`);
+    }
     for (let i = 0; i < fresh; i++) nonces.push(first + i);
     return nonces;
   }
