@@ -5,14 +5,38 @@ import {ERC721A, IERC721A} from "erc721a/contracts/ERC721A.sol";
 import {ERC721AQueryable} from "erc721a/contracts/extensions/ERC721AQueryable.sol";
 import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
 import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol";
+import {ERC2981} from "@openzeppelin/contracts/token/common/ERC2981.sol";
+import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
 
 /// @title NFTCollection
 /// @notice The reference ERC-721 collection that the NFT operations service acts on:
 /// sequential token ids from 1, paid minting, an owner-only free mint, a whitelist,
-/// a pause switch, a settable price and an owner withdrawal.
+/// a pause switch, a settable price and an owner withdrawal; and for drops: airdrops, a batch
+/// whitelist, a Merkle allowlist, EIP-712 mint vouchers and ERC-2981 royalties.
 /// @dev Built on ERC721A so a batch mint writes one ownership slot instead of one per token;
 /// the price and both switches share one storage slot because `mint` reads them together.
-contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard {
+/// An address's allowlist mints are counted in ERC721A's 64-bit aux field, which shares the slot
+/// its balance is written to anyway.
+contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, EIP712 {
+    /// @notice A mint voucher: the voucher signer lets `to` mint `amount` tokens at `price` wei each
+    /// until `validUntil` (unix seconds); `id` can be redeemed once.
+    /// @dev Field order is the EIP-712 type's, which signers already use; it is never stored, so packing is moot.
+    // solhint-disable-next-line gas-struct-packing
+    struct Voucher {
+        address to;
+        uint256 amount;
+        uint256 price;
+        uint64 validUntil;
+        bytes32 id;
+    }
+
+    /// @dev The EIP-712 type hash of `Voucher`.
+    bytes32 private constant VOUCHER_TYPEHASH =
+        // solhint-disable-next-line gas-small-strings
+        keccak256("Voucher(address to,uint256 amount,uint256 price,uint64 validUntil,bytes32 id)");
+
     /// @notice Minting is paused.
     error ContractPaused();
     /// @notice `amount` is zero or above `maxPerTx`.
@@ -33,6 +57,20 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard {
     error CostTooHigh(uint256 cost, uint256 max);
     /// @notice A maximum given to the constructor is zero.
     error InvalidConfiguration();
+    /// @notice An airdrop's lists of recipients and amounts differ in length, or are empty.
+    error InvalidAirdrop(uint256 recipients, uint256 amounts);
+    /// @notice `account` with `allowance` and `price` is not a leaf of the allowlist (or the proof is wrong).
+    error NotAllowlisted(address account, uint256 allowance, uint256 price);
+    /// @notice `account` has minted `minted` of its `allowance` allowlist tokens; `amount` more would pass it.
+    error AllowanceExceeded(address account, uint256 allowance, uint256 minted, uint256 amount);
+    /// @notice The voucher `id` is past its `validUntil`.
+    error VoucherExpired(bytes32 id, uint64 validUntil);
+    /// @notice The voucher `id` has already been redeemed.
+    error VoucherUsed(bytes32 id);
+    /// @notice The voucher's signature recovers to `recovered`, not to the voucher signer `signer`.
+    error VoucherSignerMismatch(address recovered, address signer);
+    /// @notice The voucher is for `to`, and `caller` sent it.
+    error VoucherNotForCaller(address to, address caller);
 
     /// @notice `account` was added to the whitelist.
     event WhitelistAdded(address indexed account);
@@ -48,6 +86,16 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard {
     event Withdrawn(address indexed to, uint256 amount);
     /// @notice The base of every token URI changed.
     event BaseURIChanged(string baseURI);
+    /// @notice The allowlist's Merkle root changed.
+    event AllowlistSet(bytes32 previousRoot, bytes32 root);
+    /// @notice `account` minted `amount` tokens from the allowlist (`allowlistMinted` has its total).
+    event AllowlistMinted(address indexed account, uint256 amount);
+    /// @notice The address whose signature makes a voucher valid changed.
+    event VoucherSignerChanged(address indexed previousSigner, address indexed signer);
+    /// @notice Voucher `id` was redeemed: `amount` tokens minted to `to` at `price` wei each.
+    event VoucherRedeemed(bytes32 indexed id, address indexed to, uint256 amount, uint256 price);
+    /// @notice The royalty of every token changed (ERC-2981): `bps` hundredths of a percent to `receiver`.
+    event DefaultRoyaltyChanged(address indexed receiver, uint96 bps);
 
     /// @notice The largest number of tokens that will ever exist.
     uint256 public immutable maxSupply;
@@ -63,6 +111,12 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard {
     string private _baseTokenURI;
     mapping(address account => bool listed) private _whitelist;
 
+    /// @notice The Merkle root of the allowlist; zero when there is none.
+    bytes32 public allowlistRoot;
+    /// @notice The address whose EIP-712 signature makes a voucher valid; zero when vouchers are off.
+    address public voucherSigner;
+    mapping(bytes32 id => bool used) private _voucherUsed;
+
     /// @param name_ The collection name.
     /// @param symbol_ The collection symbol.
     /// @param baseURI_ The prefix of every token URI (the id and ".json" follow it).
@@ -76,7 +130,7 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard {
         uint256 cost_,
         uint256 maxSupply_,
         uint256 maxMintAmountPerTx_
-    ) ERC721A(name_, symbol_) Ownable(msg.sender) {
+    ) ERC721A(name_, symbol_) Ownable(msg.sender) EIP712(name_, "1") {
         if (maxSupply_ == 0 || maxMintAmountPerTx_ == 0) revert InvalidConfiguration();
         if (cost_ > type(uint128).max) revert CostTooHigh(cost_, type(uint128).max);
         _baseTokenURI = baseURI_;
@@ -166,6 +220,159 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard {
         emit Withdrawn(to, amount);
         (bool sent, ) = payable(to).call{value: amount}("");
         if (!sent) revert WithdrawFailed(to, amount);
+    }
+
+    /// @notice Mints `amounts[i]` tokens to each `recipients[i]` in one transaction; owner only, works while paused.
+    /// @dev Keeps `maxSupply`, not `maxMintAmountPerTx` (the owner's batch). Like ERC721A's batch mint it
+    /// calls no receiver hook, so a contract recipient must be able to hold tokens without one.
+    /// @param recipients The addresses that receive tokens.
+    /// @param amounts The number of tokens each receives (each at least 1).
+    function airdrop(address[] calldata recipients, uint256[] calldata amounts) external onlyOwner {
+        uint256 count = recipients.length;
+        if (count == 0 || count != amounts.length) revert InvalidAirdrop(count, amounts.length);
+        uint256 total;
+        for (uint256 i; i < count; ++i) {
+            uint256 amount = amounts[i];
+            if (amount == 0) revert InvalidMintAmount(0, maxMintAmountPerTx);
+            total += amount;
+        }
+        uint256 remaining = maxSupply - _totalMinted();
+        if (total > remaining) revert MaxSupplyExceeded(total, remaining);
+        for (uint256 i; i < count; ++i) {
+            _mint(recipients[i], amounts[i]);
+        }
+    }
+
+    /// @notice Adds every address of `accounts` to the whitelist; owner only. Listed ones change nothing.
+    /// @param accounts The addresses to list.
+    function addToWhitelist(address[] calldata accounts) external onlyOwner {
+        for (uint256 i; i < accounts.length; ++i) {
+            address account = accounts[i];
+            if (_whitelist[account]) continue;
+            _whitelist[account] = true;
+            emit WhitelistAdded(account);
+        }
+    }
+
+    /// @notice Sets the Merkle root of the allowlist; owner only. Zero turns the allowlist off.
+    /// @dev Leaves are OpenZeppelin StandardMerkleTree leaves of (address, allowance, price):
+    /// keccak256(bytes.concat(keccak256(abi.encode(account, allowance, price)))). Allowlist mint counts
+    /// carry over to a new root.
+    /// @param root The new root.
+    function setAllowlist(bytes32 root) external onlyOwner {
+        bytes32 previous = allowlistRoot;
+        if (previous == root) return;
+        allowlistRoot = root;
+        emit AllowlistSet(previous, root);
+    }
+
+    /// @notice Mints `amount` tokens to the caller as an allowlisted address, at `price` wei each.
+    /// @dev Reverts while paused, for an amount of 0 or above `maxMintAmountPerTx`, past `maxSupply`,
+    /// for a leaf that the proof does not tie to the root, past the caller's allowance, or when underpaid.
+    /// @param amount The number of tokens to mint.
+    /// @param allowance The caller's allowance, as in its leaf.
+    /// @param price The caller's price per token in wei, as in its leaf.
+    /// @param proof The Merkle proof of the caller's leaf.
+    function allowlistMint(
+        uint256 amount,
+        uint256 allowance,
+        uint256 price,
+        bytes32[] calldata proof
+    ) external payable {
+        if (_paused) revert ContractPaused();
+        _checkMintAmount(amount);
+        bytes32 leaf = keccak256(bytes.concat(keccak256(abi.encode(msg.sender, allowance, price))));
+        if (!MerkleProof.verifyCalldata(proof, allowlistRoot, leaf)) {
+            revert NotAllowlisted(msg.sender, allowance, price);
+        }
+        uint256 minted = _getAux(msg.sender);
+        if (amount > allowance || minted > allowance - amount) {
+            revert AllowanceExceeded(msg.sender, allowance, minted, amount);
+        }
+        uint256 required = price * amount;
+        if (msg.value < required) revert InsufficientPayment(required, msg.value);
+        // minted + amount never nears 2^64: each call adds at most maxMintAmountPerTx.
+        _setAux(msg.sender, uint64(minted + amount));
+        emit AllowlistMinted(msg.sender, amount);
+        _safeMint(msg.sender, amount);
+    }
+
+    /// @notice Sets the address whose EIP-712 signature makes a voucher valid; owner only. Zero turns vouchers off.
+    /// @param signer The new voucher signer.
+    function setVoucherSigner(address signer) external onlyOwner {
+        address previous = voucherSigner;
+        if (previous == signer) return;
+        voucherSigner = signer;
+        emit VoucherSignerChanged(previous, signer);
+    }
+
+    /// @notice Mints `voucher.amount` tokens to the caller, who must be `voucher.to`, for
+    /// `voucher.price * voucher.amount` wei; the voucher signer signed it (EIP-712, domain: the
+    /// collection's name, version "1"). Each voucher id mints once.
+    /// @dev Reverts while paused, past `validUntil`, for a used id, for another caller than `to`, for a
+    /// signature that is not the voucher signer's, for an amount of 0 or above `maxMintAmountPerTx`,
+    /// past `maxSupply`, or when underpaid.
+    /// @param voucher The voucher.
+    /// @param signature The voucher signer's signature of it (65 bytes, or 64 in EIP-2098 form).
+    function mintWithVoucher(Voucher calldata voucher, bytes calldata signature) external payable {
+        if (_paused) revert ContractPaused();
+        if (block.timestamp > voucher.validUntil) revert VoucherExpired(voucher.id, voucher.validUntil);
+        if (_voucherUsed[voucher.id]) revert VoucherUsed(voucher.id);
+        if (msg.sender != voucher.to) revert VoucherNotForCaller(voucher.to, msg.sender);
+        bytes32 digest = _hashTypedDataV4(
+            keccak256(
+                abi.encode(
+                    VOUCHER_TYPEHASH,
+                    voucher.to,
+                    voucher.amount,
+                    voucher.price,
+                    voucher.validUntil,
+                    voucher.id
+                )
+            )
+        );
+        (address recovered, ECDSA.RecoverError error_, ) = ECDSA.tryRecover(digest, signature);
+        address signer = voucherSigner;
+        if (error_ != ECDSA.RecoverError.NoError || recovered != signer || signer == address(0)) {
+            revert VoucherSignerMismatch(recovered, signer);
+        }
+        _checkMintAmount(voucher.amount);
+        uint256 required = voucher.price * voucher.amount;
+        if (msg.value < required) revert InsufficientPayment(required, msg.value);
+        _voucherUsed[voucher.id] = true;
+        emit VoucherRedeemed(voucher.id, voucher.to, voucher.amount, voucher.price);
+        _safeMint(voucher.to, voucher.amount);
+    }
+
+    /// @notice Sets the royalty of every token (ERC-2981); owner only.
+    /// @param receiver The address royalties are paid to.
+    /// @param bps The royalty in hundredths of a percent of the sale price (at most 10,000).
+    function setDefaultRoyalty(address receiver, uint96 bps) external onlyOwner {
+        _setDefaultRoyalty(receiver, bps);
+        emit DefaultRoyaltyChanged(receiver, bps);
+    }
+
+    /// @notice Whether the voucher `id` has been redeemed.
+    /// @param id The voucher id.
+    /// @return True once redeemed.
+    function voucherUsed(bytes32 id) external view returns (bool) {
+        return _voucherUsed[id];
+    }
+
+    /// @notice How many tokens `account` has minted from the allowlist, across every root.
+    /// @param account The address.
+    /// @return The count.
+    function allowlistMinted(address account) external view returns (uint256) {
+        return _getAux(account);
+    }
+
+    /// @notice Whether the contract implements `interfaceId` (ERC-165): ERC-721, its metadata, and ERC-2981.
+    /// @param interfaceId The interface id.
+    /// @return True when implemented.
+    function supportsInterface(
+        bytes4 interfaceId
+    ) public view override(ERC721A, IERC721A, ERC2981) returns (bool) {
+        return ERC721A.supportsInterface(interfaceId) || ERC2981.supportsInterface(interfaceId);
     }
 
     /// @notice The price of one token in wei.
