@@ -14,6 +14,7 @@ import {
   registerDocsOpenApi,
   registerServiceOpenApi,
 } from "./http/service-routes";
+import { createJobRouter, registerJobOpenApi, type JobRouteDeps } from "./jobs";
 import { ServiceMetrics } from "./metrics/metrics";
 import { createNftRouter, registerNftOpenApi } from "./nft";
 import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
@@ -47,6 +48,8 @@ export interface ServiceAppDeps {
   metrics?: ServiceMetrics;
   /** The /webhooks routes (openWebhooks); unset = not served. */
   webhooks?: WebhookRouteDeps;
+  /** The /jobs routes (the store, planner and runner of jobs); unset = not served. */
+  jobs?: Omit<JobRouteDeps, "access" | "chain" | "wallets">;
 }
 
 export interface ServiceApps {
@@ -78,6 +81,7 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   registerWalletOpenApi(api);
   registerNftOpenApi(api);
   registerCollectionsOpenApi(api);
+  registerJobOpenApi(api);
   if (!separateDemo) {
     registerUserOpenApi(api);
     return { api: once(() => buildOpenApiDocument(api)) };
@@ -131,6 +135,9 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   const walletRouter = deps.wallets
     ? createWalletRouter({ access: deps.access, audit: deps.audit, chain: deps.chain, wallets: deps.wallets })
     : undefined;
+  const jobRouter = deps.jobs
+    ? createJobRouter({ ...deps.jobs, access: deps.access, chain: deps.chain, wallets: deps.wallets })
+    : undefined;
   const userRouter = createUserRouter({ store: deps.userStore, database: deps.database });
   const app = (logger: Logger, routers: Router[]) =>
     createKoaApp({ logger, trustProxy: deps.trustProxy, metrics, routers });
@@ -141,7 +148,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         serviceRouter,
         createDocsRouter(documents.api),
         nftRouter,
-        ...routers(collectionsRouter, accessRouter, webhookRouter, walletRouter),
+        ...routers(collectionsRouter, accessRouter, webhookRouter, walletRouter, jobRouter),
       ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
       metrics,
@@ -152,7 +159,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       serviceRouter,
       createDocsRouter(documents.api),
       nftRouter,
-      ...routers(collectionsRouter, accessRouter, webhookRouter, walletRouter),
+      ...routers(collectionsRouter, accessRouter, webhookRouter, walletRouter, jobRouter),
       userRouter,
     ]),
     metrics,

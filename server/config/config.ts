@@ -44,6 +44,10 @@ export interface Config {
   pkcs11?: { module: string; tokenLabel: string; pin: string };
   /** WEBHOOK_ALLOW_PRIVATE: webhook URLs may resolve to loopback and private addresses (development, tests). */
   webhookAllowPrivate: boolean;
+  /** MAX_GAS_PER_TX: the gas limit no batch transaction may pass; unset = a third of the block gas limit. */
+  maxGasPerTx?: bigint;
+  /** JOB_CONCURRENCY: batches of one job unconfirmed at once, across every instance. */
+  jobConcurrency: number;
 }
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -107,6 +111,14 @@ const EnvSchema = z
     PKCS11_TOKEN_LABEL: optional(z.string()),
     PKCS11_PIN: optional(z.string()),
     WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
+    MAX_GAS_PER_TX: optional(
+      z
+        .string()
+        .regex(/^\d{1,20}$/, "must be a whole number of gas")
+        .transform((v) => BigInt(v))
+        .refine((v) => v >= 21_000n, "must be at least 21000"),
+    ),
+    JOB_CONCURRENCY: optional(z.coerce.number().int().min(1).max(64)).default(4),
   })
   .superRefine((env, ctx) => {
     const pkcs11 = [env.PKCS11_MODULE, env.PKCS11_TOKEN_LABEL, env.PKCS11_PIN];
@@ -158,5 +170,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         ? { module: e.PKCS11_MODULE, tokenLabel: e.PKCS11_TOKEN_LABEL, pin: e.PKCS11_PIN }
         : undefined,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    maxGasPerTx: e.MAX_GAS_PER_TX,
+    jobConcurrency: e.JOB_CONCURRENCY,
   };
 }

@@ -7,6 +7,7 @@ import { REPLACED_WHEN_SENT_MIGRATION } from "./migration-13-replaced-when-sent"
 import { TRANSFER_WALLET_FILTER_MIGRATION } from "./migration-14-transfer-wallet-filter";
 import { SKIPPED_WHILE_DISABLED_MIGRATION } from "./migration-15-skipped-while-disabled";
 import { FINALITY_MIGRATION } from "./migration-16-finality";
+import { JOBS_MIGRATION } from "./migration-22-jobs";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -656,6 +657,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   TRANSFER_WALLET_FILTER_MIGRATION,
   SKIPPED_WHILE_DISABLED_MIGRATION,
   FINALITY_MIGRATION,
+  JOBS_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */
