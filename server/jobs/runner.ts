@@ -395,8 +395,10 @@ export class JobRunner {
   }
 }
 
+/** The operation an answer names: a success's `operationId`, or the error's of one that failed after it was sent (reverted on chain). */
 function operationIdOf(answer: WriteAnswer): string {
-  const { operationId } = JSON.parse(answer.body) as { operationId?: string };
+  const body = JSON.parse(answer.body) as { operationId?: string; error?: { operationId?: string } };
+  const operationId = body.operationId ?? body.error?.operationId;
   if (!operationId) throw new ApiError("INTERNAL_ERROR", "A batch's answer named no operation");
   return operationId;
 }

@@ -1,4 +1,8 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { expect } from "chai";
 import { Wallet, type JsonRpcProvider } from "ethers";
 import {
@@ -8,10 +12,13 @@ import {
   deployDirectly,
   DEV_KEYS,
   directProvider,
+  ROOT,
   ServiceProcess,
   sleep,
+  TEST_API_KEY,
   type JsonBody,
 } from "../api/harness";
+import { ChainControl } from "../support/chain-control";
 import { fund, KeyedClient, newMasterKey, ROOT_AUTH } from "../wallets/fixture";
 import {
   balancesOf,
@@ -310,5 +317,66 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
     const second = await root.get(`/jobs?limit=2&cursor=${first.body.cursor}`);
     expect(second.body.jobs[0].createdAt <= first.body.jobs[1].createdAt).to.equal(true);
     expect(second.body.jobs[0].jobId).to.not.equal(first.body.jobs[1].jobId);
+  });
+
+  it("the CLI (npx nft-ops): exit 0 when every row is confirmed, 1 with the failed rows in a CSV when a batch reverts on chain, 2 on a usage error", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "nft-ops-cli-"));
+    const cli = (args: string[]) =>
+      new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [path.join(ROOT, "bin", "nft-ops.js"), ...args], {
+          env: { ...process.env, NFT_OPS_URL: service.url, NFT_OPS_KEY: TEST_API_KEY },
+        });
+        let out = "";
+        child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
+        child.stderr.setEncoding("utf8").on("data", (c: string) => (out += c));
+        child.once("error", reject);
+        child.once("exit", (code) => resolve({ code, out }));
+      });
+    try {
+      const good = path.join(dir, "holders.csv");
+      writeFileSync(good, csvOf(recipientRows(20)));
+      const usage = await cli(["job", "airdrop", good, "--from", "treasury"]);
+      expect(usage.code, usage.out).to.equal(2);
+      expect(usage.out).to.include("--collection is required");
+
+      const ok = await cli(["job", "airdrop", good, "--collection", collection, "--from", "treasury"]);
+      expect(ok.code, ok.out).to.equal(0);
+      expect(ok.out).to.include("completed: 20 confirmed, 0 failed");
+      expect(existsSync(path.join(dir, "holders.failed.csv"))).to.equal(false);
+
+      // A batch that passes its simulation and reverts on chain: a public mint with a higher tip takes
+      // the collection's last tokens first, in the same block.
+      const scarce = await deployDirectly(deployer, { maxSupply: 140n, cost: 0n, maxMintAmountPerTx: 50n });
+      await transferOwnership(deployer, scarce, treasury.address as string);
+      const chain = new ChainControl(node.rpcUrl);
+      await chain.setAutomine(false);
+      const bad = path.join(dir, "late.csv");
+      const lateRows = recipientRows(100).map(([address]): [string, number] => [address, 1]);
+      writeFileSync(bad, csvOf(lateRows));
+      const running = cli(["job", "airdrop", bad, "--collection", scarce, "--from", "treasury"]);
+      try {
+        const from = treasury.address as string;
+        while ((await chain.nonce(from, "pending")) === (await chain.nonce(from, "latest"))) await sleep(100);
+        // A gas limit of its own: the node would estimate against its pending block, where the batch took the supply.
+        const tip = 100n * 10n ** 9n;
+        await collectionAt(scarce, deployer).mint(50, {
+          maxPriorityFeePerGas: tip,
+          maxFeePerGas: 10n * tip,
+          gasLimit: 3_000_000n,
+        });
+        await chain.mine();
+      } finally {
+        await chain.setAutomine(true);
+      }
+      const late = await running;
+      expect(late.code, late.out).to.equal(1);
+      expect(late.out).to.include("failed: 0 confirmed, 100 failed");
+      const failed = parseRowsCsv(readFileSync(path.join(dir, "late.failed.csv"), "utf8"));
+      expect(failed.map((r) => r.address)).to.have.members(lateRows.map(([address]) => address));
+      expect(failed.every((r) => r.status === "failed" && r.error.startsWith("CONTRACT_REVERTED"))).to.equal(true);
+      expect(await supply(scarce)).to.equal(50n);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
