@@ -19,6 +19,7 @@ import {
   type JsonBody,
 } from "../api/harness";
 import { ChainControl } from "../support/chain-control";
+import { Receiver } from "../webhooks/receiver";
 import { fund, KeyedClient, newMasterKey, ROOT_AUTH } from "../wallets/fixture";
 import {
   balancesOf,
@@ -43,6 +44,8 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
   let treasury: JsonBody;
   /** Owned by the treasury wallet, room for every test's tokens. */
   let collection: string;
+  /** Subscribed to job.completed and job.failed. */
+  let receiver: Receiver;
 
   const supply = async (address = collection) => (await collectionAt(address, provider).totalSupply()) as bigint;
 
@@ -54,9 +57,17 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
     collection = await deployDirectly(deployer, { maxSupply: 100_000n });
     service = await ServiceProcess.start({
       rpcUrl: node.rpcUrl,
-      env: { WALLET_MASTER_KEY: newMasterKey(), BLOCK_POLL_MS: "100", LOG_LEVEL: "warn" },
+      env: {
+        WALLET_MASTER_KEY: newMasterKey(),
+        BLOCK_POLL_MS: "100",
+        LOG_LEVEL: "warn",
+        WEBHOOK_ALLOW_PRIVATE: "true",
+      },
     });
     root = new KeyedClient(new ApiClient(service.url));
+    receiver = await Receiver.start();
+    const hook = await root.post("/webhooks", { url: receiver.url, events: ["job.completed", "job.failed"] });
+    expect(hook.status, hook.text).to.equal(201);
     treasury = await root.createWallet({ kind: "local", label: "treasury" });
     await fund(provider, treasury.address as string, 10_000n * 10n ** 18n);
     await transferOwnership(deployer, collection, treasury.address as string);
@@ -65,6 +76,7 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
   after(async function () {
     this.timeout(30_000);
     provider?.destroy();
+    await receiver?.close();
     await service?.stop();
     await node?.stop();
   });
@@ -207,6 +219,14 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
     expect(made.status, made.text).to.equal(202);
     await waitForJob(root, made.body.jobId as string, ["completed"]);
     expect(await collectionAt(collection, provider).balanceOf(address)).to.equal(5n);
+    // job.completed, written in the transaction that ended the job.
+    await receiver.until(
+      (d) => d.some((x) => x.json.type === "job.completed" && x.json.data.jobId === made.body.jobId),
+      30_000,
+      "job.completed",
+    );
+    const [event] = receiver.ofType("job.completed").filter((x) => x.json.data.jobId === made.body.jobId);
+    expect(event.json.data).to.include({ kind: "airdrop", status: "completed", rows: 2, batches: 1 });
   });
 
   it("whitelists a list, leaving out what is already listed", async () => {
@@ -375,6 +395,12 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
       expect(failed.map((r) => r.address)).to.have.members(lateRows.map(([address]) => address));
       expect(failed.every((r) => r.status === "failed" && r.error.startsWith("CONTRACT_REVERTED"))).to.equal(true);
       expect(await supply(scarce)).to.equal(50n);
+      const lateJob = (await root.get("/jobs?limit=1")).body.jobs[0] as JsonBody;
+      await receiver.until(
+        (d) => d.some((x) => x.json.type === "job.failed" && x.json.data.jobId === lateJob.jobId),
+        30_000,
+        "job.failed",
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
