@@ -57,6 +57,9 @@ interface BatchRow {
   error: JobError | null;
 }
 
+/** How long stop() waits for batches still inside their submit. */
+const STOP_WAIT_MS = 2_000;
+
 const RETURNING = "RETURNING job_id, idx, first_row, row_count, status, operation_id, gas_used, wei_spent, error";
 
 /**
@@ -89,11 +92,16 @@ export class JobRunner {
     this.schedule(0);
   }
 
+  /**
+   * Stops claiming. Batches being followed stop at once; a batch inside its submit (which may wait
+   * for its confirmation up to TX_TIMEOUT_MS) is waited for a moment only: its claim stays in the
+   * store, and whoever takes it over finds its operation by its idempotency key.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.ticking;
-    await Promise.allSettled([...this.held.values()]);
+    await Promise.race([Promise.allSettled([...this.held.values()]), sleep(STOP_WAIT_MS)]);
   }
 
   /** Looks for work now (a job made or resumed). */
