@@ -16,7 +16,7 @@ import { startPostgresServer, type PostgresServer } from "../users/postgres-serv
 import { fund, KeyedClient, newMasterKey } from "../wallets/fixture";
 import { balancesOf, csvOf, expectedBalances, postCsv, recipientRows, transferOwnership, waitForJob } from "./fixture";
 
-describe("jobs on two instances of one PostgreSQL database: one 2,000-row job shared, no batch sent twice", function () {
+describe("jobs on two instances of one PostgreSQL database: one 2,000-row job shared, at most JOB_CONCURRENCY batches in flight, no batch sent twice", function () {
   this.timeout(300_000);
   let node: ChainNode;
   let provider: JsonRpcProvider;
@@ -71,6 +71,7 @@ describe("jobs on two instances of one PostgreSQL database: one 2,000-row job sh
     expect(res.status, res.text).to.equal(202);
     // Who claimed each batch, while the job runs: both instances take part.
     const owners = new Set<string>();
+    let mostInFlight = 0;
     const id = res.body.jobId as string;
     for (;;) {
       const claims = await db.query<{ lease_owner: string }>(
@@ -78,12 +79,19 @@ describe("jobs on two instances of one PostgreSQL database: one 2,000-row job sh
         [id],
       );
       for (const row of claims.rows) owners.add(row.lease_owner);
+      const open = await db.query<{ n: string }>(
+        "SELECT count(*)::text AS n FROM job_batches WHERE job_id = $1 AND status IN ('sending', 'sent')",
+        [id],
+      );
+      mostInFlight = Math.max(mostInFlight, Number(open.rows[0].n));
       const job = (await b.get(`/jobs/${id}`)).body as JsonBody;
       if (job.status !== "running") break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const job = await waitForJob(b, id, ["completed"], 10_000);
     expect(owners.size, "instances that claimed batches").to.equal(2);
+    // JOB_CONCURRENCY (4) across both instances: claimed or sent, not yet recorded confirmed.
+    expect(mostInFlight).to.be.within(1, 4);
 
     // Count the transactions: the wallet sent exactly one per batch to the collection.
     const lastBlock = await chain.blockNumber();
