@@ -168,3 +168,14 @@ export function webhooksCostChecks(f: { name: string; ratio: number }): Check[] 
     ),
   ];
 }
+
+/** bench/jobs.ts: a 10,000-recipient job's wall time against a raw script's, same batches (raw / job). */
+export const JOBS_TARGETS = { ratio: 0.8 };
+export function jobsChecks(f: { ratio: number; gasRatio: number; csvMs: number }): Check[] {
+  return [
+    check(
+      f.ratio >= JOBS_TARGETS.ratio,
+      `10,000-recipient job = ${x(f.ratio)} the raw script's speed (target >= ${JOBS_TARGETS.ratio}x); its gas ${x(f.gasRatio, 3)} of 10,000 mintForFree(1); a 100,000-row CSV checked in ${f.csvMs} ms (goal <= 2000 ms, reported)`,
+    ),
+  ];
+}

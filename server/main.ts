@@ -16,6 +16,7 @@ import type { Logger } from "./http/logger";
 import { openDatabase } from "./db";
 import { openEngine } from "./engine";
 import { ServiceMetrics, type RpcObserver } from "./metrics/metrics";
+import { DEFAULT_RUNNER_OPTIONS, JOB_OPERATION_KINDS, JobPlanner, JobRunner, JobStore } from "./jobs";
 import { OPERATION_KINDS } from "./nft";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
@@ -114,7 +115,7 @@ export async function startService(
     chain,
     blocks,
     db,
-    kinds: OPERATION_KINDS,
+    kinds: new Map([...OPERATION_KINDS, ...JOB_OPERATION_KINDS]),
     logger,
     metrics,
     // A wallet's operations are re-signed by the follower with no request, after a restart too.
@@ -180,6 +181,12 @@ export async function startService(
     lowBalancePollMs: options.lowBalancePollMs,
     masterKey: wallets.masterKey.key,
   });
+  const jobStore = new JobStore(db);
+  const jobRunner = new JobRunner(
+    jobStore,
+    { engine, wallets, chain, logger: logger.child({ component: "jobs" }) },
+    { ...DEFAULT_RUNNER_OPTIONS, concurrency: config.jobConcurrency },
+  );
   const apps = createServiceApps({
     chain,
     engine,
@@ -199,6 +206,7 @@ export async function startService(
       vouchers: new VoucherStore(db, chainId.toString()),
       maxGasPerTx: config.maxGasPerTx,
     },
+    jobs: { store: jobStore, runner: jobRunner, planner: new JobPlanner(chain, config.maxGasPerTx) },
   });
 
   const servers: DrainableServer[] = [];
@@ -224,6 +232,8 @@ export async function startService(
   const hooks = new ShutdownHooks(logger);
   webhooks.worker.start();
   webhooks.lowBalance?.start();
+  // Jobs left running by an earlier run (or another instance) go on with no request.
+  await jobRunner.start();
 
   return {
     apiUrl: urlOf(api.server, config.host),
@@ -240,6 +250,8 @@ export async function startService(
       if (cut > 0) {
         logger.warn({ cut, shutdownTimeoutMs: config.shutdownTimeoutMs }, "requests still in flight were cut");
       }
+      // Batches not yet sent stay claimable in the store: the next start (or another process) sends them.
+      await jobRunner.stop();
       // What is unfinished stays in the store: the next start (or another process) follows it on.
       await engine.stop();
       // Attempts in flight are cut and given back: the next start (or another process) sends them.

@@ -16,6 +16,7 @@ import {
   registerDocsOpenApi,
   registerServiceOpenApi,
 } from "./http/service-routes";
+import { createJobRouter, registerJobOpenApi, type JobRouteDeps } from "./jobs";
 import { ServiceMetrics } from "./metrics/metrics";
 import { createDropsRouter, registerDropsOpenApi } from "./drops/routes";
 import { createNftRouter, registerNftOpenApi } from "./nft";
@@ -53,6 +54,8 @@ export interface ServiceAppDeps {
   webhooks?: WebhookRouteDeps;
   /** Drops: allowlists and vouchers the service keeps, MAX_GAS_PER_TX; unset = no allowlist or voucher reads. */
   drops?: DropsDeps;
+  /** The /jobs routes (the store, planner and runner of jobs); unset = not served. */
+  jobs?: Omit<JobRouteDeps, "access" | "chain" | "wallets">;
 }
 
 export interface ServiceApps {
@@ -85,6 +88,7 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   registerNftOpenApi(api);
   registerCollectionsOpenApi(api);
   registerDropsOpenApi(api);
+  registerJobOpenApi(api);
   if (!separateDemo) {
     registerUserOpenApi(api);
     return { api: once(() => buildOpenApiDocument(api)) };
@@ -148,6 +152,9 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   const walletRouter = deps.wallets
     ? createWalletRouter({ access: deps.access, audit: deps.audit, chain: deps.chain, wallets: deps.wallets })
     : undefined;
+  const jobRouter = deps.jobs
+    ? createJobRouter({ ...deps.jobs, access: deps.access, chain: deps.chain, wallets: deps.wallets })
+    : undefined;
   const userRouter = createUserRouter({ store: deps.userStore, database: deps.database });
   const app = (logger: Logger, routers: Router[]) =>
     createKoaApp({ logger, trustProxy: deps.trustProxy, metrics, routers });
@@ -158,7 +165,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         serviceRouter,
         createDocsRouter(documents.api),
         nftRouter,
-        ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter),
+        ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter, jobRouter),
         createConsoleRouter(),
       ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
@@ -170,7 +177,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       serviceRouter,
       createDocsRouter(documents.api),
       nftRouter,
-      ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter),
+      ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter, jobRouter),
       userRouter,
       createConsoleRouter(),
     ]),

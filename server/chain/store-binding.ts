@@ -46,7 +46,7 @@ async function blockHash(rpc: Rpc, number: number): Promise<string | null> {
 
 /**
  * Removes what the store holds about chain `chainId`, in one transaction: its operations (and so
- * their idempotency keys), nonces, the index, allowlists and vouchers, and every webhook event not delivered yet (events
+ * their idempotency keys), nonces, the index, allowlists, vouchers and jobs, and every webhook event not delivered yet (events
  * carry no chain id: a store serves one chain at a time). Forgets the chain's blocks too.
  */
 export async function forgetChain(db: SqlDriver, chainId: string): Promise<ChainDataCleared> {
@@ -68,6 +68,8 @@ export async function forgetChain(db: SqlDriver, chainId: string): Promise<Chain
     // The drops of that chain: allowlists (their entries go with them) and the vouchers signed for it.
     await tx.query("DELETE FROM allowlists WHERE chain_id = $1", [chainId]);
     await tx.query("DELETE FROM vouchers WHERE chain_id = $1", [chainId]);
+    // Its jobs (their batches and rows go with them): their operations are gone with the chain.
+    await tx.query("DELETE FROM jobs WHERE chain_id = $1", [chainId]);
     // Undelivered: the deliveries still pending (the delivered and failed ones are the delivery log).
     const { rows } = await tx.query<{ n: string | number }>(
       `WITH gone AS (DELETE FROM webhook_deliveries WHERE status = 'pending' RETURNING event_seq)

@@ -48,6 +48,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** MAX_GAS_PER_TX: the most gas one airdrop or batch whitelist may take; unset = a third of the block gas limit. */
   maxGasPerTx?: bigint;
+  /** JOB_CONCURRENCY: batches of one job unconfirmed at once, across every instance. */
+  jobConcurrency: number;
 }
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -119,6 +121,7 @@ const EnvSchema = z
         .transform((v) => BigInt(v))
         .refine((v) => v >= 21_000n, "must be at least 21000"),
     ),
+    JOB_CONCURRENCY: optional(z.coerce.number().int().min(1).max(64)).default(4),
   })
   .superRefine((env, ctx) => {
     const pkcs11 = [env.PKCS11_MODULE, env.PKCS11_TOKEN_LABEL, env.PKCS11_PIN];
@@ -172,5 +175,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
     maxCollectionsPerKey: e.MAX_COLLECTIONS_PER_KEY,
     maxGasPerTx: e.MAX_GAS_PER_TX,
+    jobConcurrency: e.JOB_CONCURRENCY,
   };
 }

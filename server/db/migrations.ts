@@ -13,6 +13,7 @@ import { ONE_DELIVERY_PATH_MIGRATION } from "./migration-17-one-delivery-path";
 import { applyFunctions } from "./functions";
 import { ALLOWLISTS_MIGRATION } from "./migration-20-allowlists";
 import { CHAIN_BINDING_MIGRATION } from "./migration-18-chain-binding";
+import { JOBS_MIGRATION } from "./migration-22-jobs";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -667,6 +668,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   COLLECTIONS_PER_KEY_MIGRATION,
   ALLOWLISTS_MIGRATION,
   OPERATION_LIST_MIGRATION,
+  JOBS_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

@@ -10,6 +10,8 @@ export const EVENT_TYPES = [
   "operation.reorged",
   "wallet.low_balance",
   "collection.transfer",
+  "job.completed",
+  "job.failed",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

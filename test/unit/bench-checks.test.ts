@@ -9,6 +9,7 @@ import {
   blocktimeBurstChecks,
   gasChecks,
   indexChecks,
+  jobsChecks,
   verdict,
   walletsChecks,
   webhooksBurstChecks,
@@ -109,6 +110,14 @@ const benches: Array<{ bench: string; passing: Check[]; failing: Record<string, 
         ...webhooksBurstChecks({ name: "PGlite", p99: 900 }),
         ...webhooksCostChecks({ name: "PGlite", ratio: 0.74 }),
       ],
+    },
+  },
+  {
+    bench: "jobs",
+    passing: jobsChecks({ ratio: 0.9, gasRatio: 0.6, csvMs: 1_500 }),
+    failing: {
+      "a job at 0.7x the raw script": jobsChecks({ ratio: 0.7, gasRatio: 0.6, csvMs: 1_500 }),
+      "no ratio measured": jobsChecks({ ratio: NaN, gasRatio: 0.6, csvMs: 1_500 }),
     },
   },
 ];

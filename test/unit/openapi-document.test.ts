@@ -67,6 +67,15 @@ const WALLET_OPERATIONS = [
   "PATCH /wallets/{address} updateWallet",
   "DELETE /wallets/{address} deleteWallet",
 ];
+const JOB_OPERATIONS = [
+  "POST /jobs createJob",
+  "GET /jobs listJobs",
+  "GET /jobs/{id} getJob",
+  "GET /jobs/{id}/rows listJobRows",
+  "GET /jobs/{id}/events jobEvents",
+  "POST /jobs/{id}/resume resumeJob",
+  "POST /jobs/{id}/cancel cancelJob",
+];
 const USER_OPERATIONS = [
   "POST /v2/user createUser",
   "POST /v2/user/createWithList createUsersWithListInput",
@@ -105,6 +114,7 @@ describe("the OpenAPI documents", function () {
         ...ACCESS_OPERATIONS,
         ...WEBHOOK_OPERATIONS,
         ...WALLET_OPERATIONS,
+        ...JOB_OPERATIONS,
         ...USER_OPERATIONS,
       ]);
     });
@@ -118,6 +128,7 @@ describe("the OpenAPI documents", function () {
         ...ACCESS_OPERATIONS,
         ...WEBHOOK_OPERATIONS,
         ...WALLET_OPERATIONS,
+        ...JOB_OPERATIONS,
       ]);
       expect(listed(demo)).to.have.members([...USER_OPERATIONS, "GET /openapi.json openApiDocument"]);
     });

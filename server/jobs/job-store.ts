@@ -1,0 +1,280 @@
+import type { SqlDriver, SqlExecutor } from "../db";
+import type { Plan } from "./planner";
+import type { JobEntry, JobKind } from "./rows";
+
+export type JobStatus = "running" | "paused" | "completed" | "failed" | "cancelled";
+export type BatchStatus = "pending" | "sending" | "sent" | "confirmed" | "failed" | "cancelled";
+/** A row's state is its batch's: claimed and cancelled batches' rows are still pending. */
+export type RowStatus = "pending" | "sent" | "confirmed" | "failed";
+
+export const FINISHED: readonly JobStatus[] = ["completed", "failed", "cancelled"];
+
+export interface JobError {
+  code: string;
+  message: string;
+}
+
+export interface JobRecord {
+  id: string;
+  seq: string;
+  kind: JobKind;
+  chainId: string;
+  contractAddress: string;
+  from: string;
+  status: JobStatus;
+  error: JobError | null;
+  rows: number;
+  batches: number;
+  estimatedGas: string;
+  estimatedCostWei: string;
+  accessKeyId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+}
+
+export interface BatchRecord {
+  jobId: string;
+  index: number;
+  first: number;
+  count: number;
+  status: BatchStatus;
+  operationId: string | null;
+  gasUsed: string | null;
+  weiSpent: string | null;
+  error: JobError | null;
+}
+
+export interface RowRecord {
+  n: number;
+  line: number;
+  address: string;
+  amount: string | null;
+  batch: number;
+  status: RowStatus;
+  tokenIds: string[] | null;
+  state: string | null;
+  error: JobError | null;
+}
+
+interface JobRow {
+  id: string;
+  seq: string;
+  kind: JobKind;
+  chain_id: string;
+  contract_address: string;
+  from_address: string;
+  status: JobStatus;
+  error: JobError | null;
+  row_count: number;
+  batch_count: number;
+  estimated_gas: string;
+  estimated_cost_wei: string;
+  access_key_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  finished_at: Date | null;
+}
+
+interface BatchRow {
+  job_id: string;
+  idx: number;
+  first_row: number;
+  row_count: number;
+  status: BatchStatus;
+  operation_id: string | null;
+  gas_used: string | null;
+  wei_spent: string | null;
+  error: JobError | null;
+}
+
+const JOB_COLUMNS = `id, seq::text AS seq, kind, chain_id, contract_address, from_address, status, error, row_count,
+  batch_count, estimated_gas, estimated_cost_wei, access_key_id, created_at, updated_at, finished_at`;
+const BATCH_COLUMNS = "job_id, idx, first_row, row_count, status, operation_id, gas_used, wei_spent, error";
+/** Rows written per statement when a job is made. */
+const INSERT_CHUNK = 10_000;
+
+const toJob = (r: JobRow): JobRecord => ({
+  id: r.id,
+  seq: r.seq,
+  kind: r.kind,
+  chainId: r.chain_id,
+  contractAddress: r.contract_address,
+  from: r.from_address,
+  status: r.status,
+  error: r.error,
+  rows: Number(r.row_count),
+  batches: Number(r.batch_count),
+  estimatedGas: r.estimated_gas,
+  estimatedCostWei: r.estimated_cost_wei,
+  accessKeyId: r.access_key_id,
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
+  finishedAt: r.finished_at ? new Date(r.finished_at) : null,
+});
+
+export const toBatch = (r: BatchRow): BatchRecord => ({
+  jobId: r.job_id,
+  index: Number(r.idx),
+  first: Number(r.first_row),
+  count: Number(r.row_count),
+  status: r.status,
+  operationId: r.operation_id,
+  gasUsed: r.gas_used,
+  weiSpent: r.wei_spent,
+  error: r.error,
+});
+
+/** SQL of a row's state from its batch's. */
+const ROW_STATUS_SQL = `CASE b.status WHEN 'sent' THEN 'sent' WHEN 'confirmed' THEN 'confirmed' WHEN 'failed' THEN 'failed'
+  ELSE 'pending' END`;
+
+export interface NewJob {
+  id: string;
+  kind: JobKind;
+  chainId: string;
+  contractAddress: string;
+  from: string;
+  accessKeyId: string | null;
+  entries: JobEntry[];
+  plan: Plan;
+}
+
+/** The jobs tables (migration 22). */
+export class JobStore {
+  constructor(readonly db: SqlDriver) {}
+
+  /** Writes a job, its batches and its rows in one transaction. */
+  async create(job: NewJob): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO jobs (id, kind, chain_id, contract_address, from_address, status, row_count, batch_count,
+           estimated_gas, estimated_cost_wei, access_key_id)
+         VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8, $9, $10)`,
+        [
+          job.id,
+          job.kind,
+          job.chainId,
+          job.contractAddress,
+          job.from,
+          job.entries.length,
+          job.plan.batches.length,
+          job.plan.estimatedGas.toString(),
+          job.plan.estimatedCostWei.toString(),
+          job.accessKeyId,
+        ],
+      );
+      await tx.query(
+        `INSERT INTO job_batches (job_id, idx, first_row, row_count, status)
+         SELECT $1, r.idx, r.first_row, r.row_count, 'pending'
+         FROM jsonb_to_recordset($2::jsonb) AS r(idx integer, first_row integer, row_count integer)`,
+        [
+          job.id,
+          JSON.stringify(job.plan.batches.map((b) => ({ idx: b.index, first_row: b.first, row_count: b.count }))),
+        ],
+      );
+      const batchOf = new Int32Array(job.entries.length);
+      for (const b of job.plan.batches) batchOf.fill(b.index, b.first, b.first + b.count);
+      for (let start = 0; start < job.entries.length; start += INSERT_CHUNK) {
+        const chunk = job.entries.slice(start, start + INSERT_CHUNK).map((e, i) => ({
+          n: start + i,
+          line: e.line,
+          address: e.address,
+          amount: job.kind === "airdrop" ? e.amount.toString() : null,
+          batch: batchOf[start + i],
+        }));
+        await tx.query(
+          `INSERT INTO job_rows (job_id, n, line, address, amount, batch)
+           SELECT $1, r.n, r.line, r.address, r.amount, r.batch
+           FROM jsonb_to_recordset($2::jsonb) AS r(n integer, line integer, address text, amount text, batch integer)`,
+          [job.id, JSON.stringify(chunk)],
+        );
+      }
+    });
+  }
+
+  async find(id: string, db: SqlExecutor = this.db): Promise<JobRecord | null> {
+    const { rows } = await db.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`, [id]);
+    return rows[0] ? toJob(rows[0]) : null;
+  }
+
+  /** Locks the job's row until the transaction ends: claims, pauses and cancels of one job take turns. */
+  async lock(tx: SqlExecutor, id: string): Promise<JobRecord | null> {
+    const { rows } = await tx.query<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1 FOR UPDATE`, [id]);
+    return rows[0] ? toJob(rows[0]) : null;
+  }
+
+  /** Newest first, after `cursor` (a seq). */
+  async list(limit: number, cursor?: string): Promise<JobRecord[]> {
+    const { rows } = await this.db.query<JobRow>(
+      `SELECT ${JOB_COLUMNS} FROM jobs WHERE ($1::bigint IS NULL OR seq < $1::bigint) ORDER BY seq DESC LIMIT $2`,
+      [cursor ?? null, limit],
+    );
+    return rows.map(toJob);
+  }
+
+  async batches(jobId: string, db: SqlExecutor = this.db): Promise<BatchRecord[]> {
+    const { rows } = await db.query<BatchRow>(
+      `SELECT ${BATCH_COLUMNS} FROM job_batches WHERE job_id = $1 ORDER BY idx`,
+      [jobId],
+    );
+    return rows.map(toBatch);
+  }
+
+  /** Rows by state, from the batches (no row is read). */
+  async rowCounts(jobId: string): Promise<Record<RowStatus, number>> {
+    const { rows } = await this.db.query<{ status: BatchStatus; n: string }>(
+      "SELECT status, sum(row_count)::text AS n FROM job_batches WHERE job_id = $1 GROUP BY status",
+      [jobId],
+    );
+    const counts: Record<RowStatus, number> = { pending: 0, sent: 0, confirmed: 0, failed: 0 };
+    for (const row of rows) {
+      const state: RowStatus =
+        row.status === "sent" || row.status === "confirmed" || row.status === "failed" ? row.status : "pending";
+      counts[state] += Number(row.n);
+    }
+    return counts;
+  }
+
+  /** The entries of one batch, in order. */
+  async batchEntries(jobId: string, index: number): Promise<JobEntry[]> {
+    const { rows } = await this.db.query<{ line: number; address: string; amount: string | null }>(
+      "SELECT line, address, amount FROM job_rows WHERE job_id = $1 AND batch = $2 ORDER BY n",
+      [jobId, index],
+    );
+    return rows.map((r) => ({ line: Number(r.line), address: r.address, amount: BigInt(r.amount ?? "1") }));
+  }
+
+  /** A page of rows after `cursor` (a row number), optionally of one state; `limit` unset = all. */
+  async rows(jobId: string, options: { status?: RowStatus; cursor?: number; limit?: number }): Promise<RowRecord[]> {
+    const { rows } = await this.db.query<{
+      n: number;
+      line: number;
+      address: string;
+      amount: string | null;
+      batch: number;
+      status: RowStatus;
+      token_ids: string[] | null;
+      state: string | null;
+      error: JobError | null;
+    }>(
+      `SELECT r.n, r.line, r.address, r.amount, r.batch, ${ROW_STATUS_SQL} AS status, r.token_ids, r.state,
+         CASE WHEN b.status = 'failed' THEN b.error END AS error
+       FROM job_rows r JOIN job_batches b ON b.job_id = r.job_id AND b.idx = r.batch
+       WHERE r.job_id = $1 AND r.n > $2 AND ($3::text IS NULL OR ${ROW_STATUS_SQL} = $3::text)
+       ORDER BY r.n LIMIT $4`,
+      [jobId, options.cursor ?? -1, options.status ?? null, options.limit ?? null],
+    );
+    return rows.map((r) => ({
+      n: Number(r.n),
+      line: Number(r.line),
+      address: r.address,
+      amount: r.amount,
+      batch: Number(r.batch),
+      status: r.status,
+      tokenIds: r.token_ids,
+      state: r.state,
+      error: r.error,
+    }));
+  }
+}

@@ -1,0 +1,62 @@
+import type Router from "@koa/router";
+import { ApiError } from "../../http/errors";
+import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
+import { FINISHED } from "../job-store";
+import { admitWrite, JobParams, jobOfPath, jobView, requireKind, type JobRouteDeps } from "./deps";
+import { JobView } from "./schemas";
+
+/** How long a cancel waits for batches caught between their claim and their broadcast. */
+const SETTLE_MS = 30_000;
+
+/**
+ * POST /jobs/{id}/cancel: batches not yet sent are never sent. Answers once no batch is between
+ * its claim and its broadcast, so nothing goes out after the answer; batches already sent are
+ * followed to their end.
+ */
+export function mountCancelJob(router: Router, deps: JobRouteDeps): void {
+  router.post("/jobs/:id/cancel", async (ctx) => {
+    await admitWrite(ctx, deps);
+    const found = await jobOfPath(ctx, deps);
+    requireKind(ctx, deps, found.kind, found.contractAddress);
+    deps.access.checkWallet(ctx, found.from);
+    await deps.store.db.transaction(async (tx) => {
+      const job = (await deps.store.lock(tx, found.id))!;
+      if (FINISHED.includes(job.status))
+        throw new ApiError("JOB_NOT_RUNNABLE", `The job is ${job.status} already; there is nothing to cancel`);
+      await tx.query("UPDATE jobs SET status = 'cancelled', updated_at = now(), finished_at = now() WHERE id = $1", [
+        job.id,
+      ]);
+      await tx.query("UPDATE job_batches SET status = 'cancelled' WHERE job_id = $1 AND status = 'pending'", [job.id]);
+    });
+    const deadline = Date.now() + SETTLE_MS;
+    while (Date.now() < deadline) {
+      const { rows } = await deps.store.db.query<{ n: string }>(
+        "SELECT count(*)::text AS n FROM job_batches WHERE job_id = $1 AND status = 'sending'",
+        [found.id],
+      );
+      if (rows[0].n === "0") break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    ctx.body = await jobView(deps, (await deps.store.find(found.id))!);
+  });
+}
+
+export function registerCancelJobOpenApi(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: "post",
+    path: "/jobs/{id}/cancel",
+    operationId: "cancelJob",
+    tags: ["jobs"],
+    summary: "Cancel a job: batches not yet sent are never sent",
+    security: [{ AccessKey: [] }],
+    request: { params: JobParams },
+    responses: {
+      200: { description: "The job, cancelled", content: { "application/json": { schema: JobView } } },
+      401: errorResponse("UNAUTHORIZED"),
+      403: errorResponse("FORBIDDEN"),
+      404: errorResponse("JOB_NOT_FOUND"),
+      429: errorResponse("RATE_LIMITED"),
+      409: errorResponse("JOB_NOT_RUNNABLE"),
+    },
+  });
+}

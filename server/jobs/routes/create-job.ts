@@ -1,0 +1,201 @@
+import { randomUUID } from "node:crypto";
+import { bodyParser } from "@koa/bodyparser";
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import { z } from "zod";
+import type { AccessPrincipal } from "../../access";
+import { ApiError } from "../../http/errors";
+import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
+import { parseInput } from "../../http/validation";
+import { address, from } from "../../nft/fields";
+import { ROOT_KEY_ID } from "../../nft";
+import { checkRows, MAX_BODY_BYTES, MAX_ROWS, readCsvRows, type InputRow, type JobKind } from "../rows";
+import { admitWrite, requireKind, type JobRouteDeps } from "./deps";
+import { JobPlanView } from "./schemas";
+
+const Kind = z.enum(["airdrop", "whitelist"]);
+
+const CreateQuery = z.object({
+  kind: Kind.optional(),
+  contractAddress: address("contractAddress").optional(),
+  from: from.optional(),
+  dryRun: z.enum(["true", "false"]).optional(),
+});
+
+/** The JSON body, its rows left to checkRows (which names each bad one as `row N`). */
+const CreateBody = z
+  .object({
+    kind: Kind,
+    contractAddress: address("contractAddress"),
+    from,
+    dryRun: z.boolean().optional(),
+    recipients: z.array(z.unknown()).optional(),
+    addresses: z.array(z.unknown()).optional(),
+  })
+  .superRefine((body, ctx) => {
+    const list = body.kind === "airdrop" ? "recipients" : "addresses";
+    if (body[list] === undefined) ctx.addIssue({ code: "custom", path: [list], message: `${list} is required` });
+  });
+
+/** What the OpenAPI document shows of the JSON body. */
+const CreateBodyDoc = z
+  .object({
+    kind: Kind,
+    contractAddress: z.string(),
+    from: z.string().openapi({ description: "A wallet the service holds (address or label)" }),
+    dryRun: z.boolean().optional(),
+    recipients: z
+      .array(z.object({ address: z.string(), amount: z.union([z.string(), z.number().int()]) }))
+      .max(MAX_ROWS)
+      .optional(),
+    addresses: z.array(z.string()).max(MAX_ROWS).optional(),
+  })
+  .openapi("CreateJobRequest");
+
+const parseJson = bodyParser({
+  enableTypes: ["json"],
+  jsonLimit: MAX_BODY_BYTES,
+  onError: (err) => {
+    const tooLarge = (err as { type?: string }).type === "entity.too.large";
+    throw new ApiError("VALIDATION_ERROR", tooLarge ? "Request body is over 10 MB" : "Request body is not valid JSON", [
+      { path: "(body)", message: tooLarge ? "too large" : "invalid JSON" },
+    ]);
+  },
+});
+
+interface JobRequest {
+  kind: JobKind;
+  contractAddress: string;
+  from: string;
+  dryRun: boolean;
+  rows: InputRow[];
+  problems: { path: string; message: string }[];
+}
+
+/** The request as JSON or CSV (kind, contractAddress and from in the query). */
+async function readRequest(ctx: Context): Promise<JobRequest> {
+  const query = parseInput(CreateQuery, ctx.query);
+  const declared = Number(ctx.get("content-length") || 0);
+  if (declared > MAX_BODY_BYTES) {
+    // Refused on its declared length, before a byte of it is read.
+    throw new ApiError("VALIDATION_ERROR", "Request body is over 10 MB", [{ path: "(body)", message: "too large" }]);
+  }
+  if (ctx.request.is("text/csv")) {
+    const missing = (["kind", "contractAddress", "from"] as const).filter((k) => query[k] === undefined);
+    if (missing.length > 0)
+      throw new ApiError(
+        "VALIDATION_ERROR",
+        `A CSV job needs ${missing.join(", ")} as query parameters`,
+        missing.map((path) => ({ path, message: "required with Content-Type: text/csv" })),
+      );
+    const { rows, problems } = await readCsvRows(ctx.req);
+    return {
+      kind: query.kind!,
+      contractAddress: query.contractAddress!,
+      from: query.from!,
+      dryRun: query.dryRun === "true",
+      rows,
+      problems,
+    };
+  }
+  await parseJson(ctx, async () => {});
+  const body = parseInput(CreateBody, ctx.request.body);
+  const list = (body.kind === "airdrop" ? body.recipients : body.addresses) ?? [];
+  const rows: InputRow[] = list.map((item, i) =>
+    body.kind === "airdrop"
+      ? {
+          line: i + 1,
+          address: (item as { address?: unknown } | null)?.address,
+          amount: (item as { amount?: unknown } | null)?.amount,
+        }
+      : { line: i + 1, address: item },
+  );
+  return {
+    kind: body.kind,
+    contractAddress: body.contractAddress,
+    from: body.from,
+    dryRun: body.dryRun === true || query.dryRun === "true",
+    rows,
+    problems: [],
+  };
+}
+
+/** POST /jobs: every row checked, then planned; 202 with the job, or 200 with the plan alone (dryRun). */
+export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
+  router.post("/jobs", async (ctx) => {
+    const queryKind = Kind.safeParse(ctx.query.kind);
+    await admitWrite(ctx, deps, queryKind.success ? queryKind.data : undefined);
+    const request = await readRequest(ctx);
+    requireKind(ctx, deps, request.kind, request.contractAddress);
+    if (!deps.wallets) throw new ApiError("WALLET_NOT_FOUND", "The service holds no wallets");
+    const signer = await deps.wallets.signerFor(request.from);
+    deps.access.checkWallet(ctx, signer.address);
+    const entries = checkRows(request.kind, request.rows, request.problems);
+    const plan = await deps.planner.plan(request.kind, request.contractAddress, entries);
+    const summary = {
+      rows: entries.length,
+      batches: plan.batches.length,
+      estimatedGas: plan.estimatedGas.toString(),
+      estimatedCostWei: plan.estimatedCostWei.toString(),
+      maxGasPerTx: plan.maxGasPerTx.toString(),
+    };
+    if (request.dryRun) {
+      ctx.body = { dryRun: true, ...summary };
+      return;
+    }
+    const principal = ctx.state.access as AccessPrincipal;
+    const jobId = randomUUID();
+    await deps.store.create({
+      id: jobId,
+      kind: request.kind,
+      chainId: deps.chain.options.chainId.toString(),
+      contractAddress: request.contractAddress.toLowerCase(),
+      from: signer.address.toLowerCase(),
+      accessKeyId: principal.keyId ?? ROOT_KEY_ID,
+      entries,
+      plan,
+    });
+    deps.runner.kick();
+    ctx.status = 202;
+    ctx.set("Location", `/jobs/${jobId}`);
+    ctx.body = { jobId, status: "running", ...summary };
+  });
+}
+
+export function registerCreateJobOpenApi(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: "post",
+    path: "/jobs",
+    operationId: "createJob",
+    tags: ["jobs"],
+    summary: "Run an airdrop or a whitelist of up to 100,000 rows as a job (JSON, or CSV with the query parameters)",
+    description:
+      "Every row is checked first: a bad one is 400 naming `row N` and nothing is stored. Duplicates are merged. The list is cut into batches under MAX_GAS_PER_TX, each sent as an operation signed by the wallet `from`. Scope nft:mintForFree (airdrop) or nft:configure (whitelist).",
+    security: [{ AccessKey: [] }],
+    request: {
+      query: CreateQuery,
+      body: {
+        required: true,
+        content: {
+          "application/json": { schema: CreateBodyDoc },
+          "text/csv": {
+            schema: z
+              .string()
+              .openapi({ description: "Rows `address,amount` (airdrop) or `address`; optional header" }),
+          },
+        },
+      },
+    },
+    responses: {
+      200: { description: "The plan (dryRun): nothing made", content: { "application/json": { schema: JobPlanView } } },
+      202: { description: "The job, running", content: { "application/json": { schema: JobPlanView } } },
+      400: errorResponse("VALIDATION_ERROR"),
+      401: errorResponse("UNAUTHORIZED"),
+      403: errorResponse("FORBIDDEN"),
+      404: errorResponse("WALLET_NOT_FOUND, CONTRACT_NOT_FOUND"),
+      422: errorResponse("UNSUPPORTED_CONTRACT"),
+      429: errorResponse("RATE_LIMITED"),
+      503: errorResponse("CHAIN_UNAVAILABLE"),
+    },
+  });
+}

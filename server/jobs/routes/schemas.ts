@@ -1,0 +1,75 @@
+import { z } from "zod";
+import "../../http/openapi";
+
+const decimal = z.string().regex(/^\d+$/);
+const JobError = z.object({ code: z.string(), message: z.string() });
+export const JobStatusSchema = z.enum(["running", "paused", "completed", "failed", "cancelled"]);
+export const RowStatusSchema = z.enum(["pending", "sent", "confirmed", "failed"]);
+
+export const JobPlanView = z
+  .object({
+    jobId: z.string().optional(),
+    status: z.literal("running").optional(),
+    dryRun: z.literal(true).optional(),
+    rows: z.number().int().openapi({ description: "Distinct addresses (duplicates merged)" }),
+    batches: z.number().int(),
+    estimatedGas: decimal,
+    estimatedCostWei: decimal,
+    maxGasPerTx: decimal,
+  })
+  .openapi("JobPlan");
+
+export const BatchView = z.object({
+  index: z.number().int(),
+  rows: z.number().int(),
+  status: z.enum(["pending", "sending", "sent", "confirmed", "failed", "cancelled"]),
+  operationId: z.string().nullable(),
+  gasUsed: decimal.nullable(),
+  weiSpent: decimal.nullable(),
+  error: JobError.optional(),
+});
+
+export const JobView = z
+  .object({
+    jobId: z.string(),
+    kind: z.enum(["airdrop", "whitelist"]),
+    status: JobStatusSchema,
+    contractAddress: z.string(),
+    from: z.string(),
+    rows: z.number().int(),
+    rowsByState: z.object({
+      pending: z.number().int(),
+      sent: z.number().int(),
+      confirmed: z.number().int(),
+      failed: z.number().int(),
+    }),
+    batchCount: z.number().int(),
+    estimatedGas: decimal,
+    estimatedCostWei: decimal,
+    gasUsed: decimal.optional(),
+    weiSpent: decimal.optional(),
+    batches: z.array(BatchView).optional(),
+    error: JobError.optional(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    finishedAt: z.string().nullable(),
+  })
+  .openapi("Job");
+
+export const RowView = z
+  .object({
+    row: z.number().int().openapi({ description: "The input row it first came from (the file's row for a CSV)" }),
+    address: z.string(),
+    amount: decimal.optional(),
+    status: RowStatusSchema,
+    tokenIds: z.array(decimal).optional(),
+    state: z.enum(["whitelisted", "alreadyListed"]).optional(),
+    error: JobError.optional(),
+  })
+  .openapi("JobRow");
+
+export const Limit = z.coerce.number().int().min(1).max(500).default(100);
+export const Cursor = z
+  .string()
+  .regex(/^\d{1,19}$/, "cursor must come from a previous page")
+  .optional();

@@ -1,0 +1,74 @@
+import { randomBytes } from "node:crypto";
+import { Readable } from "node:stream";
+import { expect } from "chai";
+import { getAddress, hexlify } from "ethers";
+import { ApiError } from "../../server/http/errors";
+import { checkRows, readCsvRows } from "../../server/jobs/rows";
+
+const fresh = () => getAddress(hexlify(randomBytes(20)));
+/** The address with the case of every letter swapped: a wrong checksum (unless it has no letter). */
+const swapped = (address: string) =>
+  `0x${[...address.slice(2)].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join("")}`;
+
+function badRows(run: () => unknown): string[] {
+  try {
+    run();
+  } catch (err) {
+    expect(err).to.be.instanceOf(ApiError);
+    return ((err as ApiError).details ?? []).map((d) => d.path);
+  }
+  return [];
+}
+
+const csv = (text: string) => readCsvRows(Readable.from([Buffer.from(text.slice(0, 50)), Buffer.from(text.slice(50))]));
+
+describe("a job's rows (server/jobs/rows.ts)", function () {
+  it("takes checksummed, lower-case and upper-case addresses, and names a wrong checksum as ethers' getAddress does", function () {
+    for (let i = 0; i < 200; i++) {
+      const address = fresh();
+      const upper = `0x${address.slice(2).toUpperCase()}`;
+      const rows = [address, address.toLowerCase(), upper].map((a, n) => ({ line: n + 1, address: a, amount: "1" }));
+      expect(badRows(() => checkRows("airdrop", rows))).to.deep.equal([]);
+      if (/[a-fA-F]/.test(address.slice(2)) && swapped(address) !== upper && swapped(address) !== address.toLowerCase())
+        expect(
+          badRows(() => checkRows("airdrop", [{ line: 7, address: swapped(address), amount: "1" }])),
+        ).to.deep.equal(["row 7"]);
+    }
+  });
+
+  it("merges the same address: amounts added for an airdrop, one entry for a whitelist, at its first row", function () {
+    const a = fresh();
+    const b = fresh();
+    const rows = [
+      { line: 1, address: a, amount: "2" },
+      { line: 2, address: b, amount: 1 },
+      { line: 3, address: a.toLowerCase(), amount: "3" },
+    ];
+    expect(checkRows("airdrop", rows).map((e) => [e.line, e.amount])).to.deep.equal([
+      [1, 5n],
+      [2, 1n],
+    ]);
+    expect(checkRows("whitelist", rows)).to.have.length(2);
+  });
+
+  it("names amounts that are not whole numbers >= 1", function () {
+    const rows = ["0", "-1", "1.5", "", "x", 2.5].map((amount, i) => ({ line: i + 1, address: fresh(), amount }));
+    expect(badRows(() => checkRows("airdrop", rows))).to.deep.equal([
+      "row 1",
+      "row 2",
+      "row 3",
+      "row 4",
+      "row 5",
+      "row 6",
+    ]);
+  });
+
+  for (const broken of [`"ADDRESS"x,1`, `ADDRESS,"5`, `0x12"34${"5".repeat(36)},1`, `"ADDRESS,1`]) {
+    it(`reads on past a broken quote (${broken}), naming its row and keeping the others`, async function () {
+      const text = `address,amount\n${fresh()},1\n${broken.replace("ADDRESS", fresh())}\n${fresh()},2\n\n${fresh()},3\n`;
+      const { rows, problems } = await csv(text);
+      expect(rows.map((r) => r.line)).to.deep.equal([2, 4, 6]);
+      expect(problems.map((p) => p.path)).to.deep.equal(["row 3"]);
+    });
+  }
+});
