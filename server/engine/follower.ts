@@ -245,14 +245,19 @@ export class Follower {
     for (const [op, known] of await this.knownToNode(asking)) seen.get(op)!.node = known;
 
     const steps = new Map<Operation, Step>(ops.map((op) => [op, nextStep(op, seen.get(op)!, this.rules)]));
+    // Past their resend clock: the senders' nonces, read after a receipt lookup of their own. The
+    // receipts of this pass came only from the blocks mined since the last one, and one mined in a
+    // block read while it was not due would pass for unmined: re-signed, it would be minted twice.
     const needNonce = ops.filter((op) => steps.get(op)!.kind === "readNonce");
+    // The nonce first: a transaction mined between the two reads then shows its receipt.
     const chainNonces = await this.latestNonces(needNonce);
+    const late = await this.receiptsOf(needNonce);
     for (const op of needNonce) {
       const chainNonce = chainNonces.get(op.from);
-      steps.set(
-        op,
-        chainNonce === undefined ? { kind: "wait" } : nextStep(op, { ...seen.get(op)!, chainNonce }, this.rules),
-      );
+      const receipt = late.get(op.id);
+      if (receipt) steps.set(op, nextStep(op, { ...seen.get(op)!, receipt }, this.rules));
+      else if (chainNonce === undefined) steps.set(op, { kind: "wait" });
+      else steps.set(op, nextStep(op, { ...seen.get(op)!, chainNonce }, this.rules));
     }
 
     // What needs no order goes together: settling (a block of 200 mints answers 200 requests at
