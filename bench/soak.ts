@@ -25,22 +25,12 @@ import {
 } from "../test/api/harness";
 import { ChainControl } from "../test/support/chain-control";
 import { RpcProxy } from "../test/support/rpc-proxy";
+import { seededRandom as seeded } from "../test/support/seeded-random";
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 240);
 const KILLS = Number(process.env.SOAK_KILLS ?? 6);
 const SEED = Number(process.env.SOAK_SEED ?? Date.now() % 100_000);
 const ROOT = { Authorization: `Bearer ${TEST_API_KEY}` };
-
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Sender {
   name: string;

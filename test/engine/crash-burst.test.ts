@@ -20,18 +20,7 @@ import {
   type ApiResponse,
 } from "../api/harness";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
-
-/** A small seeded generator (mulberry32), so a failing run can be told and repeated. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as seeded } from "../support/seeded-random";
 
 const SEED = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 6);
