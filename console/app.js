@@ -926,8 +926,9 @@ class Jobs extends View {
               </thead>
               <tbody>
                 ${data.jobs.map((j) => {
-                  const rows = j.rows ?? {};
-                  const total = Object.values(rows).reduce((s, n) => s + Number(n || 0), 0);
+                  // GET /jobs: rows is the job's row count; rowsByState counts them by state.
+                  const rows = j.rowsByState ?? {};
+                  const total = Number(j.rows ?? 0);
                   const done = Number(rows.confirmed ?? 0);
                   return html`<tr key=${j.jobId}>
                     <td class="mono">${j.jobId} (${j.kind ?? ""})</td>
