@@ -59,13 +59,19 @@ export class HttpJsonRpcTransport {
 
   /** Posts `body` as JSON and answers the parsed JSON response. */
   async send(body: unknown): Promise<unknown> {
-    const payload = Buffer.from(JSON.stringify(body));
+    const json = JSON.stringify(body);
+    const payload = Buffer.from(json);
+    // A reset before any answer does not prove the node never read the request: a broadcast is
+    // never sent again here. broadcast() does that itself, where a second answer other than
+    // "accepted" proves nothing (a "nonce too low" from the first one mined would look like a
+    // nonce taken by another transaction, and the write would be re-signed: minted twice).
+    const resendable = !json.includes('"eth_sendRawTransaction"');
     const deadline = Date.now() + this.timeoutMs;
     for (let attempt = 0; ; attempt++) {
       const answer = await this.post(payload, deadline).catch((err: unknown) => {
         // A kept-alive connection the node closed while it sat idle (hardhat node: after 5 s):
-        // the request never reached it, so it goes again on a new connection, once.
-        if (err instanceof StaleConnection) return this.post(payload, deadline);
+        // most likely never read, so a read goes again on a new connection, once.
+        if (err instanceof StaleConnection && resendable) return this.post(payload, deadline);
         throw err;
       });
       if (answer.status === 429 && attempt < MAX_THROTTLE_RETRIES) {
