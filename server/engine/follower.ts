@@ -50,6 +50,8 @@ export class Follower {
   private lastHead?: number;
   /** Set once the node's `finalized` block proved to be its head (a dev chain): FINALITY_BLOCKS then. */
   private noFinalizedTag = false;
+  /** The node's last `finalized` block, where it has one behind its head. */
+  private lastFinalized?: number;
   private running = false;
   private subscription?: Subscription;
   private scanTimer?: NodeJS.Timeout;
@@ -335,8 +337,6 @@ export class Follower {
       return this.lastFinalized ?? byDepth;
     }
   }
-
-  private lastFinalized?: number;
 
   /**
    * Receipts of the operations that may have one: those looked at for the first time (taken over,
