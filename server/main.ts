@@ -16,7 +16,14 @@ import type { Logger } from "./http/logger";
 import { openDatabase } from "./db";
 import { openEngine } from "./engine";
 import { ServiceMetrics, type RpcObserver } from "./metrics/metrics";
-import { DEFAULT_RUNNER_OPTIONS, JOB_OPERATION_KINDS, JobPlanner, JobRunner, JobStore } from "./jobs";
+import {
+  cancelledJobsWithdrawn,
+  DEFAULT_RUNNER_OPTIONS,
+  JOB_OPERATION_KINDS,
+  JobPlanner,
+  JobRunner,
+  JobStore,
+} from "./jobs";
 import { OPERATION_KINDS } from "./nft";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
@@ -111,6 +118,7 @@ export async function startService(
   const userStore = new SqlUserStore(db);
   // One head poll for the process: the engine's follower and the collection index share it.
   const blocks = new BlockFeed(chain.rpc, { pollMs: config.blockPollMs });
+  const jobStore = new JobStore(db);
   const engine = await openEngine({
     chain,
     blocks,
@@ -121,6 +129,8 @@ export async function startService(
     // A wallet's operations are re-signed by the follower with no request, after a restart too.
     signers: wallets.directory(chain.signers),
     spendGuard: wallets.spendGuard,
+    // A cancelled job's batch recorded before a crash and never broadcast is not sent after the cancel.
+    resendGuard: cancelledJobsWithdrawn(jobStore),
     options: {
       chainId,
       confirmations: config.confirmations,
@@ -181,7 +191,6 @@ export async function startService(
     lowBalancePollMs: options.lowBalancePollMs,
     masterKey: wallets.masterKey.key,
   });
-  const jobStore = new JobStore(db);
   const jobRunner = new JobRunner(
     jobStore,
     { engine, wallets, chain, logger: logger.child({ component: "jobs" }) },

@@ -57,6 +57,18 @@ export interface SpendGuard {
 }
 
 /**
+ * A say, from outside the engine, over a transaction the follower sends on its own once the
+ * request is over: one the node never got (a crash before the broadcast), or a re-signature. A job
+ * withdraws the operations of a cancelled job this way, so that nothing of it is sent after the
+ * cancel. `sendAgain` runs `send` (one broadcast, no store access) and answers what it answers, or
+ * answers "withdrawn" without running it; a guard holding a lock while `send` runs orders the
+ * broadcast with the withdrawal.
+ */
+export interface ResendGuard {
+  sendAgain<T>(op: Operation, send: () => Promise<T>): Promise<T | "withdrawn">;
+}
+
+/**
  * What the follower needs of the request path: which operations a request still holds (not the
  * follower's yet), and how new operations (nonce fills, re-signs) get their nonce and their row.
  */
@@ -88,6 +100,8 @@ export interface EngineContext {
   signers: SignerDirectory;
   /** Spend limits checked before a new write is signed (the follower's re-signs are not counted again). */
   spendGuard?: SpendGuard;
+  /** Asked before the follower sends an operation again (a cancelled job's are withdrawn); none: always sent. */
+  resendGuard?: ResendGuard;
   kinds: Map<string, OperationKind>;
   options: EngineOptions;
   logger: Logger;

@@ -3,7 +3,7 @@ import type { BlockHeader, Subscription } from "../chain/block-feed";
 import { parseReceipt, type Receipt } from "../chain/receipt";
 import type { RpcAnswer } from "../chain/rpc";
 import { ApiError, errorBody } from "../http/errors";
-import { broadcast } from "./broadcast";
+import { broadcast, type BroadcastOutcome } from "./broadcast";
 import type { EngineContext, RequestPath } from "./context";
 import { askNode, nextStep, type FollowRules, type Seen, type Step } from "./next-step";
 import { currentTransaction, type Operation, type SignedTransaction } from "./operation";
@@ -509,9 +509,21 @@ export class Follower {
     this.ctx.logger.info({ operationId: op.id, outcome: outcome.kind }, "reorged transaction broadcast again");
   }
 
+  /**
+   * One broadcast of `op`'s transaction that no request asked for: unless its owner withdrew it
+   * (the resend guard: a cancelled job's), which gives it up and recycles its nonce, unused on chain.
+   */
+  private async sendAgain(op: Operation, raw: string): Promise<BroadcastOutcome | "withdrawn"> {
+    const send = () => broadcast(this.ctx.chain.rpc, raw, op.nonce!);
+    const outcome = this.ctx.resendGuard ? await this.ctx.resendGuard.sendAgain(op, send) : await send();
+    if (outcome === "withdrawn") await this.abandon(op, "withdrawn before the node had it (its job was cancelled)");
+    return outcome;
+  }
+
   /** The node does not know the operation's transaction: the same signed transaction, again. */
   private async rebroadcast(op: Operation, head: number, filling: Set<string>): Promise<void> {
-    const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw, op.nonce!);
+    const outcome = await this.sendAgain(op, currentTransaction(op)!.raw);
+    if (outcome === "withdrawn") return;
     this.ctx.logger.info({ operationId: op.id, outcome: outcome.kind }, "transaction unknown to the node: sent again");
     switch (outcome.kind) {
       case "accepted":
@@ -597,7 +609,7 @@ export class Follower {
       pendingSince: null,
       pendingSinceAt: null,
     });
-    await broadcast(this.ctx.chain.rpc, tx.raw, nonce);
+    await this.sendAgain(op, tx.raw);
   }
 
   /** Gives up an operation the node refuses for good; its nonce is filled so later ones can be mined. */
@@ -610,7 +622,7 @@ export class Follower {
       final: true,
     });
     await this.ctx.nonces.recycle(op.from, op.nonce!);
-    this.ctx.logger.warn({ operationId: op.id, nonce: op.nonce }, "operation abandoned; its nonce will be filled");
+    this.ctx.logger.warn({ operationId: op.id, nonce: op.nonce, reason }, "operation abandoned");
     this.ctx.metrics?.operationStatus(op.status);
     this.answered(op);
   }

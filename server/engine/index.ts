@@ -5,6 +5,7 @@ export {
   type EngineMetrics,
   type EngineOptions,
   type OperationKind,
+  type ResendGuard,
   type SpendGuard,
   type SpendRefund,
 } from "./context";

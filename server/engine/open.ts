@@ -10,6 +10,7 @@ import {
   type EngineMetrics,
   type EngineOptions,
   type OperationKind,
+  type ResendGuard,
   type SpendGuard,
 } from "./context";
 import { MemoryNonceAllocator, SqlNonceAllocator } from "./nonce-allocator";
@@ -42,6 +43,8 @@ export async function openEngine(deps: {
   signers?: SignerDirectory;
   /** Spend limits of the signers (the held wallets' daily limits); none when unset. */
   spendGuard?: SpendGuard;
+  /** Asked before the follower sends an operation again; none when unset. */
+  resendGuard?: ResendGuard;
   /** The process's block feed, shared with the collection index; one of the engine's own when unset. */
   blocks?: BlockFeed;
 }): Promise<TransactionEngine> {
@@ -56,6 +59,7 @@ export async function openEngine(deps: {
     nonces: deps.db.backend === "pglite" ? new MemoryNonceAllocator() : new SqlNonceAllocator(deps.db, chainId),
     signers: deps.signers ?? deps.chain.signers,
     spendGuard: deps.spendGuard,
+    resendGuard: deps.resendGuard,
     kinds: deps.kinds,
     options,
     logger: deps.logger.child({ component: "engine" }),

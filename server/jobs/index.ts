@@ -10,6 +10,7 @@ import { mountListJobs, registerListJobsOpenApi } from "./routes/list-jobs";
 import { mountResumeJob, registerResumeJobOpenApi } from "./routes/resume-job";
 
 export { JobStore } from "./job-store";
+export { cancelledJobsWithdrawn } from "./resend-guard";
 export { JobPlanner } from "./planner";
 export { JobRunner, DEFAULT_RUNNER_OPTIONS, type JobRunnerOptions } from "./runner";
 export { JOB_OPERATION_KINDS } from "./operation-kinds";

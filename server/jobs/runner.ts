@@ -355,10 +355,17 @@ export class JobRunner {
     await this.store.db.transaction(async (tx) => {
       const job = await this.store.lock(tx, jobId);
       if (!job) return;
+      // Withdrawn by the cancel before the node had it (see resend-guard.ts): cancelled, not failed.
+      const withdrawn = job.status === "cancelled" && op.error?.code === "TRANSACTION_ABANDONED";
       const { rowCount } = await tx.query(
-        `UPDATE job_batches SET status = 'failed', error = $3::jsonb, lease_owner = NULL, lease_until = NULL
+        `UPDATE job_batches SET status = $4, error = $3::jsonb, lease_owner = NULL, lease_until = NULL
          WHERE job_id = $1 AND idx = $2 AND status IN ('sending', 'sent')`,
-        [jobId, index, JSON.stringify(op.error ?? { code: "CONTRACT_REVERTED", message: "The batch failed" })],
+        [
+          jobId,
+          index,
+          JSON.stringify(op.error ?? { code: "CONTRACT_REVERTED", message: "The batch failed" }),
+          withdrawn ? "cancelled" : "failed",
+        ],
       );
       if (rowCount === 0) return;
       await this.finishIfDone(tx, job);

@@ -1,0 +1,20 @@
+import type { ResendGuard } from "../engine";
+import type { JobStore } from "./job-store";
+
+/**
+ * Withdraws a cancelled job's operations from what the engine's follower sends on its own (a batch
+ * recorded, then the process died before its broadcast): nothing of a job goes out after its
+ * cancel is answered. The check and the broadcast run under the job's row lock, which the cancel
+ * takes too: a broadcast either ends before the cancel commits, or sees the job cancelled.
+ */
+export function cancelledJobsWithdrawn(store: JobStore): ResendGuard {
+  return {
+    sendAgain(op, send) {
+      const jobId = op.context.jobId;
+      if (typeof jobId !== "string") return send();
+      return store.db.transaction(async (tx) =>
+        (await store.lock(tx, jobId))?.status === "cancelled" ? ("withdrawn" as const) : send(),
+      );
+    },
+  };
+}
