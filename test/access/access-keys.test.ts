@@ -7,8 +7,7 @@
  */
 import { expect } from "chai";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { getAddress, Wallet, type JsonRpcProvider } from "ethers";
 import { DEFAULT_COLLECTION } from "../../server/chain/collection";
@@ -39,6 +38,7 @@ import {
   type MadeKey,
   type ScopeName,
 } from "./fixture";
+import { seededDataDir } from "../support/pglite-template";
 
 describe("Access keys (PGlite, open mode)", function () {
   let provider: JsonRpcProvider;
@@ -58,7 +58,7 @@ describe("Access keys (PGlite, open mode)", function () {
     this.timeout(180_000);
     const shared = await sharedService();
     provider = shared.provider;
-    dataDir = mkdtempSync(path.join(tmpdir(), "access-test-"));
+    dataDir = await seededDataDir("access-test-");
     const started = ServiceProcess.start({
       rpcUrl: shared.node.rpcUrl,
       env: { TRUST_PROXY: "true", DATA_DIR: dataDir, TX_TIMEOUT_MS: "30000", MAX_COLLECTIONS_PER_KEY: "2" },

@@ -10,6 +10,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Contract, JsonRpcProvider, Wallet } from "ethers";
+import { seedPglite } from "../support/pglite-template";
 import {
   collectionInterface,
   DEFAULT_COLLECTION,
@@ -255,6 +256,8 @@ export class ServiceProcess {
   static async start({ rpcUrl, env = {}, stdout = "pipe", entry }: ServiceOptions): Promise<ServiceProcess> {
     const port = await freePort();
     const dataDir = mkdtempSync(path.join(tmpdir(), "nft-api-test-"));
+    // A test's own DATA_DIR or DATABASE_URL is its own affair; the default starts on a migrated store.
+    if (!env.DATA_DIR && !env.DATABASE_URL) await seedPglite(path.join(dataDir, "pglite"));
     const chainPort = rpcUrl ? undefined : await freePort();
     const chain: Record<string, string> = rpcUrl
       ? { RPC_URL: rpcUrl, API_KEY: TEST_API_KEY }

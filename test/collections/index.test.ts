@@ -1,6 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { expect } from "chai";
 import { Wallet, getAddress, type Contract, type JsonRpcProvider } from "ethers";
 import {
@@ -26,6 +24,7 @@ import {
   mineEmptyBlocks,
   ROOT_KEY,
 } from "./fixture";
+import { seededDataDir } from "../support/pglite-template";
 
 const BATCHES = 20;
 const BATCH = 1_000;
@@ -68,7 +67,7 @@ describe("collections index (PGlite, behind a node that caps eth_getLogs at 1,00
       await (await collectionAt(address, signer).transferFrom(signer.address, holders[to].address, tokenId)).wait();
     }
     proxy = await RpcProxy.start(node.rpcUrl);
-    dataDir = mkdtempSync(path.join(tmpdir(), "collections-test-"));
+    dataDir = await seededDataDir("collections-test-");
     service = await ServiceProcess.start({ rpcUrl: proxy.url, env: env() });
     api = new ApiClient(service.url);
   });

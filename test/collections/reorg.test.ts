@@ -1,6 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { expect } from "chai";
 import { Wallet, type Contract, type JsonRpcProvider } from "ethers";
 import {
@@ -16,6 +14,7 @@ import {
 } from "../api/harness";
 import { ChainControl } from "../support/chain-control";
 import { expectIndexEqualsChain, headOf, indexedTo, indexedWallet, ROOT_KEY } from "./fixture";
+import { seededDataDir } from "../support/pglite-template";
 
 describe("collections index: a reorg (evm_snapshot / evm_revert, other blocks mined in place)", function () {
   let node: ChainNode;
@@ -38,7 +37,7 @@ describe("collections index: a reorg (evm_snapshot / evm_revert, other blocks mi
     address = await deployDirectly(owner, { maxMintAmountPerTx: 100n });
     nft = collectionAt(address, owner);
     alice = (await fundedWallet(provider)).connect(provider);
-    dataDir = mkdtempSync(path.join(tmpdir(), "collections-reorg-"));
+    dataDir = await seededDataDir("collections-reorg-");
     service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env: { DATA_DIR: dataDir, BLOCK_POLL_MS: "100" } });
     api = new ApiClient(service.url);
     const deployed = await provider.getTransactionReceipt(

@@ -13,6 +13,7 @@ import {
 } from "../../server/collections";
 import type { TransferLog } from "../../server/collections/store";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
+import { seedPglite } from "../support/pglite-template";
 
 const CHAIN = "31337";
 const OWNER = "this-process";
@@ -76,7 +77,7 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
         db = await openDatabase({ databaseUrl: await pg.createDatabase(), dataDir: "" });
       } else {
         dir = mkdtempSync(path.join(tmpdir(), "collections-store-"));
-        db = await openDatabase({ dataDir: dir });
+        db = await openDatabase({ dataDir: await seedPglite(dir) });
       }
       await db.exec("CREATE TABLE hook_events (n integer NOT NULL)");
       store = new CollectionStore(db);

@@ -2,9 +2,7 @@
  * Issue 31: SIGKILLs in the middle of bursts of keyed writes, then replays. Whatever the crash
  * point, every key's writes end confirmed, exactly once, without a nonce left waiting forever.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { rmSync, writeFileSync } from "node:fs";
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import {
@@ -21,6 +19,7 @@ import {
 } from "../api/harness";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
 import { seededRandom as seeded } from "../support/seeded-random";
+import { seededDataDir } from "../support/pglite-template";
 
 const SEED = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 6);
@@ -44,7 +43,7 @@ for (const store of (process.env.CRASH_STORES ?? "pglite,postgres").split(",")) 
     before(async function () {
       node = await ChainNode.start();
       collection = await deployWithScript(node.rpcUrl, { NFT_MAX_SUPPLY: "100000", NFT_MAX_MINT_PER_TX: "5" });
-      dataDir = mkdtempSync(path.join(tmpdir(), "crash-burst-"));
+      dataDir = await seededDataDir("crash-burst-");
       env = { DATA_DIR: dataDir, TX_TIMEOUT_MS: "5000", BLOCK_POLL_MS: "200" };
       if (store === "postgres") {
         pg = await startPostgresServer();
@@ -130,7 +129,7 @@ describe("SIGKILLs in the middle of bursts of mints from wallets the service hol
   it(`${ROUNDS} kills at random moments: every operation ends confirmed or failed with no request after the last restart, and no nonce is left waiting`, async function () {
     const random = seeded(SEED + 1);
     const node = await ChainNode.start();
-    const dataDir = mkdtempSync(path.join(tmpdir(), "crash-burst-from-"));
+    const dataDir = await seededDataDir("crash-burst-from-");
     const provider = directProvider(node.rpcUrl);
     const env = { DATA_DIR: dataDir, TX_TIMEOUT_MS: "5000", BLOCK_POLL_MS: "200", WALLET_MASTER_KEY: "11".repeat(32) };
     const root = { Authorization: `Bearer ${TEST_API_KEY}` };

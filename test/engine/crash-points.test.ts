@@ -2,9 +2,7 @@
  * Issue 31: a crash at each step of a write (CRASH_AT makes the service SIGKILL itself there),
  * on an automining node that makes no block unless a transaction comes. Each heals by itself.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import {
@@ -18,6 +16,7 @@ import {
   sleep,
   type JsonBody,
 } from "../api/harness";
+import { seededDataDir } from "../support/pglite-template";
 
 describe("a crash at each step of a write heals by itself (automining node, PGlite)", function () {
   this.timeout(180_000);
@@ -31,8 +30,8 @@ describe("a crash at each step of a write heals by itself (automining node, PGli
     collection = await deployWithScript(node.rpcUrl, { NFT_MAX_SUPPLY: "100000" });
   });
 
-  beforeEach(function () {
-    dataDir = mkdtempSync(path.join(tmpdir(), "crash-point-"));
+  beforeEach(async function () {
+    dataDir = await seededDataDir("crash-point-");
   });
 
   afterEach(function () {

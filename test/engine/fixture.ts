@@ -3,9 +3,7 @@
  * (the test mines), a fault-injecting JSON-RPC proxy between it and the service, and the service
  * as a child process on its own data directory (so it can be killed and started again on it).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { expect } from "chai";
 import type { JsonRpcProvider, Wallet } from "ethers";
 import { ChainControl } from "../support/chain-control";
@@ -22,6 +20,7 @@ import {
   type ApiResponse,
   type JsonBody,
 } from "../api/harness";
+import { seededDataDir } from "../support/pglite-template";
 
 export interface EngineFixture {
   node: ChainNode;
@@ -44,7 +43,7 @@ export async function startEngineFixture(env: Record<string, string> = {}): Prom
   const chain = new ChainControl(node.rpcUrl);
   await chain.setAutomine(false);
   const proxy = await RpcProxy.start(node.rpcUrl);
-  const dataDir = mkdtempSync(path.join(tmpdir(), "engine-test-"));
+  const dataDir = await seededDataDir("engine-test-");
   const serviceEnv = {
     TX_TIMEOUT_MS: "2000",
     BLOCK_POLL_MS: "100",

@@ -3,9 +3,7 @@
  * its broadcast. The restarted process's follower sends what the node never got, on its own; a
  * cancel answered meanwhile must still mean that nothing of the job goes out after it.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { expect } from "chai";
 import { Wallet, type JsonRpcProvider } from "ethers";
 import {
@@ -22,6 +20,7 @@ import {
 import { RpcProxy } from "../support/rpc-proxy";
 import { fund, KeyedClient, newMasterKey } from "../wallets/fixture";
 import { csvOf, postCsv, recipientRows, transferOwnership } from "./fixture";
+import { seededDataDir } from "../support/pglite-template";
 
 describe("cancel after a crash between a batch's record and its broadcast (PGlite, automining node, a proxy)", function () {
   this.timeout(180_000);
@@ -44,7 +43,7 @@ describe("cancel after a crash between a batch's record and its broadcast (PGlit
     node = await ChainNode.start();
     proxy = await RpcProxy.start(node.rpcUrl);
     provider = directProvider(node.rpcUrl);
-    dataDir = mkdtempSync(path.join(tmpdir(), "jobs-cancel-crash-"));
+    dataDir = await seededDataDir("jobs-cancel-crash-");
   });
 
   after(async function () {

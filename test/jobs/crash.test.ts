@@ -1,6 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { expect } from "chai";
 import { Wallet, type JsonRpcProvider } from "ethers";
 import {
@@ -17,6 +15,7 @@ import {
 import { ChainControl } from "../support/chain-control";
 import { fund, KeyedClient, newMasterKey } from "../wallets/fixture";
 import { balancesOf, csvOf, expectedBalances, postCsv, recipientRows, transferOwnership, waitForJob } from "./fixture";
+import { seededDataDir } from "../support/pglite-template";
 
 describe("jobs across crashes: SIGKILL three times during a 5,000-row airdrop, restarted with no request (PGlite, a block a second)", function () {
   this.timeout(600_000);
@@ -45,7 +44,7 @@ describe("jobs across crashes: SIGKILL three times during a 5,000-row airdrop, r
     this.timeout(120_000);
     node = await ChainNode.start();
     provider = directProvider(node.rpcUrl);
-    dataDir = mkdtempSync(path.join(tmpdir(), "jobs-crash-"));
+    dataDir = await seededDataDir("jobs-crash-");
   });
 
   after(async function () {

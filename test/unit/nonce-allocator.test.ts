@@ -4,6 +4,7 @@ import path from "node:path";
 import { expect } from "chai";
 import { openDatabase, type SqlDriver } from "../../server/db";
 import { MemoryNonceAllocator, SqlNonceAllocator, type NonceAllocator } from "../../server/engine";
+import { seedPglite } from "../support/pglite-template";
 
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const BOB = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
@@ -15,7 +16,7 @@ describe("nonce allocators (in process)", function () {
   before(async function () {
     this.timeout(60_000);
     dir = await mkdtemp(path.join(tmpdir(), "nonces-"));
-    db = await openDatabase({ dataDir: dir });
+    db = await openDatabase({ dataDir: await seedPglite(dir) });
   });
 
   after(async function () {

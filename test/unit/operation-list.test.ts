@@ -7,6 +7,7 @@ import { openDatabase, type SqlDriver } from "../../server/db";
 import { OperationStore, type Operation } from "../../server/engine";
 import { OperationList, type OperationListQuery, type OperationReader } from "../../server/engine/operation-list";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
+import { seedPglite } from "../support/pglite-template";
 
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const BOB = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
@@ -57,7 +58,7 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
       this.timeout(120_000);
       if (backend === "PGlite") {
         dir = await mkdtemp(path.join(tmpdir(), "operation-list-"));
-        db = await openDatabase({ dataDir: dir });
+        db = await openDatabase({ dataDir: await seedPglite(dir) });
       } else {
         server = await startPostgresServer();
         db = await openDatabase({ databaseUrl: await server.createDatabase(), dataDir: "" });

@@ -6,6 +6,7 @@ import { expect } from "chai";
 import { openDatabase, type SqlDriver } from "../../server/db";
 import { OperationStore, type Operation } from "../../server/engine";
 import { IdempotencyKeyTaken } from "../../server/engine/operation-store";
+import { seedPglite } from "../support/pglite-template";
 
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const LEASE = { owner: "test", ms: 60_000 };
@@ -48,7 +49,7 @@ describe("operation store: writes asked for together are committed together (PGl
   before(async function () {
     this.timeout(60_000);
     dir = await mkdtemp(path.join(tmpdir(), "operations-"));
-    db = await openDatabase({ dataDir: dir });
+    db = await openDatabase({ dataDir: await seedPglite(dir) });
     store = new OperationStore(db);
   });
 

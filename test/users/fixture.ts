@@ -7,6 +7,7 @@ import { openDatabase, type SqlDriver } from "../../server/db";
 import { SqlUserStore, type UserRouterDeps } from "../../server/users";
 import { startPostgresServer, type PostgresServer } from "./postgres-server";
 import { startUserServer, type Reply, type UserServer } from "./user-server";
+import { seedPglite } from "../support/pglite-template";
 
 /** The backends every HTTP suite runs on; only PGlite has a data dir to reopen. */
 export const BACKENDS = [
@@ -50,7 +51,7 @@ export async function openFixture(backend: Backend): Promise<UserFixture> {
   }
   const extraDatabases: SqlDriver[] = [];
   const fixture: UserFixture = {
-    database: await openDatabase({ databaseUrl, dataDir }),
+    database: await openDatabase({ databaseUrl, dataDir: databaseUrl ? dataDir : await seedPglite(dataDir) }),
     store: undefined as unknown as SqlUserStore,
     dataDir,
     databaseUrl,

@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
@@ -21,6 +20,7 @@ import {
 import { ChainControl } from "../support/chain-control";
 import type { SoftHsmToken } from "../support/softhsm";
 import { fund, importableKey, KeyedClient, newMasterKey, startWalletService, tokenWithKey, walletEnv } from "./fixture";
+import { seededDataDir } from "../support/pglite-template";
 
 const run = promisify(execFile);
 
@@ -65,7 +65,7 @@ describe("wallets across restarts: re-signing without a request, the master key 
     chain = new ChainControl(node.rpcUrl);
     await chain.setAutomine(false);
     provider = directProvider(node.rpcUrl);
-    dataDir = mkdtempSync(path.join(tmpdir(), "wallets-recovery-"));
+    dataDir = await seededDataDir("wallets-recovery-");
     await start(firstKey);
     wallets.hot = await root.createWallet({ kind: "local", label: "hot" });
     wallets.cold = await root.createWallet({ kind: "local", label: "cold", privateKey: importableKey().privateKey });

@@ -23,6 +23,7 @@ import {
 } from "../../server/webhooks";
 import type { MasterKey } from "../../server/wallets";
 import { ApiClient, TEST_API_KEY } from "../api/harness";
+import { seedPglite } from "../support/pglite-template";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
 
 export const ROOT = { authorization: `Bearer ${TEST_API_KEY}` };
@@ -40,7 +41,7 @@ export function pgliteBackend(): Backend {
     name: "PGlite",
     async open() {
       const dir = mkdtempSync(path.join(tmpdir(), "webhooks-test-"));
-      const db = await openDatabase({ dataDir: path.join(dir, "pglite") });
+      const db = await openDatabase({ dataDir: await seedPglite(path.join(dir, "pglite")) });
       return {
         db,
         async release() {
