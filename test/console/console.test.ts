@@ -73,7 +73,7 @@ describe("the console (/console) in headless Chromium", function () {
 
   before(async function () {
     if (!existsSync(CHROMIUM)) {
-      console.log(`    (skipped: no Chromium at ${CHROMIUM}; scripts/ensure-chromium.sh could not install it)`);
+      console.log(`    (skipped: no Chromium at ${CHROMIUM}; scripts/ensure-test-tools.sh could not install it)`);
       this.skip();
     }
     this.timeout(240_000);

@@ -174,7 +174,7 @@ describe("log format", function () {
 
   const hasScript = spawnSync("script", ["--version"]).status === 0;
   const noScript =
-    "util-linux `script` not found: npm test installs it (scripts/ensure-script.sh), or run 'sudo apt-get install bsdutils'";
+    "util-linux `script` not found: npm test installs it (scripts/ensure-test-tools.sh), or run 'sudo apt-get install bsdutils'";
   const command = (mode: string) => [process.execPath, ...fixtureArgs(mode)].map((a) => `'${a}'`).join(" ");
   // eslint-disable-next-line no-control-regex -- ANSI colour codes
   const stripColors = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "");

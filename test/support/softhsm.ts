@@ -26,7 +26,7 @@ export interface SoftHsmToken {
 
 const MODULE_CANDIDATES = ["/usr/lib/softhsm/libsofthsm2.so", "/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so"];
 
-/** Where Debian's softhsm2 put its PKCS#11 module (scripts/ensure-softhsm.sh installs it). */
+/** Where Debian's softhsm2 put its PKCS#11 module (scripts/ensure-test-tools.sh installs it). */
 export function softHsmModulePath(): string {
   const known = MODULE_CANDIDATES.find((candidate) => existsSync(candidate));
   if (known) return known;
@@ -39,7 +39,7 @@ export function softHsmModulePath(): string {
     // dpkg missing or the package is not installed: the message below says what to do.
   }
   throw new Error(
-    "libsofthsm2.so not found: run 'bash scripts/ensure-softhsm.sh' (or 'sudo apt-get install softhsm2')",
+    "libsofthsm2.so not found: run 'bash scripts/ensure-test-tools.sh' (or 'sudo apt-get install softhsm2')",
   );
 }
 
