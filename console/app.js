@@ -3,25 +3,11 @@
 // log). Everything from the API is rendered as text (preact escapes it): no innerHTML anywhere.
 import { Component, h, render } from "./vendor/preact.mjs";
 import htm from "./vendor/htm.mjs";
+import { SCOPES } from "./scopes.mjs";
 
 const html = htm.bind(h);
 const KEY_ITEM = "nft-ops-console-key";
 const POLL_MS = 1000;
-
-const SCOPES = [
-  "nft:read",
-  "nft:mint",
-  "nft:mintForFree",
-  "nft:configure",
-  "nft:withdraw",
-  "nft:deploy",
-  "nft:vouchers",
-  "wallets:read",
-  "wallets:manage",
-  "webhooks:manage",
-  "access-keys:manage",
-  "metrics:read",
-];
 
 /** An error answer of the API: its status, code and own message. */
 class ApiError extends Error {

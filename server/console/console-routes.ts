@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import Router from "@koa/router";
 import type { Context } from "koa";
+import { SCOPES } from "../access/scopes";
 
 /**
  * GET /console: the operators' page (console/ in the project, plain files: no build step), and the
@@ -29,6 +30,7 @@ export const CONSOLE_CSP = [
 ].join("; ");
 
 const ASSETS: Record<string, { file: () => string; type: string }> = {
+  "scopes.mjs": { file: () => "", type: JS }, // made from SCOPES, below
   "app.js": { file: () => path.join(CONSOLE_DIR ?? "", "app.js"), type: JS },
   "app.css": { file: () => path.join(CONSOLE_DIR ?? "", "app.css"), type: CSS },
   "vendor/preact.mjs": { file: () => require.resolve("preact"), type: JS },
@@ -42,6 +44,9 @@ const ASSETS: Record<string, { file: () => string; type: string }> = {
 
 /** Each file read once, on first request. */
 const cache = new Map<string, Buffer>();
+
+/** The scopes a key can have, as the page imports them: the one list, server/access/scopes.ts. */
+cache.set("scopes.mjs", Buffer.from(`export const SCOPES = ${JSON.stringify(SCOPES)};\n`));
 
 function serve(ctx: Context, name: string, type: string, file: string): void {
   let body = cache.get(name);
