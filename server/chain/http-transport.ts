@@ -65,7 +65,8 @@ export class HttpJsonRpcTransport {
     // never sent again here. broadcast() does that itself, where a second answer other than
     // "accepted" proves nothing (a "nonce too low" from the first one mined would look like a
     // nonce taken by another transaction, and the write would be re-signed: minted twice).
-    const resendable = !json.includes('"eth_sendRawTransaction"');
+    const calls = (Array.isArray(body) ? body : [body]) as { method?: unknown }[];
+    const resendable = !calls.some((call) => call?.method === "eth_sendRawTransaction");
     const deadline = Date.now() + this.timeoutMs;
     for (let attempt = 0; ; attempt++) {
       const answer = await this.post(payload, deadline).catch((err: unknown) => {
