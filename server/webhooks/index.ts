@@ -10,16 +10,16 @@ import type { OpenAPIRegistry } from "../http/openapi";
 import { WebhookEndpointStore } from "./endpoint-store";
 import { WebhookMetrics } from "./metrics";
 import { OutboxStore } from "./outbox";
-import { mountCreateEndpoint, registerCreateEndpointOpenApi } from "./routes/create-endpoint";
-import { mountDeleteEndpoint, registerDeleteEndpointOpenApi } from "./routes/delete-endpoint";
-import type { WebhookRouteDeps } from "./routes/deps";
-import { mountGetEndpoint, registerGetEndpointOpenApi } from "./routes/get-endpoint";
-import { mountListDeliveries, registerListDeliveriesOpenApi } from "./routes/list-deliveries";
-import { mountListEndpoints, registerListEndpointsOpenApi } from "./routes/list-endpoints";
-import { mountRetryDelivery, registerRetryDeliveryOpenApi } from "./routes/retry-delivery";
-import { mountRotateSecret, registerRotateSecretOpenApi } from "./routes/rotate-secret";
-import { mountSendTestEvent, registerSendTestEventOpenApi } from "./routes/send-test-event";
-import { mountUpdateEndpoint, registerUpdateEndpointOpenApi } from "./routes/update-endpoint";
+import { createEndpoint } from "./routes/create-endpoint";
+import { deleteEndpoint } from "./routes/delete-endpoint";
+import { getEndpoint } from "./routes/get-endpoint";
+import { listDeliveries } from "./routes/list-deliveries";
+import { listEndpoints } from "./routes/list-endpoints";
+import { retryDelivery } from "./routes/retry-delivery";
+import { rotateSecret } from "./routes/rotate-secret";
+import type { WebhookRouteDeps } from "./routes/route";
+import { sendTestEvent } from "./routes/send-test-event";
+import { updateEndpoint } from "./routes/update-endpoint";
 import { DeliverySender, DELIVERY_TIMEOUT_MS } from "./sender";
 import { LOW_BALANCE_POLL_MS, LowBalanceWatcher } from "./low-balance-watcher";
 import type { ChainClient } from "../chain/chain-client";
@@ -131,25 +131,25 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Prom
   };
 }
 
-/** The /webhooks routes, each one file: its handler and its OpenAPI registration. */
-const ROUTES: [(router: Router, deps: WebhookRouteDeps) => void, (registry: OpenAPIRegistry) => void][] = [
-  [mountCreateEndpoint, registerCreateEndpointOpenApi],
-  [mountListEndpoints, registerListEndpointsOpenApi],
-  [mountGetEndpoint, registerGetEndpointOpenApi],
-  [mountUpdateEndpoint, registerUpdateEndpointOpenApi],
-  [mountDeleteEndpoint, registerDeleteEndpointOpenApi],
-  [mountRotateSecret, registerRotateSecretOpenApi],
-  [mountSendTestEvent, registerSendTestEventOpenApi],
-  [mountListDeliveries, registerListDeliveriesOpenApi],
-  [mountRetryDelivery, registerRetryDeliveryOpenApi],
+/** The /webhooks routes, each one file: its declaration, from which its handler and OpenAPI registration are made. */
+const ROUTES = [
+  createEndpoint,
+  listEndpoints,
+  getEndpoint,
+  updateEndpoint,
+  deleteEndpoint,
+  rotateSecret,
+  sendTestEvent,
+  listDeliveries,
+  retryDelivery,
 ];
 
 export function createWebhookRouter(deps: WebhookRouteDeps): Router {
   const router = new Router();
-  for (const [mount] of ROUTES) mount(router, deps);
+  for (const route of ROUTES) route.mount(router, deps);
   return router;
 }
 
 export function registerWebhookOpenApi(registry: OpenAPIRegistry): void {
-  for (const [, register] of ROUTES) register(registry);
+  for (const route of ROUTES) route.register(registry);
 }

@@ -201,9 +201,9 @@ export class OutboxStore {
     return Number(rows[0]?.retried ?? 0) > 0;
   }
 
-  /** Writes a webhook.test event for one endpoint; returns its id. */
-  async insertTestEvent(tx: SqlExecutor, id: string, endpointId: string, data: Record<string, unknown>) {
-    await tx.query(
+  /** Writes a webhook.test event `id` for one endpoint. */
+  async insertTestEvent(id: string, endpointId: string, data: Record<string, unknown>): Promise<void> {
+    await this.db.query(
       `INSERT INTO webhook_events (id, type, data, endpoint_id, order_key) VALUES ($1, $2, $3, $4, NULL)`,
       [id, TEST_EVENT_TYPE, JSON.stringify(data), endpointId],
     );
