@@ -1,6 +1,7 @@
 import type { AttemptLogEntry, AttemptRecord, ClaimedDelivery } from "./outbox";
 import { renderEventBody } from "./render";
 import { retryDelayMs, type RetryPolicy } from "./retry";
+import type { SecretSeal } from "./secret-seal";
 import type { AttemptResult, DeliverySender } from "./sender";
 import { stillSigning } from "./signing";
 
@@ -15,8 +16,8 @@ export interface AttemptOutcome {
 export interface AttemptDeps {
   sender: DeliverySender;
   retry: RetryPolicy;
-  /** The secrets that sign: the endpoint's current one, and each rotated out still signing. */
-  secretsOf(delivery: ClaimedDelivery): string[];
+  /** Opens the endpoint's sealed secrets. */
+  seal: SecretSeal;
   stopping(): boolean;
 }
 
@@ -33,8 +34,8 @@ export async function attemptDelivery(delivery: ClaimedDelivery, deps: AttemptDe
       entry,
       delivered,
       final,
-      retryInMs: retryDelayMs(deps.retry, delivery.attempts + 1),
-      retryWindowMs: deps.retry.windowMs,
+      retryMs: retryDelayMs(deps.retry, delivery.attempts + 1),
+      windowMs: deps.retry.windowMs,
     },
     answered,
     cut: false,
@@ -50,13 +51,10 @@ export async function attemptDelivery(delivery: ClaimedDelivery, deps: AttemptDe
       data: delivery.data,
       createdAt: new Date(delivery.eventCreatedAt),
     });
-    result = await deps.sender.post(
-      delivery.endpointId,
-      delivery.url,
-      delivery.eventId,
-      deps.secretsOf(delivery),
-      body,
-    );
+    // Signed with the current secret, and each rotated out while it still signs (24 h after its rotation).
+    const secrets = [delivery.secret, ...stillSigning(delivery.previousSecrets).map((p) => p.secret)];
+    const opened = secrets.map((secret) => deps.seal.open(delivery.endpointId, secret));
+    result = await deps.sender.post(delivery.endpointId, delivery.url, delivery.eventId, opened, body);
   } catch (err) {
     return outcome({ at, ms: 0, error: `the attempt failed: ${describe(err)}` }, null);
   }
@@ -67,11 +65,6 @@ export async function attemptDelivery(delivery: ClaimedDelivery, deps: AttemptDe
   const delivered = status >= 200 && status < 300;
   const error = delivered ? undefined : status >= 300 && status < 400 ? "redirect not followed" : "non-2xx answer";
   return outcome({ at, ms: result.ms, status, ...(error ? { error } : {}) }, true, status === 410, delivered);
-}
-
-/** Signed with the current secret, and each rotated out while it still signs (24 h after its rotation). */
-export function signingSecrets(delivery: Pick<ClaimedDelivery, "secret" | "previousSecrets">): string[] {
-  return [delivery.secret, ...stillSigning(delivery.previousSecrets).map((p) => p.secret)];
 }
 
 function describe(err: unknown): string {

@@ -6,7 +6,7 @@ import type { SecretSeal } from "./secret-seal";
 import { stillSigning, type PreviousSecret } from "./signing";
 
 /** Secrets rotated out that still sign, at most: each rotation within 24 h adds a signature to every delivery. */
-export const MAX_PREVIOUS_SECRETS = 4;
+const MAX_PREVIOUS_SECRETS = 4;
 
 /** A webhook endpoint as the service keeps it. `secret` never leaves the service after creation. */
 export interface WebhookEndpoint {
@@ -28,16 +28,16 @@ export interface WebhookEndpoint {
 interface EndpointRow {
   id: string;
   url: string;
-  events: EventType[] | string;
-  collections: string[] | string | null;
-  wallets: string[] | string | null;
+  events: EventType[];
+  collections: string[] | null;
+  wallets: string[] | null;
   enabled: boolean;
   disabled_reason: string | null;
   access_key_id: string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
+  created_at: Date;
+  updated_at: Date;
   secret: string;
-  previous_secret: PreviousSecret[] | string | null;
+  previous_secret: PreviousSecret[] | null;
 }
 
 export interface EndpointChanges {
@@ -49,19 +49,14 @@ export interface EndpointChanges {
 }
 
 /** How long a rotated-out secret keeps signing beside the new one. */
-export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
 /** Webhook endpoints in the store (table webhook_endpoints); their secrets sealed by `seal`. */
 export class WebhookEndpointStore {
   constructor(
     private readonly db: SqlExecutor,
-    private readonly seal?: SecretSeal,
+    private readonly seal: SecretSeal,
   ) {}
-
-  private sealed(id: string, secret: string): string {
-    if (!this.seal) throw new Error("this endpoint store cannot seal secrets");
-    return this.seal.seal(id, secret);
-  }
 
   async insert(
     tx: SqlExecutor,
@@ -80,7 +75,7 @@ export class WebhookEndpointStore {
         jsonOrNull(endpoint.wallets),
         endpoint.enabled,
         endpoint.accessKeyId,
-        this.sealed(id, secret),
+        this.seal.seal(id, secret),
       ],
     );
     return toEndpoint(rows[0]);
@@ -104,8 +99,8 @@ export class WebhookEndpointStore {
     return rows.map((row) => ({ ...toEndpoint(row), position: { at: row.position_at, id: row.id } }));
   }
 
-  async find(id: string, db: SqlExecutor = this.db): Promise<WebhookEndpoint | null> {
-    const { rows } = await db.query<EndpointRow>("SELECT * FROM webhook_endpoints WHERE id = $1", [id]);
+  async find(id: string): Promise<WebhookEndpoint | null> {
+    const { rows } = await this.db.query<EndpointRow>("SELECT * FROM webhook_endpoints WHERE id = $1", [id]);
     return rows[0] ? toEndpoint(rows[0]) : null;
   }
 
@@ -150,7 +145,7 @@ export class WebhookEndpointStore {
            previous_secret_until = now() + $3 * interval '1 millisecond',
            secret = $2, updated_at = now()
        WHERE id = $1 RETURNING *`,
-      [id, this.sealed(id, secret), ROTATION_OVERLAP_MS, MAX_PREVIOUS_SECRETS],
+      [id, this.seal.seal(id, secret), ROTATION_OVERLAP_MS, MAX_PREVIOUS_SECRETS],
     );
     return rows[0] ? toEndpoint(rows[0]) : null;
   }
@@ -179,24 +174,20 @@ export class WebhookEndpointStore {
 }
 
 const jsonOrNull = (list: string[] | null) => (list === null ? null : JSON.stringify(list));
-const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.parse(value) as T) : value);
-const date = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
 
-export function toEndpoint(row: EndpointRow): WebhookEndpoint {
+function toEndpoint(row: EndpointRow): WebhookEndpoint {
   const previous = stillSigning(row.previous_secret);
   return {
     id: row.id,
     url: row.url,
-    events: json(row.events),
-    collections: row.collections === null ? null : json(row.collections),
-    wallets: row.wallets === null ? null : json(row.wallets),
+    events: row.events,
+    collections: row.collections,
+    wallets: row.wallets,
     enabled: row.enabled,
     disabledReason: row.disabled_reason,
     accessKeyId: row.access_key_id,
-    createdAt: date(row.created_at)!,
-    updatedAt: date(row.updated_at)!,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
     previousSecretUntil: previous.length > 0 ? new Date(Math.max(...previous.map((p) => Date.parse(p.until)))) : null,
   };
 }
-
-export type { EndpointRow };

@@ -20,21 +20,19 @@ import { rotateSecret } from "./routes/rotate-secret";
 import type { WebhookRouteDeps } from "./routes/route";
 import { sendTestEvent } from "./routes/send-test-event";
 import { updateEndpoint } from "./routes/update-endpoint";
-import { DeliverySender, DELIVERY_TIMEOUT_MS } from "./sender";
+import { DeliverySender } from "./sender";
 import { LOW_BALANCE_POLL_MS, LowBalanceWatcher } from "./low-balance-watcher";
 import type { ChainClient } from "../chain/chain-client";
 import { UrlGuard, type Resolver } from "./url-guard";
 import type { MasterKey } from "../wallets/master-key";
-import { SecretSeal, sealStoredSecrets } from "./secret-seal";
+import { resealWebhookSecrets, SecretSeal } from "./secret-seal";
 import { DEFAULT_WORKER_OPTIONS, WebhookWorker, type WebhookWorkerOptions } from "./worker";
 
-export { emitEvent, emitEvents, EVENT_TYPES, TEST_EVENT_TYPE, type EmittedEvent, type EventType } from "./events";
+export { emitEvent, emitEvents } from "./events";
 export { signatureHeader, newEndpointSecret } from "./signing";
 export { UrlGuard, type Resolver } from "./url-guard";
-export { retryDelayMs, DEFAULT_RETRY, type RetryPolicy } from "./retry";
-export { WebhookWorker, DEFAULT_WORKER_OPTIONS, type WebhookWorkerOptions } from "./worker";
-export { LowBalanceWatcher, LOW_BALANCE_POLL_MS } from "./low-balance-watcher";
-export type { WebhookRouteDeps };
+export { retryDelayMs, DEFAULT_RETRY } from "./retry";
+export type { WebhookRouteDeps, WebhookWorkerOptions };
 
 /**
  * PGlite runs in this process's thread, one statement at a time, and costs about the same per
@@ -73,7 +71,6 @@ export interface Webhooks {
   /** Emits wallet.low_balance; unset without a chain. */
   lowBalance?: LowBalanceWatcher;
   outbox: OutboxStore;
-  endpoints: WebhookEndpointStore;
 }
 
 /**
@@ -83,8 +80,9 @@ export interface Webhooks {
  */
 export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Promise<Webhooks> {
   const outbox = new OutboxStore(db);
-  const seal = new SecretSeal(options.masterKey);
-  if (options.masterKey) await sealStoredSecrets(db, options.masterKey);
+  const { masterKey } = options;
+  if (masterKey) await db.transaction((tx) => resealWebhookSecrets(tx, masterKey, masterKey));
+  const seal = new SecretSeal(masterKey);
   const endpoints = new WebhookEndpointStore(db, seal);
   const guard = new UrlGuard(options.allowPrivate, options.resolver);
   const pglite = db.backend === "pglite";
@@ -93,10 +91,11 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Prom
     ...(pglite ? PGLITE_WORKER : {}),
     ...options.worker,
   };
-  if (pglite) await outbox.releaseAllLeases();
+  if (pglite) await outbox.releaseLeases();
   const worker = new WebhookWorker({
     outbox,
-    sender: new DeliverySender(guard, options.timeoutMs ?? DELIVERY_TIMEOUT_MS),
+    endpoints,
+    sender: new DeliverySender(guard, options.timeoutMs),
     audit: options.audit,
     logger: options.logger.child({ component: "webhooks" }),
     metrics: options.registry
@@ -127,7 +126,6 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Prom
         })
       : undefined,
     outbox,
-    endpoints,
   };
 }
 

@@ -13,7 +13,7 @@ export interface ClaimedDelivery {
   url: string;
   secret: string;
   /** The secrets rotated out, each signing until its time (migration 12). */
-  previousSecrets: PreviousSecret[] | string | null;
+  previousSecrets: PreviousSecret[] | null;
   attempts: number;
   /** Whether its endpoint takes the event now (webhook_takes): else the attempt fails for good, unsent. */
   taken: boolean;
@@ -53,12 +53,10 @@ export interface AttemptRecord {
   /** Failed for good now (410, a key that no longer reads the event), whatever the retry window says. */
   final: boolean;
   /** When to try again if the window allows. */
-  retryInMs: number;
+  retryMs: number;
   /** How long retries go on after the first attempt. */
-  retryWindowMs: number;
+  windowMs: number;
 }
-
-const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.parse(value) as T) : value);
 
 /** An attempt made and not recorded yet. */
 export interface FinishedAttempt {
@@ -100,7 +98,7 @@ export class OutboxStore {
 
   /** Leases due deliveries (server/db/functions/webhook_claim.sql). */
   async claim(options: ClaimOptions): Promise<ClaimedDelivery[]> {
-    const { rows } = await this.db.query<{ claimed: ClaimedDelivery[] | string }>(
+    const { rows } = await this.db.query<{ claimed: ClaimedDelivery[] }>(
       `SELECT webhook_claim($1, $2, $3::jsonb, $4, $5) AS claimed`,
       [
         options.owner,
@@ -110,42 +108,33 @@ export class OutboxStore {
         options.limit,
       ],
     );
-    return json(rows[0].claimed);
+    return rows[0].claimed;
   }
 
   /** Records attempts made under `owner`'s leases (webhook_record.sql); answers the new status of each. */
   async record(owner: string, attempts: FinishedAttempt[], db: SqlExecutor = this.db): Promise<RecordedDelivery[]> {
     if (attempts.length === 0) return [];
-    const rows = attempts.map(({ delivery, record }) => ({
-      endpointId: delivery.endpointId,
-      eventSeq: delivery.eventSeq,
-      delivered: record.delivered,
-      final: record.final,
-      retryMs: record.retryInMs,
-      windowMs: record.retryWindowMs,
-      entry: record.entry,
+    const rows = attempts.map(({ delivery: { endpointId, eventSeq }, record }) => ({
+      endpointId,
+      eventSeq,
+      ...record,
     }));
-    const { rows: out } = await db.query<{ recorded: RecordedDelivery[] | string }>(
+    const { rows: out } = await db.query<{ recorded: RecordedDelivery[] }>(
       `SELECT webhook_record($1, $2::jsonb) AS recorded`,
       [owner, JSON.stringify(rows)],
     );
-    return json(out[0].recorded);
+    return out[0].recorded;
   }
 
-  /** Gives back `owner`'s leases (a clean shutdown cut their attempts): due again at once. */
-  async releaseLeases(owner: string): Promise<void> {
+  /**
+   * Gives back `owner`'s leases (a clean shutdown cut their attempts), or every lease (PGlite, whose
+   * data directory one process alone opens): due again at once.
+   */
+  async releaseLeases(owner?: string): Promise<void> {
     await this.db.query(
       `UPDATE webhook_deliveries SET lease_owner = NULL, next_attempt_at = now()
-       WHERE lease_owner = $1 AND status = 'pending'`,
-      [owner],
-    );
-  }
-
-  /** Every lease at once: for PGlite, whose data directory one process alone can open. */
-  async releaseAllLeases(): Promise<void> {
-    await this.db.query(
-      `UPDATE webhook_deliveries SET lease_owner = NULL, next_attempt_at = now()
-       WHERE lease_owner IS NOT NULL AND status = 'pending'`,
+       WHERE lease_owner = coalesce($1, lease_owner) AND status = 'pending'`,
+      [owner ?? null],
     );
   }
 

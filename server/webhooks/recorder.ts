@@ -1,7 +1,7 @@
 import type { AuditLog } from "../access";
 import type { SqlExecutor } from "../db";
 import type { Logger } from "../http/logger";
-import { WebhookEndpointStore } from "./endpoint-store";
+import type { WebhookEndpointStore } from "./endpoint-store";
 import type { WebhookMetrics } from "./metrics";
 import type { ClaimedDelivery, DeliveryStatus, FinishedAttempt, OutboxStore, RecordedDelivery } from "./outbox";
 
@@ -20,16 +20,13 @@ export class OutcomeRecorder {
   constructor(
     private readonly deps: {
       outbox: OutboxStore;
+      endpoints: WebhookEndpointStore;
       owner: string;
       audit: AuditLog;
       logger: Logger;
       metrics?: WebhookMetrics;
     },
   ) {}
-
-  get waiting(): number {
-    return this.finished.length;
-  }
 
   add(attempt: FinishedAttempt): void {
     this.finished.push(attempt);
@@ -55,11 +52,11 @@ export class OutcomeRecorder {
 
   /** 410 Gone: the delivery fails and the endpoint is disabled, with its audit event, together. */
   async gone(attempt: FinishedAttempt & { delivery: Pick<ClaimedDelivery, "eventId"> }): Promise<void> {
-    const { outbox, owner, audit, logger } = this.deps;
+    const { outbox, endpoints, owner, audit, logger } = this.deps;
     const { endpointId, eventId } = attempt.delivery;
     const recorded = await outbox.transaction(async (tx: SqlExecutor) => {
       const done = await outbox.record(owner, [attempt], tx);
-      if (await new WebhookEndpointStore(tx).disableGone(tx, endpointId)) {
+      if (await endpoints.disableGone(tx, endpointId)) {
         await audit.record(tx, WORKER_ACTOR, {
           action: "webhook.disabled",
           targetType: "webhook",

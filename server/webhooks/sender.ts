@@ -7,7 +7,7 @@ export type AttemptResult =
   { kind: "answered"; status: number; ms: number } | { kind: "error"; error: string; ms: number };
 
 /** How long a receiver has to answer, headers included (API.md: a 2xx within 10 s). */
-export const DELIVERY_TIMEOUT_MS = 10_000;
+const DELIVERY_TIMEOUT_MS = 10_000;
 /** Sockets kept open per endpoint, so a busy endpoint is not reconnected for every event. */
 const SOCKETS_PER_ENDPOINT = 32;
 /** An endpoint's sockets are closed once it has sent nothing for this long. */

@@ -1,6 +1,7 @@
 import type { AuditLog } from "../access";
 import type { Logger } from "../http/logger";
-import { attemptDelivery, signingSecrets } from "./attempt";
+import { attemptDelivery } from "./attempt";
+import type { WebhookEndpointStore } from "./endpoint-store";
 import type { WebhookMetrics } from "./metrics";
 import type { ClaimedDelivery, OutboxStore } from "./outbox";
 import { OutcomeRecorder } from "./recorder";
@@ -52,6 +53,7 @@ const UNANSWERED_FORGET_MS = 3_600_000;
 
 export interface WebhookWorkerDeps {
   outbox: OutboxStore;
+  endpoints: WebhookEndpointStore;
   sender: DeliverySender;
   audit: AuditLog;
   logger: Logger;
@@ -77,9 +79,8 @@ export class WebhookWorker {
   private wakeUp?: () => void;
   private woken = false;
   private busy = false;
-  /** Deliveries claimed and not finished (in flight or queued), all endpoints, and per endpoint. */
+  /** Deliveries claimed and not finished (in flight or queued), all endpoints. */
   private claimed = 0;
-  private readonly perEndpoint = new Map<string, number>();
   /** Attempts in flight per endpoint, and the claimed deliveries waiting for one of them to end. */
   private readonly sending = new Map<string, number>();
   private readonly queued = new Map<string, ClaimedDelivery[]>();
@@ -188,8 +189,10 @@ export class WebhookWorker {
       if (Date.now() - at > UNANSWERED_FORGET_MS) this.unanswered.delete(endpointId);
       else slots.set(endpointId, this.capacityOf(endpointId));
     }
-    for (const [endpointId, count] of this.perEndpoint)
+    for (const [endpointId, sending] of this.sending) {
+      const count = sending + (this.queued.get(endpointId)?.length ?? 0);
       slots.set(endpointId, Math.max(0, this.capacityOf(endpointId) - count));
+    }
     return slots;
   }
 
@@ -199,15 +202,12 @@ export class WebhookWorker {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
+      const timer = setTimeout(() => this.wakeUp?.(), ms);
       this.wakeUp = () => {
+        clearTimeout(timer);
         this.wakeUp = undefined;
         this.woken = false;
-        done();
+        resolve();
       };
     });
   }
@@ -216,7 +216,6 @@ export class WebhookWorker {
   private take(delivery: ClaimedDelivery): void {
     const { endpointId } = delivery;
     this.claimed++;
-    this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
     if ((this.sending.get(endpointId) ?? 0) < this.deps.options.perEndpointConcurrency) this.send(delivery);
     else if (this.queued.has(endpointId)) this.queued.get(endpointId)!.push(delivery);
     else this.queued.set(endpointId, [delivery]);
@@ -229,8 +228,9 @@ export class WebhookWorker {
       .catch((err: unknown) => this.warn(err, "recording a webhook attempt failed; its lease runs out"))
       .finally(() => {
         this.claimed--;
-        decrement(this.perEndpoint, endpointId);
-        decrement(this.sending, endpointId);
+        const left = this.sending.get(endpointId)! - 1;
+        if (left > 0) this.sending.set(endpointId, left);
+        else this.sending.delete(endpointId);
         this.attempts.delete(done);
         // The next one queued for this endpoint takes the slot (on stop they stay: their leases are given back).
         const waiting = this.queued.get(endpointId);
@@ -246,7 +246,7 @@ export class WebhookWorker {
     const outcome = await attemptDelivery(delivery, {
       sender: this.deps.sender,
       retry: this.deps.options.retry,
-      secretsOf: (d) => signingSecrets(d).map((secret) => this.deps.seal.open(d.endpointId, secret)),
+      seal: this.deps.seal,
       stopping: () => this.stopping,
     });
     if (outcome.cut) return; // stop() gives the lease back
@@ -263,10 +263,4 @@ export class WebhookWorker {
     const e = err instanceof Error ? { name: err.name, message: err.message.slice(0, 300) } : {};
     this.deps.logger.warn({ err: e }, message);
   }
-}
-
-function decrement(counts: Map<string, number>, key: string): void {
-  const left = (counts.get(key) ?? 1) - 1;
-  if (left > 0) counts.set(key, left);
-  else counts.delete(key);
 }
