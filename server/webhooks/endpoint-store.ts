@@ -3,7 +3,6 @@ import type { SqlExecutor } from "../db";
 import { POSITION_AT, timestampOf, type PageRequest, type Position } from "../http/paging";
 import type { EventType } from "./events";
 import type { SecretSeal } from "./secret-seal";
-import { stillSigning, type PreviousSecret } from "./signing";
 
 /** Secrets rotated out that still sign, at most: each rotation within 24 h adds a signature to every delivery. */
 const MAX_PREVIOUS_SECRETS = 4;
@@ -25,20 +24,10 @@ export interface WebhookEndpoint {
   previousSecretUntil: Date | null;
 }
 
-interface EndpointRow {
-  id: string;
-  url: string;
-  events: EventType[];
-  collections: string[] | null;
-  wallets: string[] | null;
-  enabled: boolean;
-  disabled_reason: string | null;
-  access_key_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-  secret: string;
-  previous_secret: PreviousSecret[] | null;
-}
+/** The columns as WebhookEndpoint names them. previous_secret_until is the time of the newest secret rotated out. */
+const ENDPOINT = `id, url, events, collections, wallets, enabled, disabled_reason AS "disabledReason",
+  access_key_id AS "accessKeyId", created_at AS "createdAt", updated_at AS "updatedAt",
+  CASE WHEN previous_secret_until > now() THEN previous_secret_until END AS "previousSecretUntil"`;
 
 export interface EndpointChanges {
   url?: string;
@@ -64,9 +53,9 @@ export class WebhookEndpointStore {
     secret: string,
   ): Promise<WebhookEndpoint> {
     const id = `wh_${randomBytes(12).toString("hex")}`;
-    const { rows } = await tx.query<EndpointRow>(
+    const { rows } = await tx.query<WebhookEndpoint>(
       `INSERT INTO webhook_endpoints (id, url, events, collections, wallets, enabled, access_key_id, secret)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${ENDPOINT}`,
       [
         id,
         endpoint.url,
@@ -78,7 +67,7 @@ export class WebhookEndpointStore {
         this.seal.seal(id, secret),
       ],
     );
-    return toEndpoint(rows[0]);
+    return rows[0];
   }
 
   /**
@@ -89,19 +78,24 @@ export class WebhookEndpointStore {
     owner: string | null | undefined,
     page: PageRequest,
   ): Promise<Array<WebhookEndpoint & { position: Position }>> {
-    const { rows } = await this.db.query<EndpointRow & { position_at: string }>(
-      `SELECT *, ${POSITION_AT} AS position_at FROM webhook_endpoints
+    const { rows } = await this.db.query<WebhookEndpoint & { position_at: string }>(
+      `SELECT ${ENDPOINT}, ${POSITION_AT} AS position_at FROM webhook_endpoints
        WHERE (NOT $1::boolean OR access_key_id IS NOT DISTINCT FROM $2::text)
          AND ($3::text IS NULL OR (created_at, id) > (${timestampOf("$3")}, $4::text))
        ORDER BY created_at, id LIMIT $5`,
       [owner !== undefined, owner ?? null, page.after?.at ?? null, page.after?.id ?? null, page.limit + 1],
     );
-    return rows.map((row) => ({ ...toEndpoint(row), position: { at: row.position_at, id: row.id } }));
+    return rows.map(({ position_at, ...endpoint }) => ({
+      ...endpoint,
+      position: { at: position_at, id: endpoint.id },
+    }));
   }
 
   async find(id: string): Promise<WebhookEndpoint | null> {
-    const { rows } = await this.db.query<EndpointRow>("SELECT * FROM webhook_endpoints WHERE id = $1", [id]);
-    return rows[0] ? toEndpoint(rows[0]) : null;
+    const { rows } = await this.db.query<WebhookEndpoint>(`SELECT ${ENDPOINT} FROM webhook_endpoints WHERE id = $1`, [
+      id,
+    ]);
+    return rows[0] ?? null;
   }
 
   /** Applies `changes`; enabling clears the reason it was disabled. Null when there is no such endpoint. */
@@ -120,11 +114,11 @@ export class WebhookEndpointStore {
       set("enabled", changes.enabled);
       set("disabled_reason", changes.enabled ? null : "disabled through the API");
     }
-    const { rows } = await tx.query<EndpointRow>(
-      `UPDATE webhook_endpoints SET ${[...sets, "updated_at = now()"].join(", ")} WHERE id = $1 RETURNING *`,
+    const { rows } = await tx.query<WebhookEndpoint>(
+      `UPDATE webhook_endpoints SET ${[...sets, "updated_at = now()"].join(", ")} WHERE id = $1 RETURNING ${ENDPOINT}`,
       params,
     );
-    return rows[0] ? toEndpoint(rows[0]) : null;
+    return rows[0] ?? null;
   }
 
   /**
@@ -132,7 +126,7 @@ export class WebhookEndpointStore {
    * out before it whose time has not run out (the newest MAX_PREVIOUS_SECRETS).
    */
   async rotateSecret(tx: SqlExecutor, id: string, secret: string): Promise<WebhookEndpoint | null> {
-    const { rows } = await tx.query<EndpointRow>(
+    const { rows } = await tx.query<WebhookEndpoint>(
       `UPDATE webhook_endpoints w
        SET previous_secret = (
              SELECT jsonb_agg(x.p ORDER BY x.n) FROM (
@@ -141,13 +135,12 @@ export class WebhookEndpointStore {
                SELECT e.p, e.n FROM jsonb_array_elements(coalesce(w.previous_secret, '[]')) WITH ORDINALITY AS e(p, n)
                WHERE (e.p ->> 'until')::timestamptz > now()
                ORDER BY n LIMIT $4) x),
-           -- The last time in the list: kept true, though the service reads each secret's own time.
            previous_secret_until = now() + $3 * interval '1 millisecond',
            secret = $2, updated_at = now()
-       WHERE id = $1 RETURNING *`,
+       WHERE id = $1 RETURNING ${ENDPOINT}`,
       [id, this.seal.seal(id, secret), ROTATION_OVERLAP_MS, MAX_PREVIOUS_SECRETS],
     );
-    return rows[0] ? toEndpoint(rows[0]) : null;
+    return rows[0] ?? null;
   }
 
   /** Deletes the endpoint and its delivery log. */
@@ -174,20 +167,3 @@ export class WebhookEndpointStore {
 }
 
 const jsonOrNull = (list: string[] | null) => (list === null ? null : JSON.stringify(list));
-
-function toEndpoint(row: EndpointRow): WebhookEndpoint {
-  const previous = stillSigning(row.previous_secret);
-  return {
-    id: row.id,
-    url: row.url,
-    events: row.events,
-    collections: row.collections,
-    wallets: row.wallets,
-    enabled: row.enabled,
-    disabledReason: row.disabled_reason,
-    accessKeyId: row.access_key_id,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    previousSecretUntil: previous.length > 0 ? new Date(Math.max(...previous.map((p) => Date.parse(p.until)))) : null,
-  };
-}

@@ -1,11 +1,9 @@
 import type { Context } from "koa";
 import { getAddress } from "ethers";
-import type { z } from "zod";
 import type { AccessPrincipal } from "../../access";
 import { ApiError } from "../../http/errors";
 import type { WebhookEndpoint } from "../endpoint-store";
 import type { DeliveryRecord } from "../outbox";
-import type { DeliveryView } from "./schemas";
 
 /** Filters must stay within the key's own limits: 403 naming what it does not hold. */
 export function checkFilters(
@@ -54,19 +52,5 @@ function withoutCredentials(url: string): string {
   return parsed.toString();
 }
 
-export function deliveryView(d: DeliveryRecord): z.infer<typeof DeliveryView> {
-  return {
-    eventId: d.eventId,
-    type: d.type,
-    status: d.status,
-    inFlight: d.inFlight,
-    attempts: d.attempts,
-    attemptLog: d.attemptLog,
-    lastStatus: d.lastStatus,
-    lastError: d.lastError,
-    lastAttemptAt: d.lastAttemptAt?.toISOString() ?? null,
-    nextAttemptAt: d.nextAttemptAt?.toISOString() ?? null,
-    deliveredAt: d.deliveredAt?.toISOString() ?? null,
-    createdAt: d.createdAt.toISOString(),
-  };
-}
+/** A delivery as the API shows it: without the page cursor; its times become ISO 8601 in the JSON answer. */
+export const deliveryView = ({ cursor: _cursor, ...delivery }: DeliveryRecord) => delivery;
