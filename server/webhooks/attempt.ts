@@ -46,11 +46,7 @@ export async function attemptDelivery(delivery: ClaimedDelivery, deps: AttemptDe
   }
   let result: AttemptResult;
   try {
-    const body = renderEventBody({
-      type: delivery.type,
-      data: delivery.data,
-      createdAt: new Date(delivery.eventCreatedAt),
-    });
+    const body = renderEventBody(delivery);
     // Signed with the current secret, and each rotated out while it still signs (24 h after its rotation).
     const secrets = [delivery.secret, ...stillSigning(delivery.previousSecrets).map((p) => p.secret)];
     const opened = secrets.map((secret) => deps.seal.open(delivery.endpointId, secret));

@@ -91,22 +91,15 @@ export class OutboxStore {
 
   /** When the next delivery is due, in ms from now (leased ones at their lease's end; null when none is pending). */
   async nextDueInMs(): Promise<number | null> {
-    const { rows } = await this.db.query<{ due: string | number | null }>(`SELECT webhook_next_due_ms() AS due`);
-    const due = rows[0]?.due;
-    return due === null || due === undefined ? null : Number(due);
+    const { rows } = await this.db.query<{ due: number | null }>(`SELECT webhook_next_due_ms() AS due`);
+    return rows[0].due;
   }
 
   /** Leases due deliveries (server/db/functions/webhook_claim.sql). */
-  async claim(options: ClaimOptions): Promise<ClaimedDelivery[]> {
+  async claim({ owner, leaseMs, slots, perEndpoint, limit }: ClaimOptions): Promise<ClaimedDelivery[]> {
     const { rows } = await this.db.query<{ claimed: ClaimedDelivery[] }>(
       `SELECT webhook_claim($1, $2, $3::jsonb, $4, $5) AS claimed`,
-      [
-        options.owner,
-        options.leaseMs,
-        JSON.stringify(Object.fromEntries(options.slots)),
-        options.perEndpoint,
-        options.limit,
-      ],
+      [owner, leaseMs, JSON.stringify(Object.fromEntries(slots)), perEndpoint, limit],
     );
     return rows[0].claimed;
   }
@@ -164,30 +157,24 @@ export class OutboxStore {
   /**
    * A manual retry: the delivery is due now with a new retry window, whatever it came to before
    * (one that ended moves back from the log). One in flight is left alone (it is being tried).
-   * False when there is no such delivery.
    */
-  async retry(endpointId: string, eventId: string, retryWindowMs: number): Promise<boolean> {
-    const { rows } = await this.db.query<{ retried: string | number }>(
+  async retry(endpointId: string, eventId: string, retryWindowMs: number): Promise<void> {
+    await this.db.query(
       `WITH event AS (SELECT seq, order_key FROM webhook_events WHERE id = $2),
        pending AS (
          UPDATE webhook_deliveries d SET next_attempt_at = now(), retry_until = now() + $3 * interval '1 millisecond'
          FROM event WHERE d.endpoint_id = $1 AND d.event_seq = event.seq AND d.lease_owner IS NULL
-         RETURNING 1
        ), ended AS (
          DELETE FROM webhook_delivery_log l USING event WHERE l.endpoint_id = $1 AND l.event_seq = event.seq
          RETURNING l.*, event.order_key
-       ), back AS (
-         INSERT INTO webhook_deliveries (endpoint_id, event_seq, order_key, status, attempts, attempt_log,
-           last_status, last_error, last_attempt_at, next_attempt_at, retry_until, created_at)
-         SELECT endpoint_id, event_seq, endpoint_id || ' ' || order_key, 'pending', attempts, attempt_log,
-           last_status, last_error, last_attempt_at, now(), now() + $3 * interval '1 millisecond', created_at
-         FROM ended
-         RETURNING 1
        )
-       SELECT (SELECT count(*) FROM pending) + (SELECT count(*) FROM back) AS retried`,
+       INSERT INTO webhook_deliveries (endpoint_id, event_seq, order_key, status, attempts, attempt_log,
+         last_status, last_error, last_attempt_at, next_attempt_at, retry_until, created_at)
+       SELECT endpoint_id, event_seq, endpoint_id || ' ' || order_key, 'pending', attempts, attempt_log,
+         last_status, last_error, last_attempt_at, now(), now() + $3 * interval '1 millisecond', created_at
+       FROM ended`,
       [endpointId, eventId, retryWindowMs],
     );
-    return Number(rows[0]?.retried ?? 0) > 0;
   }
 
   /** Writes a webhook.test event `id` for one endpoint. */
@@ -218,7 +205,7 @@ export class OutboxStore {
        SELECT count(*) AS pruned FROM gone`,
       [days, limit],
     );
-    return Number(rows[0]?.pruned ?? 0);
+    return Number(rows[0].pruned);
   }
 
   /**
@@ -243,8 +230,7 @@ export class OutboxStore {
        JOIN webhook_endpoints w ON w.id = d.endpoint_id
        WHERE d.status = 'pending' AND w.enabled`,
     );
-    const age = rows[0]?.age;
-    return age === null || age === undefined ? 0 : Math.max(0, Number(age));
+    return Math.max(0, Number(rows[0].age ?? 0));
   }
 }
 
@@ -257,8 +243,4 @@ const DELIVERY_SELECT = `SELECT e.id AS "eventId", e.type, d.status,
   FROM webhook_delivery_records d JOIN webhook_events e ON e.seq = d.event_seq`;
 
 /** A delivery's status once an attempt at it is recorded. */
-export interface RecordedDelivery {
-  endpointId: string;
-  eventSeq: number;
-  status: DeliveryStatus;
-}
+export type RecordedDelivery = Pick<ClaimedDelivery, "endpointId" | "eventSeq"> & { status: DeliveryStatus };

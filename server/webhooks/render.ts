@@ -1,4 +1,5 @@
 import { operationView, type ViewedOperation } from "../engine";
+import type { ClaimedDelivery } from "./outbox";
 
 /** The operation row as webhook_operation_data (server/db/functions) snapshots it, in JSON. */
 type OperationSnapshot = Omit<ViewedOperation, "final" | "reorgs" | "createdAt" | "updatedAt"> & {
@@ -15,12 +16,12 @@ type OperationSnapshot = Omit<ViewedOperation, "final" | "reorgs" | "createdAt" 
  * operation event's data is the operation as GET /nft/operations/{id} showed it at the change
  * (the engine's operationView of the trigger's snapshot).
  */
-export function renderEventBody(event: { type: string; data: Record<string, unknown>; createdAt: Date }): string {
+export function renderEventBody(event: Pick<ClaimedDelivery, "type" | "data" | "eventCreatedAt">): string {
   let data = event.data;
   if (event.type.startsWith("operation.")) {
     const s = event.data as unknown as OperationSnapshot;
     const times = { createdAt: new Date(s.createdAt), updatedAt: new Date(s.updatedAt) };
     data = operationView({ ...s, final: s.final ?? false, reorgs: s.reorgs ?? 0, ...times });
   }
-  return JSON.stringify({ type: event.type, timestamp: event.createdAt.toISOString(), data });
+  return JSON.stringify({ type: event.type, timestamp: new Date(event.eventCreatedAt).toISOString(), data });
 }

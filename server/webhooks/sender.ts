@@ -104,9 +104,8 @@ export class DeliverySender {
 
 /** An error's message for the delivery log: the kind of failure, never a URL's credentials. */
 function describe(err: unknown): string {
-  if (err instanceof ForbiddenAddress) return `forbidden address: ${err.message}`;
   const e = err as NodeJS.ErrnoException;
-  const cause = e.cause instanceof ForbiddenAddress ? e.cause : undefined;
-  if (cause) return `forbidden address: ${cause.message}`;
+  const forbidden = [e, e.cause].find((x) => x instanceof ForbiddenAddress);
+  if (forbidden) return `forbidden address: ${forbidden.message}`;
   return (e.code ? `${e.code}: ` : "") + String(e.message ?? err).slice(0, 200);
 }

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 
 /** The prefix of every endpoint secret (Standard Webhooks): the HMAC key is the base64 after it. */
-export const SECRET_PREFIX = "whsec_";
+const SECRET_PREFIX = "whsec_";
 
 /** A new endpoint secret: `whsec_` and 32 random bytes in base64. Shown once. */
 export function newEndpointSecret(): string {

@@ -14,13 +14,8 @@ const METADATA_ADDRESSES = new Set([
 /** Ranges WEBHOOK_ALLOW_PRIVATE=true opens (ipaddr.js range names); link-local and metadata stay shut. */
 const PRIVATE_RANGES = new Set(["loopback", "private", "uniqueLocal", "carrierGradeNat"]);
 
-export interface ResolvedAddress {
-  address: string;
-  family: number;
-}
-
 /** Resolves a host name to every address it has (dns.lookup with all: true, by default). */
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
 
 const systemResolver: Resolver = (hostname) =>
   new Promise((resolve, reject) =>
@@ -145,7 +140,7 @@ function bare(hostname: string): string {
 }
 
 /** The host of an http(s) URL (IPv6 without brackets), or 400 VALIDATION_ERROR. */
-export function hostOf(url: string): string {
+function hostOf(url: string): string {
   let parsed: URL;
   try {
     parsed = new URL(url);

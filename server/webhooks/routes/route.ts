@@ -59,12 +59,6 @@ interface WebhookRoute<Path extends string, Params extends z.ZodType, Query exte
   }): Promise<unknown>;
 }
 
-/** A declared route, ready to mount on the /webhooks router and to register in the OpenAPI document. */
-export interface DeclaredWebhookRoute {
-  mount(router: Router, deps: WebhookRouteDeps): void;
-  register(registry: OpenAPIRegistry): void;
-}
-
 const MANAGE = { scope: "webhooks:manage", key: "always" } as const;
 
 export function webhookRoute<
@@ -72,12 +66,12 @@ export function webhookRoute<
   Params extends z.ZodType = typeof WebhookParams,
   Query extends z.ZodType = z.ZodUndefined,
   Body extends z.ZodType = z.ZodUndefined,
->(route: WebhookRoute<Path, Params, Query, Body>): DeclaredWebhookRoute {
+>(route: WebhookRoute<Path, Params, Query, Body>) {
   const params: z.ZodType | undefined = route.params ?? (route.path.includes("{id}") ? WebhookParams : undefined);
   const [status, description, schema] = route.answer;
   const content = (schema: z.ZodType) => ({ "application/json": { schema } });
   return {
-    mount(router, deps) {
+    mount(router: Router, deps: WebhookRouteDeps): void {
       router[route.method](route.path.replace(/\{(\w+)\}/g, ":$1"), deps.access.require(MANAGE), async (ctx) => {
         const parsed = params ? (parseInput(params, ctx.params) as { id?: string }) : {};
         const endpoint = parsed.id === undefined ? undefined : await managedEndpoint(ctx, deps, parsed.id);
@@ -88,7 +82,7 @@ export function webhookRoute<
         if (answer !== undefined) ctx.body = answer;
       });
     },
-    register(registry) {
+    register(registry: OpenAPIRegistry): void {
       const invalid = route.body ? "VALIDATION_ERROR or WEBHOOK_URL_FORBIDDEN" : route.query && "VALIDATION_ERROR";
       registry.registerPath({
         method: route.method,
