@@ -21,7 +21,7 @@ import type { WebhookRouteDeps } from "./routes/route";
 import { sendTestEvent } from "./routes/send-test-event";
 import { updateEndpoint } from "./routes/update-endpoint";
 import { DeliverySender } from "./sender";
-import { LOW_BALANCE_POLL_MS, LowBalanceWatcher } from "./low-balance-watcher";
+import { LowBalanceWatcher } from "./low-balance-watcher";
 import type { ChainClient } from "../chain/chain-client";
 import { UrlGuard, type Resolver } from "./url-guard";
 import type { MasterKey } from "../wallets/master-key";
@@ -64,21 +64,15 @@ export interface WebhookOptions {
   masterKey?: MasterKey;
 }
 
-/** The webhooks of one service process: routes' dependencies and the delivery worker. */
-export interface Webhooks {
-  routes: WebhookRouteDeps;
-  worker: WebhookWorker;
-  /** Emits wallet.low_balance; unset without a chain. */
-  lowBalance?: LowBalanceWatcher;
-  outbox: OutboxStore;
-}
+/** The webhooks of one service process: routes' dependencies, the delivery worker, the low-balance watcher. */
+export type Webhooks = Awaited<ReturnType<typeof openWebhooks>>;
 
 /**
  * The webhooks on the service's database. The worker is returned stopped: start it once the
  * service listens, stop it before the store closes. On PGlite (one process owns the data
  * directory) every lease left by an earlier run is given back at once.
  */
-export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Promise<Webhooks> {
+export async function openWebhooks(db: SqlDriver, options: WebhookOptions) {
   const outbox = new OutboxStore(db);
   const { masterKey } = options;
   if (masterKey) await db.transaction((tx) => resealWebhookSecrets(tx, masterKey, masterKey));
@@ -117,13 +111,14 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Prom
       wake: () => worker.wake(),
     },
     worker,
+    /** Emits wallet.low_balance; unset without a chain. */
     lowBalance: options.chain
-      ? new LowBalanceWatcher({
+      ? new LowBalanceWatcher(
           db,
-          chain: options.chain,
-          logger: options.logger.child({ component: "low-balance" }),
-          intervalMs: options.lowBalancePollMs ?? LOW_BALANCE_POLL_MS,
-        })
+          options.chain,
+          options.logger.child({ component: "low-balance" }),
+          options.lowBalancePollMs,
+        )
       : undefined,
     outbox,
   };

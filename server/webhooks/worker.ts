@@ -244,9 +244,8 @@ export class WebhookWorker {
   /** One attempt, its outcome handed to the recorder (a 410 recorded at once). */
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
     const outcome = await attemptDelivery(delivery, {
-      sender: this.deps.sender,
+      ...this.deps,
       retry: this.deps.options.retry,
-      seal: this.deps.seal,
       stopping: () => this.stopping,
     });
     if (outcome.cut) return; // stop() gives the lease back

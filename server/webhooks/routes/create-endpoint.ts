@@ -1,7 +1,7 @@
 import type { AccessPrincipal } from "../../access";
 import { maskUrl } from "../../config/credentials";
 import { newEndpointSecret } from "../signing";
-import { checkFilters, normalized, webhookView } from "./fields";
+import { storedFields, webhookView } from "./fields";
 import { audited, webhookRoute } from "./route";
 import { CreateWebhookRequest, WebhookWithSecret } from "./schemas";
 
@@ -15,24 +15,22 @@ export const createEndpoint = webhookRoute({
     "The endpoint receives only the events its creating key could read. Each event is one signed POST (Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature).",
   body: CreateWebhookRequest,
   answer: [201, "Created", WebhookWithSecret],
-  async handle({ ctx, deps, body: input }) {
-    const filters = { collections: normalized(input.collections) ?? null, wallets: normalized(input.wallets) ?? null };
-    checkFilters(ctx, filters);
-    await deps.guard.checkUrl(input.url);
+  async handle({ ctx, deps, body }) {
+    const {
+      url,
+      events,
+      collections = null,
+      wallets = null,
+      enabled = true,
+    } = await storedFields(ctx, deps.guard, body);
+    const accessKeyId = (ctx.state.access as AccessPrincipal).keyId;
     const secret = newEndpointSecret();
-    const fields = {
-      url: input.url,
-      events: [...new Set(input.events)],
-      ...filters,
-      enabled: input.enabled ?? true,
-      accessKeyId: (ctx.state.access as AccessPrincipal).keyId,
-    };
     const endpoint = await audited(
       ctx,
       deps,
       "webhook.created",
-      (tx) => deps.endpoints.insert(tx, fields, secret),
-      (created) => ({ url: maskUrl(created.url), events: created.events, ...filters, enabled: created.enabled }),
+      (tx) => deps.endpoints.insert(tx, { url, events, collections, wallets, enabled, accessKeyId }, secret),
+      () => ({ url: maskUrl(url), events, collections, wallets, enabled }),
     );
     return { ...webhookView(endpoint), secret };
   },

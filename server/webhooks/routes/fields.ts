@@ -2,30 +2,35 @@ import type { Context } from "koa";
 import { getAddress } from "ethers";
 import type { AccessPrincipal } from "../../access";
 import { ApiError } from "../../http/errors";
-import type { WebhookEndpoint } from "../endpoint-store";
+import type { EndpointChanges, WebhookEndpoint } from "../endpoint-store";
+import type { UrlGuard } from "../url-guard";
 import type { DeliveryRecord } from "../outbox";
 
-/** Filters must stay within the key's own limits: 403 naming what it does not hold. */
-export function checkFilters(
-  ctx: Context,
-  filters: { collections?: string[] | null; wallets?: string[] | null },
-): void {
+/**
+ * A body's fields as they are stored: events without repeats, filters lower-case without repeats
+ * and within the key's own limits (403 naming what it does not hold), the url past the guard (400).
+ */
+export async function storedFields<T extends EndpointChanges>(ctx: Context, guard: UrlGuard, input: T) {
+  const normalized = (list: string[] | null | undefined) => list && [...new Set(list.map((a) => a.toLowerCase()))];
+  const fields = {
+    ...input,
+    ...(input.events ? { events: [...new Set(input.events)] } : {}),
+    ...(input.collections !== undefined ? { collections: normalized(input.collections) } : {}),
+    ...(input.wallets !== undefined ? { wallets: normalized(input.wallets) } : {}),
+  };
   const principal = ctx.state.access as AccessPrincipal;
   const outside = (own: readonly string[] | null, given: string[] | null | undefined) =>
     own === null || !given ? undefined : given.find((a) => !own.includes(a));
-  const collection = outside(principal.collections, filters.collections);
-  const wallet = outside(principal.wallets, filters.wallets);
+  const collection = outside(principal.collections, fields.collections);
+  const wallet = outside(principal.wallets, fields.wallets);
   if (collection || wallet) {
     const what = collection ? `the collection ${collection}` : `the wallet ${wallet}`;
     throw new ApiError("FORBIDDEN", `This access key does not hold ${what}`, [
       { path: collection ? "collections" : "wallets", message: what },
     ]);
   }
-}
-
-/** Lower-case, without repeats: how filters are stored and compared. */
-export function normalized(list: string[] | null | undefined): string[] | null | undefined {
-  return list ? [...new Set(list.map((a) => a.toLowerCase()))] : list;
+  if (fields.url !== undefined) await guard.checkUrl(fields.url);
+  return fields;
 }
 
 export function webhookView(endpoint: WebhookEndpoint) {

@@ -1,5 +1,5 @@
 import { maskUrl } from "../../config/credentials";
-import { checkFilters, normalized, webhookView } from "./fields";
+import { storedFields, webhookView } from "./fields";
 import { audited, webhookRoute } from "./route";
 import { UpdateWebhookRequest, WebhookView } from "./schemas";
 
@@ -12,14 +12,7 @@ export const updateEndpoint = webhookRoute({
   body: UpdateWebhookRequest,
   answer: [200, "The endpoint", WebhookView],
   async handle({ ctx, deps, endpoint: { id }, body: input }) {
-    const changes = {
-      ...input,
-      ...(input.events ? { events: [...new Set(input.events)] } : {}),
-      ...(input.collections !== undefined ? { collections: normalized(input.collections) } : {}),
-      ...(input.wallets !== undefined ? { wallets: normalized(input.wallets) } : {}),
-    };
-    checkFilters(ctx, changes);
-    if (changes.url !== undefined) await deps.guard.checkUrl(changes.url);
+    const changes = await storedFields(ctx, deps.guard, input);
     const onlyEnabled = Object.keys(changes).length === 1 && changes.enabled !== undefined;
     const action = onlyEnabled ? (changes.enabled ? "webhook.enabled" : "webhook.disabled") : "webhook.updated";
     const details = { ...changes, ...(changes.url !== undefined ? { url: maskUrl(changes.url) } : {}) };
