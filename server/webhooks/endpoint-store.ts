@@ -70,20 +70,14 @@ export class WebhookEndpointStore {
     return rows[0];
   }
 
-  /**
-   * A page of the endpoints, oldest first: all of them (`owner` undefined), or those made by one key
-   * (null = the root key).
-   */
-  async list(
-    owner: string | null | undefined,
-    page: PageRequest,
-  ): Promise<Array<WebhookEndpoint & { position: Position }>> {
+  /** A page of the endpoints, oldest first: all of them (`owner` undefined), or those made by one key. */
+  async list(owner: string | undefined, page: PageRequest): Promise<Array<WebhookEndpoint & { position: Position }>> {
     const { rows } = await this.db.query<WebhookEndpoint & { position_at: string }>(
       `SELECT ${ENDPOINT}, ${POSITION_AT} AS position_at FROM webhook_endpoints
-       WHERE (NOT $1::boolean OR access_key_id IS NOT DISTINCT FROM $2::text)
-         AND ($3::text IS NULL OR (created_at, id) > (${timestampOf("$3")}, $4::text))
-       ORDER BY created_at, id LIMIT $5`,
-      [owner !== undefined, owner ?? null, page.after?.at ?? null, page.after?.id ?? null, page.limit + 1],
+       WHERE ($1::text IS NULL OR access_key_id = $1)
+         AND ($2::text IS NULL OR (created_at, id) > (${timestampOf("$2")}, $3::text))
+       ORDER BY created_at, id LIMIT $4`,
+      [owner ?? null, page.after?.at ?? null, page.after?.id ?? null, page.limit + 1],
     );
     return rows.map(({ position_at, ...endpoint }) => ({
       ...endpoint,

@@ -131,27 +131,27 @@ export class OutboxStore {
     );
   }
 
-  /** The delivery log of an endpoint, newest event first; `before` is the previous page's cursor. */
+  /**
+   * The delivery log of an endpoint, newest event first (`before`: the previous page's cursor), or
+   * the delivery of one event. A leased pending delivery is in flight, with no next try yet.
+   */
   async list(
     endpointId: string,
-    options: { status?: DeliveryStatus; before?: string; limit: number },
+    options: { status?: DeliveryStatus; before?: string; eventId?: string; limit: number },
   ): Promise<DeliveryRecord[]> {
     const { rows } = await this.db.query<DeliveryRecord>(
-      `${DELIVERY_SELECT}
+      `SELECT e.id AS "eventId", e.type, d.status,
+         d.lease_owner IS NOT NULL AND d.status = 'pending' AS "inFlight", d.attempts, d.attempt_log AS "attemptLog",
+         d.last_status AS "lastStatus", d.last_error AS "lastError", d.last_attempt_at AS "lastAttemptAt",
+         CASE WHEN d.status = 'pending' AND d.lease_owner IS NULL THEN d.next_attempt_at END AS "nextAttemptAt",
+         d.delivered_at AS "deliveredAt", d.created_at AS "createdAt", d.event_seq::text AS cursor
+       FROM webhook_delivery_records d JOIN webhook_events e ON e.seq = d.event_seq
        WHERE d.endpoint_id = $1 AND ($2::text IS NULL OR d.status = $2::text)
-         AND ($3::bigint IS NULL OR d.event_seq < $3::bigint)
-       ORDER BY d.event_seq DESC LIMIT $4`,
-      [endpointId, options.status ?? null, options.before ?? null, options.limit],
+         AND ($3::bigint IS NULL OR d.event_seq < $3::bigint) AND ($4::text IS NULL OR e.id = $4)
+       ORDER BY d.event_seq DESC LIMIT $5`,
+      [endpointId, options.status ?? null, options.before ?? null, options.eventId ?? null, options.limit],
     );
     return rows;
-  }
-
-  async findDelivery(endpointId: string, eventId: string): Promise<DeliveryRecord | null> {
-    const { rows } = await this.db.query<DeliveryRecord>(`${DELIVERY_SELECT} WHERE d.endpoint_id = $1 AND e.id = $2`, [
-      endpointId,
-      eventId,
-    ]);
-    return rows[0] ?? null;
   }
 
   /**
@@ -233,14 +233,6 @@ export class OutboxStore {
     return Math.max(0, Number(rows[0].age ?? 0));
   }
 }
-
-/** The delivery log's rows as DeliveryRecord: a leased pending delivery is in flight, with no next try yet. */
-const DELIVERY_SELECT = `SELECT e.id AS "eventId", e.type, d.status,
-    d.lease_owner IS NOT NULL AND d.status = 'pending' AS "inFlight", d.attempts, d.attempt_log AS "attemptLog",
-    d.last_status AS "lastStatus", d.last_error AS "lastError", d.last_attempt_at AS "lastAttemptAt",
-    CASE WHEN d.status = 'pending' AND d.lease_owner IS NULL THEN d.next_attempt_at END AS "nextAttemptAt",
-    d.delivered_at AS "deliveredAt", d.created_at AS "createdAt", d.event_seq::text AS cursor
-  FROM webhook_delivery_records d JOIN webhook_events e ON e.seq = d.event_seq`;
 
 /** A delivery's status once an attempt at it is recorded. */
 export type RecordedDelivery = Pick<ClaimedDelivery, "endpointId" | "eventSeq"> & { status: DeliveryStatus };

@@ -1,9 +1,6 @@
-import type { AuditLog } from "../access";
 import type { SqlExecutor } from "../db";
-import type { Logger } from "../http/logger";
-import type { WebhookEndpointStore } from "./endpoint-store";
-import type { WebhookMetrics } from "./metrics";
-import type { ClaimedDelivery, DeliveryStatus, FinishedAttempt, OutboxStore, RecordedDelivery } from "./outbox";
+import type { ClaimedDelivery, DeliveryStatus, FinishedAttempt, RecordedDelivery } from "./outbox";
+import type { WebhookWorkerDeps } from "./worker";
 
 /** The actor of audit events the worker writes (410 Gone disables an endpoint). */
 const WORKER_ACTOR = { keyId: null, keyName: "webhook delivery", clientAddress: "-" };
@@ -18,14 +15,7 @@ export class OutcomeRecorder {
   private finished: FinishedAttempt[] = [];
 
   constructor(
-    private readonly deps: {
-      outbox: OutboxStore;
-      endpoints: WebhookEndpointStore;
-      owner: string;
-      audit: AuditLog;
-      logger: Logger;
-      metrics?: WebhookMetrics;
-    },
+    private readonly deps: Pick<WebhookWorkerDeps, "outbox" | "endpoints" | "owner" | "audit" | "logger" | "metrics">,
   ) {}
 
   add(attempt: FinishedAttempt): void {

@@ -81,14 +81,11 @@ export class DeliverySender {
 
   private poolOf(endpoint: string, origin: string): Pool {
     const key = `${endpoint} ${origin}`;
-    let entry = this.pools.get(key);
-    if (!entry) {
-      const pool = new Pool(origin, { connections: SOCKETS_PER_ENDPOINT, connect: { lookup: this.guard.lookup } });
-      entry = { pool, usedAt: 0 };
-      this.pools.set(key, entry);
-    }
-    entry.usedAt = Date.now();
-    return entry.pool;
+    const pool =
+      this.pools.get(key)?.pool ??
+      new Pool(origin, { connections: SOCKETS_PER_ENDPOINT, connect: { lookup: this.guard.lookup } });
+    this.pools.set(key, { pool, usedAt: Date.now() });
+    return pool;
   }
 
   /** Closes the sockets of endpoints that sent nothing for IDLE_POOL_MS (deleted, disabled, quiet). */

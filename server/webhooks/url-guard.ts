@@ -76,19 +76,13 @@ export class UrlGuard {
    */
   async checkUrl(url: string): Promise<void> {
     const host = hostOf(url);
-    let addresses: string[];
-    if (isIP(host)) {
-      addresses = [host];
-    } else {
-      try {
-        addresses = (await this.resolver(host)).map((a) => a.address);
-      } catch {
-        throw new ApiError("VALIDATION_ERROR", `The host of url does not resolve: ${host}`, [
-          { path: "url", message: "host does not resolve" },
-        ]);
-      }
+    const addresses = isIP(host) ? [{ address: host }] : await this.resolver(host).catch(() => null);
+    if (!addresses) {
+      throw new ApiError("VALIDATION_ERROR", `The host of url does not resolve: ${host}`, [
+        { path: "url", message: "host does not resolve" },
+      ]);
     }
-    for (const address of addresses) {
+    for (const { address } of addresses) {
       const why = this.rule(address);
       if (!why) continue;
       const what = why.range === "metadata" ? "cloud metadata" : why.range;

@@ -42,7 +42,7 @@ export const DEFAULT_WORKER_OPTIONS: WebhookWorkerOptions = {
 };
 
 /** Events (and their delivery log) are kept this long once nothing waits for them. */
-export const RETENTION_DAYS = 30;
+const RETENTION_DAYS = 30;
 /** How often old events are pruned, and how many at most each time. */
 const PRUNE_EVERY_MS = 3_600_000;
 const PRUNE_BATCH = 10_000;
@@ -73,8 +73,8 @@ export interface WebhookWorkerDeps {
  * another's.
  */
 export class WebhookWorker {
-  private running = false;
   private stopping = false;
+  /** The rounds' loop, while the worker runs. */
   private loop?: Promise<void>;
   private wakeUp?: () => void;
   private woken = false;
@@ -100,8 +100,7 @@ export class WebhookWorker {
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
+    if (this.loop) return;
     this.stopping = false;
     this.loop = this.run();
   }
@@ -117,7 +116,7 @@ export class WebhookWorker {
    * given back, due at once for whichever process runs next; finished ones recorded first.
    */
   async stop(): Promise<void> {
-    if (!this.running) return;
+    if (!this.loop) return;
     this.stopping = true;
     this.wake();
     await this.loop;
@@ -125,7 +124,7 @@ export class WebhookWorker {
     await Promise.allSettled([...this.attempts]);
     await this.recorder.flush().catch((err: unknown) => this.warn(err, "recording webhook attempts failed"));
     await this.deps.outbox.releaseLeases(this.deps.owner).catch(() => undefined);
-    this.running = false;
+    this.loop = undefined;
   }
 
   private async run(): Promise<void> {

@@ -16,7 +16,7 @@ export const retryDelivery = webhookRoute({
   answer: [202, "Due now", DeliveryView],
   async handle({ deps, endpoint, params: { eventId } }) {
     await deps.outbox.retry(endpoint.id, eventId, deps.retryWindowMs);
-    const delivery = await deps.outbox.findDelivery(endpoint.id, eventId);
+    const [delivery] = await deps.outbox.list(endpoint.id, { eventId, limit: 1 });
     if (!delivery) throw new ApiError("NOT_FOUND", "This endpoint has no delivery of that event");
     deps.wake();
     return deliveryView(delivery);

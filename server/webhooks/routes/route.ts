@@ -110,11 +110,8 @@ export function webhookRoute<
   };
 }
 
-/** The root key manages every endpoint; another key, those it made. */
-export function ownerFilter(ctx: Context): string | null | undefined {
-  const principal = ctx.state.access as AccessPrincipal;
-  return principal.keyId === null ? undefined : principal.keyId;
-}
+/** The key whose endpoints the request manages: those it made; none for the root key, which manages all. */
+export const ownerFilter = (ctx: Context) => (ctx.state.access as AccessPrincipal).keyId ?? undefined;
 
 /** The endpoint `id` if the request's key manages it, else 404 NOT_FOUND (another key's is not shown). */
 async function managedEndpoint(ctx: Context, deps: WebhookRouteDeps, id: string): Promise<WebhookEndpoint> {
