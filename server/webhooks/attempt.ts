@@ -1,4 +1,4 @@
-import type { AttemptLogEntry, AttemptRecord, ClaimedDelivery } from "./outbox";
+import type { AttemptLogEntry, ClaimedDelivery, FinishedAttempt } from "./outbox";
 import { renderEventBody } from "./render";
 import { retryDelayMs, type RetryPolicy } from "./retry";
 import type { SecretSeal } from "./secret-seal";
@@ -6,8 +6,8 @@ import type { AttemptResult, DeliverySender } from "./sender";
 import { stillSigning } from "./signing";
 
 /** What an attempt came to: its record, and whether the receiver answered (null: no POST was made). */
-export interface AttemptOutcome {
-  record: AttemptRecord;
+export interface AttemptOutcome extends FinishedAttempt {
+  delivery: ClaimedDelivery;
   answered: boolean | null;
   /** The POST was cut by the shutdown: not an attempt (the lease is given back). */
   cut: boolean;
@@ -30,6 +30,7 @@ export interface AttemptDeps {
 export async function attemptDelivery(delivery: ClaimedDelivery, deps: AttemptDeps): Promise<AttemptOutcome> {
   const at = new Date().toISOString();
   const outcome = (entry: AttemptLogEntry, answered: boolean | null, final = false, delivered = false) => ({
+    delivery,
     record: {
       entry,
       delivered,

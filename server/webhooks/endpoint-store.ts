@@ -29,13 +29,8 @@ const ENDPOINT = `id, url, events, collections, wallets, enabled, disabled_reaso
   access_key_id AS "accessKeyId", created_at AS "createdAt", updated_at AS "updatedAt",
   CASE WHEN previous_secret_until > now() THEN previous_secret_until END AS "previousSecretUntil"`;
 
-export interface EndpointChanges {
-  url?: string;
-  events?: EventType[];
-  collections?: string[] | null;
-  wallets?: string[] | null;
-  enabled?: boolean;
-}
+/** What a request sets of an endpoint. */
+export type EndpointChanges = Partial<Pick<WebhookEndpoint, "url" | "events" | "collections" | "wallets" | "enabled">>;
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
@@ -49,7 +44,7 @@ export class WebhookEndpointStore {
 
   async insert(
     tx: SqlExecutor,
-    endpoint: Pick<WebhookEndpoint, "url" | "events" | "collections" | "wallets" | "enabled" | "accessKeyId">,
+    endpoint: Required<EndpointChanges> & Pick<WebhookEndpoint, "accessKeyId">,
     secret: string,
   ): Promise<WebhookEndpoint> {
     const id = `wh_${randomBytes(12).toString("hex")}`;

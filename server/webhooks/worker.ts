@@ -175,22 +175,17 @@ export class WebhookWorker {
     return nextDue !== null && nextDue > 0 ? Math.min(options.idlePollMs, nextDue) : options.idlePollMs;
   }
 
-  /** Deliveries an endpoint may have claimed here, in flight and queued. */
-  private capacityOf(endpointId: string): number {
-    const { perEndpointConcurrency, perEndpointQueued } = this.deps.options;
-    return this.unanswered.has(endpointId) ? 1 : perEndpointConcurrency + perEndpointQueued;
-  }
-
   /** Endpoints with deliveries claimed here (or that stopped answering), and how many more each may take. */
   private freeSlots(): Map<string, number> {
+    const { perEndpointConcurrency, perEndpointQueued } = this.deps.options;
     const slots = new Map<string, number>();
     for (const [endpointId, at] of this.unanswered) {
       if (Date.now() - at > UNANSWERED_FORGET_MS) this.unanswered.delete(endpointId);
-      else slots.set(endpointId, this.capacityOf(endpointId));
+      else slots.set(endpointId, 1);
     }
     for (const [endpointId, sending] of this.sending) {
-      const count = sending + (this.queued.get(endpointId)?.length ?? 0);
-      slots.set(endpointId, Math.max(0, this.capacityOf(endpointId) - count));
+      const capacity = this.unanswered.has(endpointId) ? 1 : perEndpointConcurrency + perEndpointQueued;
+      slots.set(endpointId, Math.max(0, capacity - sending - (this.queued.get(endpointId)?.length ?? 0)));
     }
     return slots;
   }
@@ -250,9 +245,8 @@ export class WebhookWorker {
     if (outcome.cut) return; // stop() gives the lease back
     if (outcome.answered === false) this.unanswered.set(delivery.endpointId, Date.now());
     else if (outcome.answered) this.unanswered.delete(delivery.endpointId);
-    const finished = { delivery, record: outcome.record };
-    if (outcome.record.entry.status === 410) return this.recorder.gone(finished);
-    this.recorder.add(finished);
+    if (outcome.record.entry.status === 410) return this.recorder.gone(outcome);
+    this.recorder.add(outcome);
     // Recorded by the next round (within busyPollMs) with every other attempt finished by then.
     if (!this.busy) this.wake();
   }
