@@ -22,10 +22,9 @@ export interface AttemptDeps {
 }
 
 /**
- * One attempt at a claimed delivery: the body rendered, signed and POSTed. Never throws: an
- * exception anywhere in it is a failed attempt with its reason, retried with backoff and ended
- * at the retry window like any other. An endpoint that no longer takes the event fails it for
- * good, unsent.
+ * One attempt at a claimed delivery: the body rendered, signed and POSTed (unsent when its endpoint
+ * no longer takes the event). Never throws: an exception anywhere in it is a failed attempt with its
+ * reason, retried with backoff and ended at the retry window like any other.
  */
 export async function attemptDelivery(delivery: ClaimedDelivery, deps: AttemptDeps): Promise<AttemptOutcome> {
   const at = new Date().toISOString();

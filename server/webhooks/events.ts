@@ -40,11 +40,8 @@ export function newEventId(): string {
  * Writes an event to the outbox on `tx`, the transaction that makes the change it reports, so the
  * change and its event are committed together or not at all; the delivery worker sends it after
  * the commit. Nothing is written while no enabled endpoint takes `type`. Returns the event's id,
- * or null when nothing was written.
- *
- * For the wallet code (`wallet.low_balance`, once per crossing below the wallet's `lowBalance`) and
- * the collection index (`collection.transfer`, once the transfer is CONFIRMATIONS deep). Operation
- * events are written by triggers on the operations table (server/db/functions/webhook_operation_events.sql).
+ * or null when nothing was written. Operation events are written by triggers instead
+ * (server/db/functions/webhook_operation_events.sql).
  */
 export async function emitEvent(tx: SqlExecutor, event: EmittedEvent): Promise<string | null> {
   const [id] = await emitEvents(tx, [event]);

@@ -37,8 +37,7 @@ export type { WebhookRouteDeps, WebhookWorkerOptions };
 /**
  * PGlite runs in this process's thread, one statement at a time, and costs about the same per
  * statement whatever its size: a busy worker there rounds at most every 50 ms, each round
- * recording and claiming more at once. It vacuums the pending deliveries itself: PGlite has no
- * autovacuum.
+ * recording and claiming more at once. It has no autovacuum: the worker vacuums.
  */
 const PGLITE_WORKER: Partial<WebhookWorkerOptions> = { busyPollMs: 50, vacuumEvery: 500 };
 

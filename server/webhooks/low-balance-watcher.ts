@@ -15,11 +15,10 @@ interface WatchedRow {
 }
 
 /**
- * Emits `wallet.low_balance` once each time a held wallet's balance falls below its `lowBalance`
- * (and again only after it has been back at or above it): every `intervalMs` it reads the balances
- * of the wallets that have one (one JSON-RPC batch), and for a wallet whose side of the threshold
- * changed, records the crossing (balanceCrossing) and writes the event on one transaction. With
- * several processes, the crossing's UPDATE lets one of them report it.
+ * Emits `wallet.low_balance` once each time a held wallet's balance falls below its `lowBalance`:
+ * every `intervalMs` it reads the balances of the wallets that have one (one JSON-RPC batch), and
+ * for a wallet whose side of the threshold changed, records the crossing (balanceCrossing, which
+ * lets one process report it) and writes the event on one transaction.
  */
 export class LowBalanceWatcher {
   private timer?: NodeJS.Timeout;

@@ -76,11 +76,9 @@ export interface ClaimOptions {
 }
 
 /**
- * The outbox and its deliveries (tables webhook_events, webhook_deliveries, webhook_delivery_log).
- * The statement that writes an event also fans it out into one delivery per endpoint that takes it
- * (the trigger of server/db/functions/webhook_fan_out.sql). A claim leases deliveries by pushing
- * next_attempt_at past the attempt's end, so with several processes each attempt is made by one of
- * them, and one that dies leaves its deliveries due again when the lease runs out.
+ * The outbox and its deliveries (tables webhook_events, webhook_deliveries, webhook_delivery_log):
+ * fanned out by the statement that writes an event (webhook_fan_out.sql), leased by a claim
+ * (webhook_claim.sql), so that with several processes each attempt is made by one of them.
  */
 export class OutboxStore {
   constructor(private readonly db: SqlDriver) {}

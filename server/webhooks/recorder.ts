@@ -6,10 +6,9 @@ import type { WebhookWorkerDeps } from "./worker";
 const WORKER_ACTOR = { keyId: null, keyName: "webhook delivery", clientAddress: "-" };
 
 /**
- * Records what attempts came to: delivered, due again after their backoff, or failed for good
- * (webhook_record.sql). Attempts are kept until the worker's next round records them all in one
- * statement; a 410 is recorded at once, with its endpoint's disabling and audit event. Counts each
- * recorded outcome in the metrics.
+ * Records what attempts came to (webhook_record.sql), counted in the metrics: delivered, due again
+ * after their backoff, or failed for good. Kept until the worker's next round records them all in
+ * one statement; a 410 at once.
  */
 export class OutcomeRecorder {
   private finished: FinishedAttempt[] = [];

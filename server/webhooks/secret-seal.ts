@@ -33,11 +33,10 @@ export class SecretSeal {
 }
 
 /**
- * Seals every endpoint's secrets (current and rotated out) under `next`, on `tx`, rows locked:
- * those sealed are opened under `current` (MasterKeyError when one does not open), those kept
- * unsealed (from before sealing, or made without a key) are sealed now. At each start with a
- * master key (`current` = `next`: the sealed ones are checked and left as they are), and by a
- * rotation of the master key.
+ * Seals every endpoint's secrets (current and rotated out) under `next`, rows locked: those sealed
+ * are opened under `current` (MasterKeyError when one does not open), those kept unsealed are
+ * sealed now. At each start with a master key (`current` = `next`: the sealed ones are checked and
+ * left as they are), and by a rotation of the master key.
  */
 export async function resealWebhookSecrets(tx: SqlExecutor, current: MasterKey, next: MasterKey): Promise<void> {
   const [from, to] = [new SecretSeal(current), new SecretSeal(next)];

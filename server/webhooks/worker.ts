@@ -67,10 +67,8 @@ export interface WebhookWorkerDeps {
 
 /**
  * Sends the outbox's deliveries. Each round records the attempts finished since the last one
- * (OutcomeRecorder), then claims due deliveries (OutboxStore.claim): per endpoint at most
- * `perEndpointConcurrency` in flight and `perEndpointQueued` more, sent as slots free, each
- * attempted on its own (attemptDelivery): a slow or dead endpoint holds its own slots, never
- * another's.
+ * (OutcomeRecorder), then claims due deliveries (OutboxStore.claim), each attempted on its own
+ * (attemptDelivery) in its endpoint's slots: a slow or dead endpoint holds its own, never another's.
  */
 export class WebhookWorker {
   private stopping = false;
