@@ -17,7 +17,7 @@ import { listDeliveries } from "./routes/list-deliveries";
 import { listEndpoints } from "./routes/list-endpoints";
 import { retryDelivery } from "./routes/retry-delivery";
 import { rotateSecret } from "./routes/rotate-secret";
-import type { WebhookRouteDeps } from "./routes/route";
+import type { WebhookRouteDeps } from "./routes/deps";
 import { sendTestEvent } from "./routes/send-test-event";
 import { updateEndpoint } from "./routes/update-endpoint";
 import { DeliverySender } from "./sender";

@@ -1,8 +1,7 @@
 import type { AccessPrincipal } from "../../access";
 import { maskUrl } from "../../config/credentials";
 import { newEndpointSecret } from "../signing";
-import { storedFields, webhookView } from "./fields";
-import { audited, webhookRoute } from "./route";
+import { audited, storedFields, webhookRoute, webhookView } from "./deps";
 import { CreateWebhookRequest, WebhookWithSecret } from "./schemas";
 
 /** POST /webhooks: a new endpoint; its secret is in this answer and never again. */

@@ -1,4 +1,4 @@
-import { audited, webhookRoute } from "./route";
+import { audited, webhookRoute } from "./deps";
 
 /** DELETE /webhooks/{id}: the endpoint and its delivery log; nothing more is sent to it. */
 export const deleteEndpoint = webhookRoute({

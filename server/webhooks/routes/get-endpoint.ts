@@ -1,5 +1,4 @@
-import { webhookView } from "./fields";
-import { webhookRoute } from "./route";
+import { webhookRoute, webhookView } from "./deps";
 import { WebhookView } from "./schemas";
 
 /** GET /webhooks/{id}. */

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { deliveryView } from "./fields";
-import { webhookRoute } from "./route";
+import { deliveryView, webhookRoute } from "./deps";
 import { DeliveriesQuery, DeliveryView } from "./schemas";
 
 /** GET /webhooks/{id}/deliveries: each event sent to the endpoint, newest first, with its attempts. */

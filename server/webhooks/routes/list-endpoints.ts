@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { pageOf, PageQuery, pageRequest } from "../../http/paging";
-import { webhookView } from "./fields";
-import { ownerFilter, webhookRoute } from "./route";
+import { ownerFilter, webhookRoute, webhookView } from "./deps";
 import { WebhookView } from "./schemas";
 
 /** GET /webhooks: the endpoints the key manages (the root key: all), without secrets. */

@@ -1,6 +1,5 @@
 import { ApiError } from "../../http/errors";
-import { deliveryView } from "./fields";
-import { webhookRoute } from "./route";
+import { deliveryView, webhookRoute } from "./deps";
 import { DeliveryParams, DeliveryView } from "./schemas";
 
 /**

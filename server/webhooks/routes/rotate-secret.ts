@@ -1,6 +1,5 @@
 import { newEndpointSecret } from "../signing";
-import { webhookView } from "./fields";
-import { audited, webhookRoute } from "./route";
+import { audited, webhookRoute, webhookView } from "./deps";
 import { WebhookWithSecret } from "./schemas";
 
 /**

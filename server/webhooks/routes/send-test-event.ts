@@ -1,5 +1,5 @@
 import { newEventId, TEST_EVENT_TYPE } from "../events";
-import { webhookRoute } from "./route";
+import { webhookRoute } from "./deps";
 import { TestEventAccepted } from "./schemas";
 
 /**

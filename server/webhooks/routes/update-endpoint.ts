@@ -1,6 +1,5 @@
 import { maskUrl } from "../../config/credentials";
-import { storedFields, webhookView } from "./fields";
-import { audited, webhookRoute } from "./route";
+import { audited, storedFields, webhookRoute, webhookView } from "./deps";
 import { UpdateWebhookRequest, WebhookView } from "./schemas";
 
 /** PATCH /webhooks/{id}: URL, events, filters; `enabled` disables and enables it. */
