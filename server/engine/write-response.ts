@@ -102,7 +102,26 @@ export const OperationView = z
   })
   .openapi("Operation");
 
-export function operationView(op: Operation): z.infer<typeof OperationView> {
+/** What the view shows of an operation: all an operation event's snapshot keeps of it (server/webhooks/render.ts). */
+export type ViewedOperation = Pick<
+  Operation,
+  | "id"
+  | "operation"
+  | "status"
+  | "from"
+  | "contractAddress"
+  | "nonce"
+  | "transactions"
+  | "blockNumber"
+  | "result"
+  | "error"
+  | "final"
+  | "reorgs"
+  | "createdAt"
+  | "updatedAt"
+>;
+
+export function operationView(op: ViewedOperation): z.infer<typeof OperationView> {
   const current = currentTransaction(op);
   return {
     operationId: op.id,

@@ -1,12 +1,13 @@
-import type { AttemptLogEntry, AttemptRecord, ClaimedDelivery } from "./outbox";
+import type { AttemptLogEntry, ClaimedDelivery, FinishedAttempt } from "./outbox";
 import { renderEventBody } from "./render";
 import { retryDelayMs, type RetryPolicy } from "./retry";
+import type { SecretSeal } from "./secret-seal";
 import type { AttemptResult, DeliverySender } from "./sender";
 import { stillSigning } from "./signing";
 
 /** What an attempt came to: its record, and whether the receiver answered (null: no POST was made). */
-export interface AttemptOutcome {
-  record: AttemptRecord;
+export interface AttemptOutcome extends FinishedAttempt {
+  delivery: ClaimedDelivery;
   answered: boolean | null;
   /** The POST was cut by the shutdown: not an attempt (the lease is given back). */
   cut: boolean;
@@ -15,26 +16,26 @@ export interface AttemptOutcome {
 export interface AttemptDeps {
   sender: DeliverySender;
   retry: RetryPolicy;
-  /** The secrets that sign: the endpoint's current one, and each rotated out still signing. */
-  secretsOf(delivery: ClaimedDelivery): string[];
+  /** Opens the endpoint's sealed secrets. */
+  seal: SecretSeal;
   stopping(): boolean;
 }
 
 /**
- * One attempt at a claimed delivery: the body rendered, signed and POSTed. Never throws: an
- * exception anywhere in it is a failed attempt with its reason, retried with backoff and ended
- * at the retry window like any other. An endpoint that no longer takes the event fails it for
- * good, unsent.
+ * One attempt at a claimed delivery: the body rendered, signed and POSTed (unsent when its endpoint
+ * no longer takes the event). Never throws: an exception anywhere in it is a failed attempt with its
+ * reason, retried with backoff and ended at the retry window like any other.
  */
 export async function attemptDelivery(delivery: ClaimedDelivery, deps: AttemptDeps): Promise<AttemptOutcome> {
   const at = new Date().toISOString();
   const outcome = (entry: AttemptLogEntry, answered: boolean | null, final = false, delivered = false) => ({
+    delivery,
     record: {
       entry,
       delivered,
       final,
-      retryInMs: retryDelayMs(deps.retry, delivery.attempts + 1),
-      retryWindowMs: deps.retry.windowMs,
+      retryMs: retryDelayMs(deps.retry, delivery.attempts + 1),
+      windowMs: deps.retry.windowMs,
     },
     answered,
     cut: false,
@@ -45,18 +46,11 @@ export async function attemptDelivery(delivery: ClaimedDelivery, deps: AttemptDe
   }
   let result: AttemptResult;
   try {
-    const body = renderEventBody({
-      type: delivery.type,
-      data: delivery.data,
-      createdAt: new Date(delivery.eventCreatedAt),
-    });
-    result = await deps.sender.post(
-      delivery.endpointId,
-      delivery.url,
-      delivery.eventId,
-      deps.secretsOf(delivery),
-      body,
-    );
+    const body = renderEventBody(delivery);
+    // Signed with the current secret, and each rotated out while it still signs (24 h after its rotation).
+    const secrets = [delivery.secret, ...stillSigning(delivery.previousSecrets).map((p) => p.secret)];
+    const opened = secrets.map((secret) => deps.seal.open(delivery.endpointId, secret));
+    result = await deps.sender.post(delivery.endpointId, delivery.url, delivery.eventId, opened, body);
   } catch (err) {
     return outcome({ at, ms: 0, error: `the attempt failed: ${describe(err)}` }, null);
   }
@@ -67,11 +61,6 @@ export async function attemptDelivery(delivery: ClaimedDelivery, deps: AttemptDe
   const delivered = status >= 200 && status < 300;
   const error = delivered ? undefined : status >= 300 && status < 400 ? "redirect not followed" : "non-2xx answer";
   return outcome({ at, ms: result.ms, status, ...(error ? { error } : {}) }, true, status === 410, delivered);
-}
-
-/** Signed with the current secret, and each rotated out while it still signs (24 h after its rotation). */
-export function signingSecrets(delivery: Pick<ClaimedDelivery, "secret" | "previousSecrets">): string[] {
-  return [delivery.secret, ...stillSigning(delivery.previousSecrets).map((p) => p.secret)];
 }
 
 function describe(err: unknown): string {

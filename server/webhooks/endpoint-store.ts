@@ -3,10 +3,9 @@ import type { SqlExecutor } from "../db";
 import { POSITION_AT, timestampOf, type PageRequest, type Position } from "../http/paging";
 import type { EventType } from "./events";
 import type { SecretSeal } from "./secret-seal";
-import { stillSigning, type PreviousSecret } from "./signing";
 
 /** Secrets rotated out that still sign, at most: each rotation within 24 h adds a signature to every delivery. */
-export const MAX_PREVIOUS_SECRETS = 4;
+const MAX_PREVIOUS_SECRETS = 4;
 
 /** A webhook endpoint as the service keeps it. `secret` never leaves the service after creation. */
 export interface WebhookEndpoint {
@@ -25,53 +24,33 @@ export interface WebhookEndpoint {
   previousSecretUntil: Date | null;
 }
 
-interface EndpointRow {
-  id: string;
-  url: string;
-  events: EventType[] | string;
-  collections: string[] | string | null;
-  wallets: string[] | string | null;
-  enabled: boolean;
-  disabled_reason: string | null;
-  access_key_id: string | null;
-  created_at: Date | string;
-  updated_at: Date | string;
-  secret: string;
-  previous_secret: PreviousSecret[] | string | null;
-}
+/** The columns as WebhookEndpoint names them. previous_secret_until is the time of the newest secret rotated out. */
+const ENDPOINT = `id, url, events, collections, wallets, enabled, disabled_reason AS "disabledReason",
+  access_key_id AS "accessKeyId", created_at AS "createdAt", updated_at AS "updatedAt",
+  CASE WHEN previous_secret_until > now() THEN previous_secret_until END AS "previousSecretUntil"`;
 
-export interface EndpointChanges {
-  url?: string;
-  events?: EventType[];
-  collections?: string[] | null;
-  wallets?: string[] | null;
-  enabled?: boolean;
-}
+/** What a request sets of an endpoint. */
+export type EndpointChanges = Partial<Pick<WebhookEndpoint, "url" | "events" | "collections" | "wallets" | "enabled">>;
 
 /** How long a rotated-out secret keeps signing beside the new one. */
-export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
 /** Webhook endpoints in the store (table webhook_endpoints); their secrets sealed by `seal`. */
 export class WebhookEndpointStore {
   constructor(
     private readonly db: SqlExecutor,
-    private readonly seal?: SecretSeal,
+    private readonly seal: SecretSeal,
   ) {}
-
-  private sealed(id: string, secret: string): string {
-    if (!this.seal) throw new Error("this endpoint store cannot seal secrets");
-    return this.seal.seal(id, secret);
-  }
 
   async insert(
     tx: SqlExecutor,
-    endpoint: Pick<WebhookEndpoint, "url" | "events" | "collections" | "wallets" | "enabled" | "accessKeyId">,
+    endpoint: Required<EndpointChanges> & Pick<WebhookEndpoint, "accessKeyId">,
     secret: string,
   ): Promise<WebhookEndpoint> {
     const id = `wh_${randomBytes(12).toString("hex")}`;
-    const { rows } = await tx.query<EndpointRow>(
+    const { rows } = await tx.query<WebhookEndpoint>(
       `INSERT INTO webhook_endpoints (id, url, events, collections, wallets, enabled, access_key_id, secret)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${ENDPOINT}`,
       [
         id,
         endpoint.url,
@@ -80,33 +59,32 @@ export class WebhookEndpointStore {
         jsonOrNull(endpoint.wallets),
         endpoint.enabled,
         endpoint.accessKeyId,
-        this.sealed(id, secret),
+        this.seal.seal(id, secret),
       ],
     );
-    return toEndpoint(rows[0]);
+    return rows[0];
   }
 
-  /**
-   * A page of the endpoints, oldest first: all of them (`owner` undefined), or those made by one key
-   * (null = the root key).
-   */
-  async list(
-    owner: string | null | undefined,
-    page: PageRequest,
-  ): Promise<Array<WebhookEndpoint & { position: Position }>> {
-    const { rows } = await this.db.query<EndpointRow & { position_at: string }>(
-      `SELECT *, ${POSITION_AT} AS position_at FROM webhook_endpoints
-       WHERE (NOT $1::boolean OR access_key_id IS NOT DISTINCT FROM $2::text)
-         AND ($3::text IS NULL OR (created_at, id) > (${timestampOf("$3")}, $4::text))
-       ORDER BY created_at, id LIMIT $5`,
-      [owner !== undefined, owner ?? null, page.after?.at ?? null, page.after?.id ?? null, page.limit + 1],
+  /** A page of the endpoints, oldest first: all of them (`owner` undefined), or those made by one key. */
+  async list(owner: string | undefined, page: PageRequest): Promise<Array<WebhookEndpoint & { position: Position }>> {
+    const { rows } = await this.db.query<WebhookEndpoint & { position_at: string }>(
+      `SELECT ${ENDPOINT}, ${POSITION_AT} AS position_at FROM webhook_endpoints
+       WHERE ($1::text IS NULL OR access_key_id = $1)
+         AND ($2::text IS NULL OR (created_at, id) > (${timestampOf("$2")}, $3::text))
+       ORDER BY created_at, id LIMIT $4`,
+      [owner ?? null, page.after?.at ?? null, page.after?.id ?? null, page.limit + 1],
     );
-    return rows.map((row) => ({ ...toEndpoint(row), position: { at: row.position_at, id: row.id } }));
+    return rows.map(({ position_at, ...endpoint }) => ({
+      ...endpoint,
+      position: { at: position_at, id: endpoint.id },
+    }));
   }
 
-  async find(id: string, db: SqlExecutor = this.db): Promise<WebhookEndpoint | null> {
-    const { rows } = await db.query<EndpointRow>("SELECT * FROM webhook_endpoints WHERE id = $1", [id]);
-    return rows[0] ? toEndpoint(rows[0]) : null;
+  async find(id: string): Promise<WebhookEndpoint | null> {
+    const { rows } = await this.db.query<WebhookEndpoint>(`SELECT ${ENDPOINT} FROM webhook_endpoints WHERE id = $1`, [
+      id,
+    ]);
+    return rows[0] ?? null;
   }
 
   /** Applies `changes`; enabling clears the reason it was disabled. Null when there is no such endpoint. */
@@ -125,11 +103,11 @@ export class WebhookEndpointStore {
       set("enabled", changes.enabled);
       set("disabled_reason", changes.enabled ? null : "disabled through the API");
     }
-    const { rows } = await tx.query<EndpointRow>(
-      `UPDATE webhook_endpoints SET ${[...sets, "updated_at = now()"].join(", ")} WHERE id = $1 RETURNING *`,
+    const { rows } = await tx.query<WebhookEndpoint>(
+      `UPDATE webhook_endpoints SET ${[...sets, "updated_at = now()"].join(", ")} WHERE id = $1 RETURNING ${ENDPOINT}`,
       params,
     );
-    return rows[0] ? toEndpoint(rows[0]) : null;
+    return rows[0] ?? null;
   }
 
   /**
@@ -137,7 +115,7 @@ export class WebhookEndpointStore {
    * out before it whose time has not run out (the newest MAX_PREVIOUS_SECRETS).
    */
   async rotateSecret(tx: SqlExecutor, id: string, secret: string): Promise<WebhookEndpoint | null> {
-    const { rows } = await tx.query<EndpointRow>(
+    const { rows } = await tx.query<WebhookEndpoint>(
       `UPDATE webhook_endpoints w
        SET previous_secret = (
              SELECT jsonb_agg(x.p ORDER BY x.n) FROM (
@@ -146,13 +124,12 @@ export class WebhookEndpointStore {
                SELECT e.p, e.n FROM jsonb_array_elements(coalesce(w.previous_secret, '[]')) WITH ORDINALITY AS e(p, n)
                WHERE (e.p ->> 'until')::timestamptz > now()
                ORDER BY n LIMIT $4) x),
-           -- The last time in the list: kept true, though the service reads each secret's own time.
            previous_secret_until = now() + $3 * interval '1 millisecond',
            secret = $2, updated_at = now()
-       WHERE id = $1 RETURNING *`,
-      [id, this.sealed(id, secret), ROTATION_OVERLAP_MS, MAX_PREVIOUS_SECRETS],
+       WHERE id = $1 RETURNING ${ENDPOINT}`,
+      [id, this.seal.seal(id, secret), ROTATION_OVERLAP_MS, MAX_PREVIOUS_SECRETS],
     );
-    return rows[0] ? toEndpoint(rows[0]) : null;
+    return rows[0] ?? null;
   }
 
   /** Deletes the endpoint and its delivery log. */
@@ -179,24 +156,3 @@ export class WebhookEndpointStore {
 }
 
 const jsonOrNull = (list: string[] | null) => (list === null ? null : JSON.stringify(list));
-const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.parse(value) as T) : value);
-const date = (value: Date | string | null): Date | null => (value === null ? null : new Date(value));
-
-export function toEndpoint(row: EndpointRow): WebhookEndpoint {
-  const previous = stillSigning(row.previous_secret);
-  return {
-    id: row.id,
-    url: row.url,
-    events: json(row.events),
-    collections: row.collections === null ? null : json(row.collections),
-    wallets: row.wallets === null ? null : json(row.wallets),
-    enabled: row.enabled,
-    disabledReason: row.disabled_reason,
-    accessKeyId: row.access_key_id,
-    createdAt: date(row.created_at)!,
-    updatedAt: date(row.updated_at)!,
-    previousSecretUntil: previous.length > 0 ? new Date(Math.max(...previous.map((p) => Date.parse(p.until)))) : null,
-  };
-}
-
-export type { EndpointRow };

@@ -27,11 +27,7 @@ export interface EmittedEvent {
   collection?: string;
   /** The wallet it is about: endpoint filters and key limits apply to it. */
   wallet?: string;
-  operationId?: string;
-  /**
-   * Events with the same key reach each endpoint in the order they were emitted (default: the
-   * operation's, else none). A token's transfers, say: `collection.transfer:<address>:<tokenId>`.
-   */
+  /** Events with the same key reach each endpoint in the order they were emitted: a token's transfers, say. */
   orderKey?: string;
 }
 
@@ -44,11 +40,8 @@ export function newEventId(): string {
  * Writes an event to the outbox on `tx`, the transaction that makes the change it reports, so the
  * change and its event are committed together or not at all; the delivery worker sends it after
  * the commit. Nothing is written while no enabled endpoint takes `type`. Returns the event's id,
- * or null when nothing was written.
- *
- * For the wallet code (`wallet.low_balance`, once per crossing below the wallet's `lowBalance`) and
- * the collection index (`collection.transfer`, once the transfer is CONFIRMATIONS deep). Operation
- * events are written by triggers on the operations table (server/db/functions/webhook_operation_events.sql).
+ * or null when nothing was written. Operation events are written by triggers instead
+ * (server/db/functions/webhook_operation_events.sql).
  */
 export async function emitEvent(tx: SqlExecutor, event: EmittedEvent): Promise<string | null> {
   const [id] = await emitEvents(tx, [event]);
@@ -68,14 +61,13 @@ export async function emitEvents(tx: SqlExecutor, events: EmittedEvent[]): Promi
     data: JSON.stringify(event.data),
     collection: event.collection?.toLowerCase() ?? null,
     wallet: event.wallet?.toLowerCase() ?? null,
-    operation_id: event.operationId ?? null,
-    order_key: event.orderKey ?? (event.operationId ? `operation:${event.operationId}` : null),
+    order_key: event.orderKey ?? null,
   }));
   const { rows: written } = await tx.query<{ id: string }>(
-    `INSERT INTO webhook_events (id, type, data, collection, wallet, operation_id, order_key)
-     SELECT r.id, r.type, r.data::jsonb, r.collection, r.wallet, r.operation_id, r.order_key
+    `INSERT INTO webhook_events (id, type, data, collection, wallet, order_key)
+     SELECT r.id, r.type, r.data::jsonb, r.collection, r.wallet, r.order_key
      FROM jsonb_to_recordset($1::jsonb) AS r(n integer, id text, type text, data text, collection text,
-       wallet text, operation_id text, order_key text)
+       wallet text, order_key text)
      WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? r.type)
      ORDER BY r.n
      RETURNING id`,

@@ -10,37 +10,34 @@ import type { OpenAPIRegistry } from "../http/openapi";
 import { WebhookEndpointStore } from "./endpoint-store";
 import { WebhookMetrics } from "./metrics";
 import { OutboxStore } from "./outbox";
-import { mountCreateEndpoint, registerCreateEndpointOpenApi } from "./routes/create-endpoint";
-import { mountDeleteEndpoint, registerDeleteEndpointOpenApi } from "./routes/delete-endpoint";
+import { createEndpoint } from "./routes/create-endpoint";
+import { deleteEndpoint } from "./routes/delete-endpoint";
+import { getEndpoint } from "./routes/get-endpoint";
+import { listDeliveries } from "./routes/list-deliveries";
+import { listEndpoints } from "./routes/list-endpoints";
+import { retryDelivery } from "./routes/retry-delivery";
+import { rotateSecret } from "./routes/rotate-secret";
 import type { WebhookRouteDeps } from "./routes/deps";
-import { mountGetEndpoint, registerGetEndpointOpenApi } from "./routes/get-endpoint";
-import { mountListDeliveries, registerListDeliveriesOpenApi } from "./routes/list-deliveries";
-import { mountListEndpoints, registerListEndpointsOpenApi } from "./routes/list-endpoints";
-import { mountRetryDelivery, registerRetryDeliveryOpenApi } from "./routes/retry-delivery";
-import { mountRotateSecret, registerRotateSecretOpenApi } from "./routes/rotate-secret";
-import { mountSendTestEvent, registerSendTestEventOpenApi } from "./routes/send-test-event";
-import { mountUpdateEndpoint, registerUpdateEndpointOpenApi } from "./routes/update-endpoint";
-import { DeliverySender, DELIVERY_TIMEOUT_MS } from "./sender";
-import { LOW_BALANCE_POLL_MS, LowBalanceWatcher } from "./low-balance-watcher";
+import { sendTestEvent } from "./routes/send-test-event";
+import { updateEndpoint } from "./routes/update-endpoint";
+import { DeliverySender } from "./sender";
+import { LowBalanceWatcher } from "./low-balance-watcher";
 import type { ChainClient } from "../chain/chain-client";
 import { UrlGuard, type Resolver } from "./url-guard";
 import type { MasterKey } from "../wallets/master-key";
-import { SecretSeal, sealStoredSecrets } from "./secret-seal";
+import { resealWebhookSecrets, SecretSeal } from "./secret-seal";
 import { DEFAULT_WORKER_OPTIONS, WebhookWorker, type WebhookWorkerOptions } from "./worker";
 
-export { emitEvent, emitEvents, EVENT_TYPES, TEST_EVENT_TYPE, type EmittedEvent, type EventType } from "./events";
+export { emitEvent, emitEvents } from "./events";
 export { signatureHeader, newEndpointSecret } from "./signing";
 export { UrlGuard, type Resolver } from "./url-guard";
-export { retryDelayMs, DEFAULT_RETRY, type RetryPolicy } from "./retry";
-export { WebhookWorker, DEFAULT_WORKER_OPTIONS, type WebhookWorkerOptions } from "./worker";
-export { LowBalanceWatcher, LOW_BALANCE_POLL_MS } from "./low-balance-watcher";
-export type { WebhookRouteDeps };
+export { retryDelayMs, DEFAULT_RETRY } from "./retry";
+export type { WebhookRouteDeps, WebhookWorkerOptions };
 
 /**
  * PGlite runs in this process's thread, one statement at a time, and costs about the same per
  * statement whatever its size: a busy worker there rounds at most every 50 ms, each round
- * recording and claiming more at once. It vacuums the pending deliveries itself: PGlite has no
- * autovacuum.
+ * recording and claiming more at once. It has no autovacuum: the worker vacuums.
  */
 const PGLITE_WORKER: Partial<WebhookWorkerOptions> = { busyPollMs: 50, vacuumEvery: 500 };
 
@@ -66,25 +63,19 @@ export interface WebhookOptions {
   masterKey?: MasterKey;
 }
 
-/** The webhooks of one service process: routes' dependencies and the delivery worker. */
-export interface Webhooks {
-  routes: WebhookRouteDeps;
-  worker: WebhookWorker;
-  /** Emits wallet.low_balance; unset without a chain. */
-  lowBalance?: LowBalanceWatcher;
-  outbox: OutboxStore;
-  endpoints: WebhookEndpointStore;
-}
+/** The webhooks of one service process: routes' dependencies, the delivery worker, the low-balance watcher. */
+export type Webhooks = Awaited<ReturnType<typeof openWebhooks>>;
 
 /**
  * The webhooks on the service's database. The worker is returned stopped: start it once the
  * service listens, stop it before the store closes. On PGlite (one process owns the data
  * directory) every lease left by an earlier run is given back at once.
  */
-export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Promise<Webhooks> {
+export async function openWebhooks(db: SqlDriver, options: WebhookOptions) {
   const outbox = new OutboxStore(db);
-  const seal = new SecretSeal(options.masterKey);
-  if (options.masterKey) await sealStoredSecrets(db, options.masterKey);
+  const { masterKey } = options;
+  if (masterKey) await db.transaction((tx) => resealWebhookSecrets(tx, masterKey, masterKey));
+  const seal = new SecretSeal(masterKey);
   const endpoints = new WebhookEndpointStore(db, seal);
   const guard = new UrlGuard(options.allowPrivate, options.resolver);
   const pglite = db.backend === "pglite";
@@ -93,10 +84,11 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Prom
     ...(pglite ? PGLITE_WORKER : {}),
     ...options.worker,
   };
-  if (pglite) await outbox.releaseAllLeases();
+  if (pglite) await outbox.releaseLeases();
   const worker = new WebhookWorker({
     outbox,
-    sender: new DeliverySender(guard, options.timeoutMs ?? DELIVERY_TIMEOUT_MS),
+    endpoints,
+    sender: new DeliverySender(guard, options.timeoutMs),
     audit: options.audit,
     logger: options.logger.child({ component: "webhooks" }),
     metrics: options.registry
@@ -118,38 +110,38 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions): Prom
       wake: () => worker.wake(),
     },
     worker,
+    /** Emits wallet.low_balance; unset without a chain. */
     lowBalance: options.chain
-      ? new LowBalanceWatcher({
+      ? new LowBalanceWatcher(
           db,
-          chain: options.chain,
-          logger: options.logger.child({ component: "low-balance" }),
-          intervalMs: options.lowBalancePollMs ?? LOW_BALANCE_POLL_MS,
-        })
+          options.chain,
+          options.logger.child({ component: "low-balance" }),
+          options.lowBalancePollMs,
+        )
       : undefined,
     outbox,
-    endpoints,
   };
 }
 
-/** The /webhooks routes, each one file: its handler and its OpenAPI registration. */
-const ROUTES: [(router: Router, deps: WebhookRouteDeps) => void, (registry: OpenAPIRegistry) => void][] = [
-  [mountCreateEndpoint, registerCreateEndpointOpenApi],
-  [mountListEndpoints, registerListEndpointsOpenApi],
-  [mountGetEndpoint, registerGetEndpointOpenApi],
-  [mountUpdateEndpoint, registerUpdateEndpointOpenApi],
-  [mountDeleteEndpoint, registerDeleteEndpointOpenApi],
-  [mountRotateSecret, registerRotateSecretOpenApi],
-  [mountSendTestEvent, registerSendTestEventOpenApi],
-  [mountListDeliveries, registerListDeliveriesOpenApi],
-  [mountRetryDelivery, registerRetryDeliveryOpenApi],
+/** The /webhooks routes, each one file: its declaration, from which its handler and OpenAPI registration are made. */
+const ROUTES = [
+  createEndpoint,
+  listEndpoints,
+  getEndpoint,
+  updateEndpoint,
+  deleteEndpoint,
+  rotateSecret,
+  sendTestEvent,
+  listDeliveries,
+  retryDelivery,
 ];
 
 export function createWebhookRouter(deps: WebhookRouteDeps): Router {
   const router = new Router();
-  for (const [mount] of ROUTES) mount(router, deps);
+  for (const route of ROUTES) route.mount(router, deps);
   return router;
 }
 
 export function registerWebhookOpenApi(registry: OpenAPIRegistry): void {
-  for (const [, register] of ROUTES) register(registry);
+  for (const route of ROUTES) route.register(registry);
 }

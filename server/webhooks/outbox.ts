@@ -13,7 +13,7 @@ export interface ClaimedDelivery {
   url: string;
   secret: string;
   /** The secrets rotated out, each signing until its time (migration 12). */
-  previousSecrets: PreviousSecret[] | string | null;
+  previousSecrets: PreviousSecret[] | null;
   attempts: number;
   /** Whether its endpoint takes the event now (webhook_takes): else the attempt fails for good, unsent. */
   taken: boolean;
@@ -53,12 +53,10 @@ export interface AttemptRecord {
   /** Failed for good now (410, a key that no longer reads the event), whatever the retry window says. */
   final: boolean;
   /** When to try again if the window allows. */
-  retryInMs: number;
+  retryMs: number;
   /** How long retries go on after the first attempt. */
-  retryWindowMs: number;
+  windowMs: number;
 }
-
-const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.parse(value) as T) : value);
 
 /** An attempt made and not recorded yet. */
 export interface FinishedAttempt {
@@ -78,11 +76,9 @@ export interface ClaimOptions {
 }
 
 /**
- * The outbox and its deliveries (tables webhook_events, webhook_deliveries, webhook_delivery_log).
- * The statement that writes an event also fans it out into one delivery per endpoint that takes it
- * (the trigger of server/db/functions/webhook_fan_out.sql). A claim leases deliveries by pushing
- * next_attempt_at past the attempt's end, so with several processes each attempt is made by one of
- * them, and one that dies leaves its deliveries due again when the lease runs out.
+ * The outbox and its deliveries (tables webhook_events, webhook_deliveries, webhook_delivery_log):
+ * fanned out by the statement that writes an event (webhook_fan_out.sql), leased by a claim
+ * (webhook_claim.sql), so that with several processes each attempt is made by one of them.
  */
 export class OutboxStore {
   constructor(private readonly db: SqlDriver) {}
@@ -93,117 +89,95 @@ export class OutboxStore {
 
   /** When the next delivery is due, in ms from now (leased ones at their lease's end; null when none is pending). */
   async nextDueInMs(): Promise<number | null> {
-    const { rows } = await this.db.query<{ due: string | number | null }>(`SELECT webhook_next_due_ms() AS due`);
-    const due = rows[0]?.due;
-    return due === null || due === undefined ? null : Number(due);
+    const { rows } = await this.db.query<{ due: number | null }>(`SELECT webhook_next_due_ms() AS due`);
+    return rows[0].due;
   }
 
   /** Leases due deliveries (server/db/functions/webhook_claim.sql). */
-  async claim(options: ClaimOptions): Promise<ClaimedDelivery[]> {
-    const { rows } = await this.db.query<{ claimed: ClaimedDelivery[] | string }>(
+  async claim({ owner, leaseMs, slots, perEndpoint, limit }: ClaimOptions): Promise<ClaimedDelivery[]> {
+    const { rows } = await this.db.query<{ claimed: ClaimedDelivery[] }>(
       `SELECT webhook_claim($1, $2, $3::jsonb, $4, $5) AS claimed`,
-      [
-        options.owner,
-        options.leaseMs,
-        JSON.stringify(Object.fromEntries(options.slots)),
-        options.perEndpoint,
-        options.limit,
-      ],
+      [owner, leaseMs, JSON.stringify(Object.fromEntries(slots)), perEndpoint, limit],
     );
-    return json(rows[0].claimed);
+    return rows[0].claimed;
   }
 
   /** Records attempts made under `owner`'s leases (webhook_record.sql); answers the new status of each. */
   async record(owner: string, attempts: FinishedAttempt[], db: SqlExecutor = this.db): Promise<RecordedDelivery[]> {
     if (attempts.length === 0) return [];
-    const rows = attempts.map(({ delivery, record }) => ({
-      endpointId: delivery.endpointId,
-      eventSeq: delivery.eventSeq,
-      delivered: record.delivered,
-      final: record.final,
-      retryMs: record.retryInMs,
-      windowMs: record.retryWindowMs,
-      entry: record.entry,
+    const rows = attempts.map(({ delivery: { endpointId, eventSeq }, record }) => ({
+      endpointId,
+      eventSeq,
+      ...record,
     }));
-    const { rows: out } = await db.query<{ recorded: RecordedDelivery[] | string }>(
+    const { rows: out } = await db.query<{ recorded: RecordedDelivery[] }>(
       `SELECT webhook_record($1, $2::jsonb) AS recorded`,
       [owner, JSON.stringify(rows)],
     );
-    return json(out[0].recorded);
+    return out[0].recorded;
   }
 
-  /** Gives back `owner`'s leases (a clean shutdown cut their attempts): due again at once. */
-  async releaseLeases(owner: string): Promise<void> {
+  /**
+   * Gives back `owner`'s leases (a clean shutdown cut their attempts), or every lease (PGlite, whose
+   * data directory one process alone opens): due again at once.
+   */
+  async releaseLeases(owner?: string): Promise<void> {
     await this.db.query(
       `UPDATE webhook_deliveries SET lease_owner = NULL, next_attempt_at = now()
-       WHERE lease_owner = $1 AND status = 'pending'`,
-      [owner],
+       WHERE lease_owner = coalesce($1, lease_owner) AND status = 'pending'`,
+      [owner ?? null],
     );
   }
 
-  /** Every lease at once: for PGlite, whose data directory one process alone can open. */
-  async releaseAllLeases(): Promise<void> {
-    await this.db.query(
-      `UPDATE webhook_deliveries SET lease_owner = NULL, next_attempt_at = now()
-       WHERE lease_owner IS NOT NULL AND status = 'pending'`,
-    );
-  }
-
-  /** The delivery log of an endpoint, newest event first; `before` is the previous page's cursor. */
+  /**
+   * The delivery log of an endpoint, newest event first (`before`: the previous page's cursor), or
+   * the delivery of one event. A leased pending delivery is in flight, with no next try yet.
+   */
   async list(
     endpointId: string,
-    options: { status?: DeliveryStatus; before?: string; limit: number },
+    options: { status?: DeliveryStatus; before?: string; eventId?: string; limit: number },
   ): Promise<DeliveryRecord[]> {
     const { rows } = await this.db.query<DeliveryRecord>(
-      `${DELIVERY_SELECT}
+      `SELECT e.id AS "eventId", e.type, d.status,
+         d.lease_owner IS NOT NULL AND d.status = 'pending' AS "inFlight", d.attempts, d.attempt_log AS "attemptLog",
+         d.last_status AS "lastStatus", d.last_error AS "lastError", d.last_attempt_at AS "lastAttemptAt",
+         CASE WHEN d.status = 'pending' AND d.lease_owner IS NULL THEN d.next_attempt_at END AS "nextAttemptAt",
+         d.delivered_at AS "deliveredAt", d.created_at AS "createdAt", d.event_seq::text AS cursor
+       FROM webhook_delivery_records d JOIN webhook_events e ON e.seq = d.event_seq
        WHERE d.endpoint_id = $1 AND ($2::text IS NULL OR d.status = $2::text)
-         AND ($3::bigint IS NULL OR d.event_seq < $3::bigint)
-       ORDER BY d.event_seq DESC LIMIT $4`,
-      [endpointId, options.status ?? null, options.before ?? null, options.limit],
+         AND ($3::bigint IS NULL OR d.event_seq < $3::bigint) AND ($4::text IS NULL OR e.id = $4)
+       ORDER BY d.event_seq DESC LIMIT $5`,
+      [endpointId, options.status ?? null, options.before ?? null, options.eventId ?? null, options.limit],
     );
     return rows;
-  }
-
-  async findDelivery(endpointId: string, eventId: string): Promise<DeliveryRecord | null> {
-    const { rows } = await this.db.query<DeliveryRecord>(`${DELIVERY_SELECT} WHERE d.endpoint_id = $1 AND e.id = $2`, [
-      endpointId,
-      eventId,
-    ]);
-    return rows[0] ?? null;
   }
 
   /**
    * A manual retry: the delivery is due now with a new retry window, whatever it came to before
    * (one that ended moves back from the log). One in flight is left alone (it is being tried).
-   * False when there is no such delivery.
    */
-  async retry(endpointId: string, eventId: string, retryWindowMs: number): Promise<boolean> {
-    const { rows } = await this.db.query<{ retried: string | number }>(
+  async retry(endpointId: string, eventId: string, retryWindowMs: number): Promise<void> {
+    await this.db.query(
       `WITH event AS (SELECT seq, order_key FROM webhook_events WHERE id = $2),
        pending AS (
          UPDATE webhook_deliveries d SET next_attempt_at = now(), retry_until = now() + $3 * interval '1 millisecond'
          FROM event WHERE d.endpoint_id = $1 AND d.event_seq = event.seq AND d.lease_owner IS NULL
-         RETURNING 1
        ), ended AS (
          DELETE FROM webhook_delivery_log l USING event WHERE l.endpoint_id = $1 AND l.event_seq = event.seq
          RETURNING l.*, event.order_key
-       ), back AS (
-         INSERT INTO webhook_deliveries (endpoint_id, event_seq, order_key, status, attempts, attempt_log,
-           last_status, last_error, last_attempt_at, next_attempt_at, retry_until, created_at)
-         SELECT endpoint_id, event_seq, endpoint_id || ' ' || order_key, 'pending', attempts, attempt_log,
-           last_status, last_error, last_attempt_at, now(), now() + $3 * interval '1 millisecond', created_at
-         FROM ended
-         RETURNING 1
        )
-       SELECT (SELECT count(*) FROM pending) + (SELECT count(*) FROM back) AS retried`,
+       INSERT INTO webhook_deliveries (endpoint_id, event_seq, order_key, status, attempts, attempt_log,
+         last_status, last_error, last_attempt_at, next_attempt_at, retry_until, created_at)
+       SELECT endpoint_id, event_seq, endpoint_id || ' ' || order_key, 'pending', attempts, attempt_log,
+         last_status, last_error, last_attempt_at, now(), now() + $3 * interval '1 millisecond', created_at
+       FROM ended`,
       [endpointId, eventId, retryWindowMs],
     );
-    return Number(rows[0]?.retried ?? 0) > 0;
   }
 
-  /** Writes a webhook.test event for one endpoint; returns its id. */
-  async insertTestEvent(tx: SqlExecutor, id: string, endpointId: string, data: Record<string, unknown>) {
-    await tx.query(
+  /** Writes a webhook.test event `id` for one endpoint. */
+  async insertTestEvent(id: string, endpointId: string, data: Record<string, unknown>): Promise<void> {
+    await this.db.query(
       `INSERT INTO webhook_events (id, type, data, endpoint_id, order_key) VALUES ($1, $2, $3, $4, NULL)`,
       [id, TEST_EVENT_TYPE, JSON.stringify(data), endpointId],
     );
@@ -229,7 +203,7 @@ export class OutboxStore {
        SELECT count(*) AS pruned FROM gone`,
       [days, limit],
     );
-    return Number(rows[0]?.pruned ?? 0);
+    return Number(rows[0].pruned);
   }
 
   /**
@@ -254,22 +228,9 @@ export class OutboxStore {
        JOIN webhook_endpoints w ON w.id = d.endpoint_id
        WHERE d.status = 'pending' AND w.enabled`,
     );
-    const age = rows[0]?.age;
-    return age === null || age === undefined ? 0 : Math.max(0, Number(age));
+    return Math.max(0, Number(rows[0].age ?? 0));
   }
 }
 
-/** The delivery log's rows as DeliveryRecord: a leased pending delivery is in flight, with no next try yet. */
-const DELIVERY_SELECT = `SELECT e.id AS "eventId", e.type, d.status,
-    d.lease_owner IS NOT NULL AND d.status = 'pending' AS "inFlight", d.attempts, d.attempt_log AS "attemptLog",
-    d.last_status AS "lastStatus", d.last_error AS "lastError", d.last_attempt_at AS "lastAttemptAt",
-    CASE WHEN d.status = 'pending' AND d.lease_owner IS NULL THEN d.next_attempt_at END AS "nextAttemptAt",
-    d.delivered_at AS "deliveredAt", d.created_at AS "createdAt", d.event_seq::text AS cursor
-  FROM webhook_delivery_records d JOIN webhook_events e ON e.seq = d.event_seq`;
-
 /** A delivery's status once an attempt at it is recorded. */
-export interface RecordedDelivery {
-  endpointId: string;
-  eventSeq: number;
-  status: DeliveryStatus;
-}
+export type RecordedDelivery = Pick<ClaimedDelivery, "endpointId" | "eventSeq"> & { status: DeliveryStatus };

@@ -1,35 +1,21 @@
-import type { AuditLog } from "../access";
 import type { SqlExecutor } from "../db";
-import type { Logger } from "../http/logger";
-import { WebhookEndpointStore } from "./endpoint-store";
-import type { WebhookMetrics } from "./metrics";
-import type { ClaimedDelivery, DeliveryStatus, FinishedAttempt, OutboxStore, RecordedDelivery } from "./outbox";
+import type { ClaimedDelivery, DeliveryStatus, FinishedAttempt, RecordedDelivery } from "./outbox";
+import type { WebhookWorkerDeps } from "./worker";
 
 /** The actor of audit events the worker writes (410 Gone disables an endpoint). */
 const WORKER_ACTOR = { keyId: null, keyName: "webhook delivery", clientAddress: "-" };
 
 /**
- * Records what attempts came to: delivered, due again after their backoff, or failed for good
- * (webhook_record.sql). Attempts are kept until the worker's next round records them all in one
- * statement; a 410 is recorded at once, with its endpoint's disabling and audit event. Counts each
- * recorded outcome in the metrics.
+ * Records what attempts came to (webhook_record.sql), counted in the metrics: delivered, due again
+ * after their backoff, or failed for good. Kept until the worker's next round records them all in
+ * one statement; a 410 at once.
  */
 export class OutcomeRecorder {
   private finished: FinishedAttempt[] = [];
 
   constructor(
-    private readonly deps: {
-      outbox: OutboxStore;
-      owner: string;
-      audit: AuditLog;
-      logger: Logger;
-      metrics?: WebhookMetrics;
-    },
+    private readonly deps: Pick<WebhookWorkerDeps, "outbox" | "endpoints" | "owner" | "audit" | "logger" | "metrics">,
   ) {}
-
-  get waiting(): number {
-    return this.finished.length;
-  }
 
   add(attempt: FinishedAttempt): void {
     this.finished.push(attempt);
@@ -55,11 +41,11 @@ export class OutcomeRecorder {
 
   /** 410 Gone: the delivery fails and the endpoint is disabled, with its audit event, together. */
   async gone(attempt: FinishedAttempt & { delivery: Pick<ClaimedDelivery, "eventId"> }): Promise<void> {
-    const { outbox, owner, audit, logger } = this.deps;
+    const { outbox, endpoints, owner, audit, logger } = this.deps;
     const { endpointId, eventId } = attempt.delivery;
     const recorded = await outbox.transaction(async (tx: SqlExecutor) => {
       const done = await outbox.record(owner, [attempt], tx);
-      if (await new WebhookEndpointStore(tx).disableGone(tx, endpointId)) {
+      if (await endpoints.disableGone(tx, endpointId)) {
         await audit.record(tx, WORKER_ACTOR, {
           action: "webhook.disabled",
           targetType: "webhook",

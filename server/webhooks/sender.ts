@@ -7,7 +7,7 @@ export type AttemptResult =
   { kind: "answered"; status: number; ms: number } | { kind: "error"; error: string; ms: number };
 
 /** How long a receiver has to answer, headers included (API.md: a 2xx within 10 s). */
-export const DELIVERY_TIMEOUT_MS = 10_000;
+const DELIVERY_TIMEOUT_MS = 10_000;
 /** Sockets kept open per endpoint, so a busy endpoint is not reconnected for every event. */
 const SOCKETS_PER_ENDPOINT = 32;
 /** An endpoint's sockets are closed once it has sent nothing for this long. */
@@ -81,14 +81,11 @@ export class DeliverySender {
 
   private poolOf(endpoint: string, origin: string): Pool {
     const key = `${endpoint} ${origin}`;
-    let entry = this.pools.get(key);
-    if (!entry) {
-      const pool = new Pool(origin, { connections: SOCKETS_PER_ENDPOINT, connect: { lookup: this.guard.lookup } });
-      entry = { pool, usedAt: 0 };
-      this.pools.set(key, entry);
-    }
-    entry.usedAt = Date.now();
-    return entry.pool;
+    const pool =
+      this.pools.get(key)?.pool ??
+      new Pool(origin, { connections: SOCKETS_PER_ENDPOINT, connect: { lookup: this.guard.lookup } });
+    this.pools.set(key, { pool, usedAt: Date.now() });
+    return pool;
   }
 
   /** Closes the sockets of endpoints that sent nothing for IDLE_POOL_MS (deleted, disabled, quiet). */
@@ -104,9 +101,8 @@ export class DeliverySender {
 
 /** An error's message for the delivery log: the kind of failure, never a URL's credentials. */
 function describe(err: unknown): string {
-  if (err instanceof ForbiddenAddress) return `forbidden address: ${err.message}`;
   const e = err as NodeJS.ErrnoException;
-  const cause = e.cause instanceof ForbiddenAddress ? e.cause : undefined;
-  if (cause) return `forbidden address: ${cause.message}`;
+  const forbidden = [e, e.cause].find((x) => x instanceof ForbiddenAddress);
+  if (forbidden) return `forbidden address: ${forbidden.message}`;
   return (e.code ? `${e.code}: ` : "") + String(e.message ?? err).slice(0, 200);
 }

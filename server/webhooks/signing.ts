@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 
 /** The prefix of every endpoint secret (Standard Webhooks): the HMAC key is the base64 after it. */
-export const SECRET_PREFIX = "whsec_";
+const SECRET_PREFIX = "whsec_";
 
 /** A new endpoint secret: `whsec_` and 32 random bytes in base64. Shown once. */
 export function newEndpointSecret(): string {
@@ -28,8 +28,7 @@ export interface PreviousSecret {
   until: string;
 }
 
-/** The secrets rotated out that still sign at `now`, newest first (the column as the driver gives it). */
-export function stillSigning(previous: PreviousSecret[] | string | null, now = Date.now()): PreviousSecret[] {
-  const list = typeof previous === "string" ? (JSON.parse(previous) as PreviousSecret[]) : (previous ?? []);
-  return list.filter((p) => Date.parse(p.until) > now);
+/** The secrets rotated out that still sign now, newest first. */
+export function stillSigning(previous: PreviousSecret[] | null): PreviousSecret[] {
+  return (previous ?? []).filter((p) => Date.parse(p.until) > Date.now());
 }

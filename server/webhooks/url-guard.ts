@@ -14,13 +14,8 @@ const METADATA_ADDRESSES = new Set([
 /** Ranges WEBHOOK_ALLOW_PRIVATE=true opens (ipaddr.js range names); link-local and metadata stay shut. */
 const PRIVATE_RANGES = new Set(["loopback", "private", "uniqueLocal", "carrierGradeNat"]);
 
-export interface ResolvedAddress {
-  address: string;
-  family: number;
-}
-
 /** Resolves a host name to every address it has (dns.lookup with all: true, by default). */
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
 
 const systemResolver: Resolver = (hostname) =>
   new Promise((resolve, reject) =>
@@ -81,19 +76,13 @@ export class UrlGuard {
    */
   async checkUrl(url: string): Promise<void> {
     const host = hostOf(url);
-    let addresses: string[];
-    if (isIP(host)) {
-      addresses = [host];
-    } else {
-      try {
-        addresses = (await this.resolver(host)).map((a) => a.address);
-      } catch {
-        throw new ApiError("VALIDATION_ERROR", `The host of url does not resolve: ${host}`, [
-          { path: "url", message: "host does not resolve" },
-        ]);
-      }
+    const addresses = isIP(host) ? [{ address: host }] : await this.resolver(host).catch(() => null);
+    if (!addresses) {
+      throw new ApiError("VALIDATION_ERROR", `The host of url does not resolve: ${host}`, [
+        { path: "url", message: "host does not resolve" },
+      ]);
     }
-    for (const address of addresses) {
+    for (const { address } of addresses) {
       const why = this.rule(address);
       if (!why) continue;
       const what = why.range === "metadata" ? "cloud metadata" : why.range;
@@ -145,7 +134,7 @@ function bare(hostname: string): string {
 }
 
 /** The host of an http(s) URL (IPv6 without brackets), or 400 VALIDATION_ERROR. */
-export function hostOf(url: string): string {
+function hostOf(url: string): string {
   let parsed: URL;
   try {
     parsed = new URL(url);

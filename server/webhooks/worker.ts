@@ -1,6 +1,7 @@
 import type { AuditLog } from "../access";
 import type { Logger } from "../http/logger";
-import { attemptDelivery, signingSecrets } from "./attempt";
+import { attemptDelivery } from "./attempt";
+import type { WebhookEndpointStore } from "./endpoint-store";
 import type { WebhookMetrics } from "./metrics";
 import type { ClaimedDelivery, OutboxStore } from "./outbox";
 import { OutcomeRecorder } from "./recorder";
@@ -41,7 +42,7 @@ export const DEFAULT_WORKER_OPTIONS: WebhookWorkerOptions = {
 };
 
 /** Events (and their delivery log) are kept this long once nothing waits for them. */
-export const RETENTION_DAYS = 30;
+const RETENTION_DAYS = 30;
 /** How often old events are pruned, and how many at most each time. */
 const PRUNE_EVERY_MS = 3_600_000;
 const PRUNE_BATCH = 10_000;
@@ -52,6 +53,7 @@ const UNANSWERED_FORGET_MS = 3_600_000;
 
 export interface WebhookWorkerDeps {
   outbox: OutboxStore;
+  endpoints: WebhookEndpointStore;
   sender: DeliverySender;
   audit: AuditLog;
   logger: Logger;
@@ -65,21 +67,18 @@ export interface WebhookWorkerDeps {
 
 /**
  * Sends the outbox's deliveries. Each round records the attempts finished since the last one
- * (OutcomeRecorder), then claims due deliveries (OutboxStore.claim): per endpoint at most
- * `perEndpointConcurrency` in flight and `perEndpointQueued` more, sent as slots free, each
- * attempted on its own (attemptDelivery): a slow or dead endpoint holds its own slots, never
- * another's.
+ * (OutcomeRecorder), then claims due deliveries (OutboxStore.claim), each attempted on its own
+ * (attemptDelivery) in its endpoint's slots: a slow or dead endpoint holds its own, never another's.
  */
 export class WebhookWorker {
-  private running = false;
   private stopping = false;
+  /** The rounds' loop, while the worker runs. */
   private loop?: Promise<void>;
   private wakeUp?: () => void;
   private woken = false;
   private busy = false;
-  /** Deliveries claimed and not finished (in flight or queued), all endpoints, and per endpoint. */
+  /** Deliveries claimed and not finished (in flight or queued), all endpoints. */
   private claimed = 0;
-  private readonly perEndpoint = new Map<string, number>();
   /** Attempts in flight per endpoint, and the claimed deliveries waiting for one of them to end. */
   private readonly sending = new Map<string, number>();
   private readonly queued = new Map<string, ClaimedDelivery[]>();
@@ -99,8 +98,7 @@ export class WebhookWorker {
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
+    if (this.loop) return;
     this.stopping = false;
     this.loop = this.run();
   }
@@ -116,7 +114,7 @@ export class WebhookWorker {
    * given back, due at once for whichever process runs next; finished ones recorded first.
    */
   async stop(): Promise<void> {
-    if (!this.running) return;
+    if (!this.loop) return;
     this.stopping = true;
     this.wake();
     await this.loop;
@@ -124,7 +122,7 @@ export class WebhookWorker {
     await Promise.allSettled([...this.attempts]);
     await this.recorder.flush().catch((err: unknown) => this.warn(err, "recording webhook attempts failed"));
     await this.deps.outbox.releaseLeases(this.deps.owner).catch(() => undefined);
-    this.running = false;
+    this.loop = undefined;
   }
 
   private async run(): Promise<void> {
@@ -175,21 +173,18 @@ export class WebhookWorker {
     return nextDue !== null && nextDue > 0 ? Math.min(options.idlePollMs, nextDue) : options.idlePollMs;
   }
 
-  /** Deliveries an endpoint may have claimed here, in flight and queued. */
-  private capacityOf(endpointId: string): number {
-    const { perEndpointConcurrency, perEndpointQueued } = this.deps.options;
-    return this.unanswered.has(endpointId) ? 1 : perEndpointConcurrency + perEndpointQueued;
-  }
-
   /** Endpoints with deliveries claimed here (or that stopped answering), and how many more each may take. */
   private freeSlots(): Map<string, number> {
+    const { perEndpointConcurrency, perEndpointQueued } = this.deps.options;
     const slots = new Map<string, number>();
     for (const [endpointId, at] of this.unanswered) {
       if (Date.now() - at > UNANSWERED_FORGET_MS) this.unanswered.delete(endpointId);
-      else slots.set(endpointId, this.capacityOf(endpointId));
+      else slots.set(endpointId, 1);
     }
-    for (const [endpointId, count] of this.perEndpoint)
-      slots.set(endpointId, Math.max(0, this.capacityOf(endpointId) - count));
+    for (const [endpointId, sending] of this.sending) {
+      const capacity = this.unanswered.has(endpointId) ? 1 : perEndpointConcurrency + perEndpointQueued;
+      slots.set(endpointId, Math.max(0, capacity - sending - (this.queued.get(endpointId)?.length ?? 0)));
+    }
     return slots;
   }
 
@@ -199,15 +194,12 @@ export class WebhookWorker {
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
+      const timer = setTimeout(() => this.wakeUp?.(), ms);
       this.wakeUp = () => {
+        clearTimeout(timer);
         this.wakeUp = undefined;
         this.woken = false;
-        done();
+        resolve();
       };
     });
   }
@@ -216,7 +208,6 @@ export class WebhookWorker {
   private take(delivery: ClaimedDelivery): void {
     const { endpointId } = delivery;
     this.claimed++;
-    this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
     if ((this.sending.get(endpointId) ?? 0) < this.deps.options.perEndpointConcurrency) this.send(delivery);
     else if (this.queued.has(endpointId)) this.queued.get(endpointId)!.push(delivery);
     else this.queued.set(endpointId, [delivery]);
@@ -229,8 +220,9 @@ export class WebhookWorker {
       .catch((err: unknown) => this.warn(err, "recording a webhook attempt failed; its lease runs out"))
       .finally(() => {
         this.claimed--;
-        decrement(this.perEndpoint, endpointId);
-        decrement(this.sending, endpointId);
+        const left = this.sending.get(endpointId)! - 1;
+        if (left > 0) this.sending.set(endpointId, left);
+        else this.sending.delete(endpointId);
         this.attempts.delete(done);
         // The next one queued for this endpoint takes the slot (on stop they stay: their leases are given back).
         const waiting = this.queued.get(endpointId);
@@ -244,17 +236,15 @@ export class WebhookWorker {
   /** One attempt, its outcome handed to the recorder (a 410 recorded at once). */
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
     const outcome = await attemptDelivery(delivery, {
-      sender: this.deps.sender,
+      ...this.deps,
       retry: this.deps.options.retry,
-      secretsOf: (d) => signingSecrets(d).map((secret) => this.deps.seal.open(d.endpointId, secret)),
       stopping: () => this.stopping,
     });
     if (outcome.cut) return; // stop() gives the lease back
     if (outcome.answered === false) this.unanswered.set(delivery.endpointId, Date.now());
     else if (outcome.answered) this.unanswered.delete(delivery.endpointId);
-    const finished = { delivery, record: outcome.record };
-    if (outcome.record.entry.status === 410) return this.recorder.gone(finished);
-    this.recorder.add(finished);
+    if (outcome.record.entry.status === 410) return this.recorder.gone(outcome);
+    this.recorder.add(outcome);
     // Recorded by the next round (within busyPollMs) with every other attempt finished by then.
     if (!this.busy) this.wake();
   }
@@ -263,10 +253,4 @@ export class WebhookWorker {
     const e = err instanceof Error ? { name: err.name, message: err.message.slice(0, 300) } : {};
     this.deps.logger.warn({ err: e }, message);
   }
-}
-
-function decrement(counts: Map<string, number>, key: string): void {
-  const left = (counts.get(key) ?? 1) - 1;
-  if (left > 0) counts.set(key, left);
-  else counts.delete(key);
 }

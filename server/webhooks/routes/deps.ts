@@ -1,14 +1,19 @@
+import type Router from "@koa/router";
 import type { Context } from "koa";
 import { getAddress } from "ethers";
-import type { AccessControl, AccessPrincipal, AuditLog } from "../../access";
-import type { SqlDriver } from "../../db";
+import type { z } from "zod";
+import { auditActor, type AccessControl, type AccessPrincipal, type AuditLog } from "../../access";
+import type { SqlDriver, SqlExecutor } from "../../db";
 import { ApiError } from "../../http/errors";
-import { errorResponse } from "../../http/openapi";
-import type { WebhookEndpoint, WebhookEndpointStore } from "../endpoint-store";
-import type { OutboxStore } from "../outbox";
+import { readJsonBody } from "../../http/json-body";
+import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
+import { parseBody, parseInput } from "../../http/validation";
+import type { EndpointChanges, WebhookEndpoint, WebhookEndpointStore } from "../endpoint-store";
+import type { DeliveryRecord, OutboxStore } from "../outbox";
 import type { UrlGuard } from "../url-guard";
+import { WebhookParams } from "./schemas";
 
-/** What the /webhooks routes share, built once by createWebhookRouter. */
+/** What the /webhooks routes share, built once by openWebhooks. */
 export interface WebhookRouteDeps {
   access: AccessControl;
   audit: AuditLog;
@@ -22,52 +27,148 @@ export interface WebhookRouteDeps {
   wake(): void;
 }
 
-export const MANAGE = { scope: "webhooks:manage", key: "always" } as const;
+/** On /webhooks/{id}…, the endpoint of the path; none on /webhooks. */
+type EndpointOf<Path extends string> = Path extends `/webhooks/{id}${string}` ? WebhookEndpoint : undefined;
 
-export const security = [{ AccessKey: [] }];
-export const denied = {
-  401: errorResponse("UNAUTHORIZED"),
-  403: errorResponse("FORBIDDEN"),
-  429: errorResponse("RATE_LIMITED"),
-};
-
-/** The root key manages every endpoint; another key, those it made. */
-export function ownerFilter(ctx: Context): string | null | undefined {
-  const principal = ctx.state.access as AccessPrincipal;
-  return principal.keyId === null ? undefined : principal.keyId;
+/**
+ * A /webhooks route as its file declares it. The router enforces the declaration before the
+ * handler runs: a key with webhooks:manage, the path, query and body parsed (400), and on
+ * /webhooks/{id}… the endpoint found among those the key manages (404). The handler answers the
+ * body; the OpenAPI registration is made from the same declaration.
+ */
+interface WebhookRoute<Path extends string, Params extends z.ZodType, Query extends z.ZodType, Body extends z.ZodType> {
+  method: "get" | "post" | "patch" | "delete";
+  /** The OpenAPI path; `{name}` parameters are Koa's `:name`. */
+  path: Path;
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** The path's parameters: WebhookParams ({id}) unless said otherwise. */
+  params?: Params;
+  query?: Query;
+  /** Every body carries a url, so it may also answer 400 WEBHOOK_URL_FORBIDDEN. */
+  body?: Body;
+  /** The success: its status, description and schema (none: no content). */
+  answer: [status: number, description: string, schema?: z.ZodType];
+  handle(request: {
+    ctx: Context;
+    deps: WebhookRouteDeps;
+    endpoint: EndpointOf<Path>;
+    params: z.output<Params>;
+    query: z.output<Query>;
+    body: z.output<Body>;
+  }): Promise<unknown>;
 }
 
+const MANAGE = { scope: "webhooks:manage", key: "always" } as const;
+
+export function webhookRoute<
+  Path extends string,
+  Params extends z.ZodType = typeof WebhookParams,
+  Query extends z.ZodType = z.ZodUndefined,
+  Body extends z.ZodType = z.ZodUndefined,
+>(route: WebhookRoute<Path, Params, Query, Body>) {
+  const params: z.ZodType | undefined = route.params ?? (route.path.includes("{id}") ? WebhookParams : undefined);
+  const [status, description, schema] = route.answer;
+  const content = (schema: z.ZodType) => ({ "application/json": { schema } });
+  return {
+    mount(router: Router, deps: WebhookRouteDeps): void {
+      router[route.method](route.path.replace(/\{(\w+)\}/g, ":$1"), deps.access.require(MANAGE), async (ctx) => {
+        const parsed = params ? (parseInput(params, ctx.params) as { id?: string }) : {};
+        const endpoint = parsed.id === undefined ? undefined : await managedEndpoint(ctx, deps, parsed.id);
+        const query = route.query && parseInput(route.query, ctx.query);
+        const body = route.body && parseBody(route.body, await readJsonBody(ctx));
+        const answer = await route.handle({ ctx, deps, endpoint, params: parsed, query, body } as never);
+        ctx.status = status;
+        if (answer !== undefined) ctx.body = answer;
+      });
+    },
+    register(registry: OpenAPIRegistry): void {
+      const invalid = route.body ? "VALIDATION_ERROR or WEBHOOK_URL_FORBIDDEN" : route.query && "VALIDATION_ERROR";
+      registry.registerPath({
+        method: route.method,
+        path: route.path,
+        operationId: route.operationId,
+        tags: ["webhooks"],
+        summary: route.summary,
+        description: route.description,
+        security: [{ AccessKey: [] }],
+        request: {
+          params: params as z.ZodObject | undefined,
+          query: route.query as z.ZodObject | undefined,
+          body: route.body && { required: true, content: content(route.body) },
+        },
+        responses: {
+          [status]: { description, ...(schema ? { content: content(schema) } : {}) },
+          ...(invalid ? { 400: errorResponse(invalid) } : {}),
+          ...(params ? { 404: errorResponse("NOT_FOUND") } : {}),
+          401: errorResponse("UNAUTHORIZED"),
+          403: errorResponse("FORBIDDEN"),
+          429: errorResponse("RATE_LIMITED"),
+        },
+      });
+    },
+  };
+}
+
+/** The key whose endpoints the request manages: those it made; none for the root key, which manages all. */
+export const ownerFilter = (ctx: Context) => (ctx.state.access as AccessPrincipal).keyId ?? undefined;
+
 /** The endpoint `id` if the request's key manages it, else 404 NOT_FOUND (another key's is not shown). */
-export async function managedEndpoint(ctx: Context, deps: WebhookRouteDeps, id: string): Promise<WebhookEndpoint> {
+async function managedEndpoint(ctx: Context, deps: WebhookRouteDeps, id: string): Promise<WebhookEndpoint> {
   const endpoint = await deps.endpoints.find(id);
   const owner = ownerFilter(ctx);
-  if (!endpoint || (owner !== undefined && endpoint.accessKeyId !== owner)) {
-    throw new ApiError("NOT_FOUND", "No webhook endpoint has this id");
-  }
+  if (!endpoint || (owner !== undefined && endpoint.accessKeyId !== owner)) throw notFound();
   return endpoint;
 }
 
-/** Filters must stay within the key's own limits: 403 naming what it does not hold. */
-export function checkFilters(
+const notFound = () => new ApiError("NOT_FOUND", "No webhook endpoint has this id");
+
+/**
+ * `change` and its audit event `action` (about the endpoint `change` answers) on one transaction;
+ * 404 NOT_FOUND when `change` finds no endpoint (deleted meanwhile).
+ */
+export function audited<T extends { id: string }>(
   ctx: Context,
-  filters: { collections?: string[] | null; wallets?: string[] | null },
-): void {
+  deps: WebhookRouteDeps,
+  action: string,
+  change: (tx: SqlExecutor) => Promise<T | null>,
+  details?: (changed: T) => Record<string, unknown>,
+): Promise<T> {
+  return deps.db.transaction(async (tx) => {
+    const changed = await change(tx);
+    if (!changed) throw notFound();
+    const entry = { action, targetType: "webhook" as const, targetId: changed.id, details: details?.(changed) };
+    await deps.audit.record(tx, auditActor(ctx), entry);
+    return changed;
+  });
+}
+
+/**
+ * A body's fields as they are stored: events without repeats, filters lower-case without repeats
+ * and within the key's own limits (403 naming what it does not hold), the url past the guard (400).
+ */
+export async function storedFields<T extends EndpointChanges>(ctx: Context, guard: UrlGuard, input: T) {
+  const normalized = (list: string[] | null | undefined) => list && [...new Set(list.map((a) => a.toLowerCase()))];
+  const fields = {
+    ...input,
+    ...(input.events ? { events: [...new Set(input.events)] } : {}),
+    ...(input.collections !== undefined ? { collections: normalized(input.collections) } : {}),
+    ...(input.wallets !== undefined ? { wallets: normalized(input.wallets) } : {}),
+  };
   const principal = ctx.state.access as AccessPrincipal;
   const outside = (own: readonly string[] | null, given: string[] | null | undefined) =>
     own === null || !given ? undefined : given.find((a) => !own.includes(a));
-  const collection = outside(principal.collections, filters.collections);
-  const wallet = outside(principal.wallets, filters.wallets);
+  const collection = outside(principal.collections, fields.collections);
+  const wallet = outside(principal.wallets, fields.wallets);
   if (collection || wallet) {
     const what = collection ? `the collection ${collection}` : `the wallet ${wallet}`;
     throw new ApiError("FORBIDDEN", `This access key does not hold ${what}`, [
       { path: collection ? "collections" : "wallets", message: what },
     ]);
   }
-}
-
-/** Lower-case, without repeats: how filters are stored and compared. */
-export function normalized(list: string[] | null | undefined): string[] | null | undefined {
-  return list ? [...new Set(list.map((a) => a.toLowerCase()))] : list;
+  if (fields.url !== undefined) await guard.checkUrl(fields.url);
+  return fields;
 }
 
 export function webhookView(endpoint: WebhookEndpoint) {
@@ -86,10 +187,13 @@ export function webhookView(endpoint: WebhookEndpoint) {
 }
 
 /** A URL with its user and password masked: they are never shown again once stored. */
-export function withoutCredentials(url: string): string {
+function withoutCredentials(url: string): string {
   const parsed = new URL(url);
   if (!parsed.username && !parsed.password) return url;
   if (parsed.username) parsed.username = "***";
   if (parsed.password) parsed.password = "***";
   return parsed.toString();
 }
+
+/** A delivery as the API shows it: without the page cursor; its times become ISO 8601 in the JSON answer. */
+export const deliveryView = ({ cursor: _cursor, ...delivery }: DeliveryRecord) => delivery;
