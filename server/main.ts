@@ -28,7 +28,7 @@ import { OPERATION_KINDS } from "./nft";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
 import { emitEvents, openWebhooks, type WebhookWorkerOptions } from "./webhooks";
-import { openWallets, resolveMasterKey, WalletStore, type MasterKeySource } from "./wallets";
+import { LowBalanceWatcher, openWallets, resolveMasterKey, WalletStore, type MasterKeySource } from "./wallets";
 
 export interface ConnectedChain {
   provider: JsonRpcProvider;
@@ -187,10 +187,15 @@ export async function startService(
     registry: metrics.registry,
     allowPrivate: config.webhookAllowPrivate,
     worker: options.webhookWorker,
-    chain,
-    lowBalancePollMs: options.lowBalancePollMs,
     masterKey: wallets.masterKey.key,
   });
+  // Emits wallet.low_balance when a held wallet's balance falls below its lowBalance.
+  const lowBalance = new LowBalanceWatcher(
+    db,
+    chain,
+    logger.child({ component: "low-balance" }),
+    options.lowBalancePollMs,
+  );
   const jobRunner = new JobRunner(
     jobStore,
     { engine, wallets, chain, logger: logger.child({ component: "jobs" }) },
@@ -226,7 +231,7 @@ export async function startService(
   } catch (err) {
     await Promise.all(servers.map((s) => s.close(0)));
     await engine.stop();
-    await webhooks.lowBalance?.stop();
+    await lowBalance.stop();
     await webhooks.worker.stop();
     await collections.stop();
     await chainBlocks.stop();
@@ -240,7 +245,7 @@ export async function startService(
   const [api, demo] = servers;
   const hooks = new ShutdownHooks(logger);
   webhooks.worker.start();
-  webhooks.lowBalance?.start();
+  lowBalance.start();
   // Jobs left running by an earlier run (or another instance) go on with no request.
   await jobRunner.start();
 
@@ -264,7 +269,7 @@ export async function startService(
       // What is unfinished stays in the store: the next start (or another process) follows it on.
       await engine.stop();
       // Attempts in flight are cut and given back: the next start (or another process) sends them.
-      await webhooks.lowBalance?.stop();
+      await lowBalance.stop();
       await webhooks.worker.stop();
       await collections.stop();
       await chainBlocks.stop();

@@ -21,8 +21,6 @@ import type { WebhookRouteDeps } from "./routes/deps";
 import { sendTestEvent } from "./routes/send-test-event";
 import { updateEndpoint } from "./routes/update-endpoint";
 import { DeliverySender } from "./sender";
-import { LowBalanceWatcher } from "./low-balance-watcher";
-import type { ChainClient } from "../chain/chain-client";
 import { UrlGuard, type Resolver } from "./url-guard";
 import type { MasterKey } from "../wallets/master-key";
 import { resealWebhookSecrets, SecretSeal } from "./secret-seal";
@@ -55,10 +53,6 @@ export interface WebhookOptions {
   worker?: Partial<WebhookWorkerOptions>;
   /** How long a receiver has to answer (10 s). */
   timeoutMs?: number;
-  /** The chain whose balances `wallet.low_balance` watches; no watching when unset. */
-  chain?: Pick<ChainClient, "rpc">;
-  /** How often those balances are read (5 s). */
-  lowBalancePollMs?: number;
   /** WALLET_MASTER_KEY: endpoints' secrets are sealed under it (kept as given without one). */
   masterKey?: MasterKey;
 }
@@ -110,15 +104,6 @@ export async function openWebhooks(db: SqlDriver, options: WebhookOptions) {
       wake: () => worker.wake(),
     },
     worker,
-    /** Emits wallet.low_balance; unset without a chain. */
-    lowBalance: options.chain
-      ? new LowBalanceWatcher(
-          db,
-          options.chain,
-          options.logger.child({ component: "low-balance" }),
-          options.lowBalancePollMs,
-        )
-      : undefined,
     outbox,
   };
 }
