@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
 import { parse } from "csv-parse";
-import { keccak256 } from "js-sha3";
+import { checksumMatches } from "../chain/address-checksum";
 import { ApiError, type ErrorDetail } from "../http/errors";
 
 export type JobKind = "airdrop" | "whitelist";
@@ -37,22 +37,6 @@ function addressProblem(value: unknown): string | undefined {
   if (hex !== lower && hex !== hex.toUpperCase() && !checksumMatches(hex, lower))
     return "address has a wrong checksum (EIP-55)";
   return undefined;
-}
-
-/**
- * EIP-55: a letter is upper-case where the keccak-256 of the lower-case hex has a nibble ≥ 8.
- * Written out with js-sha3 rather than through ethers' getAddress: 100,000 rows are checked before
- * the 202, and js-sha3 hashes a short string three times as fast as the hasher ethers uses.
- */
-function checksumMatches(hex: string, lower: string): boolean {
-  const hash = keccak256(lower);
-  for (let i = 0; i < 40; i++) {
-    const c = hex.charCodeAt(i);
-    if (c < 0x41) continue; // a digit
-    const upper = c <= 0x46;
-    if (upper !== parseInt(hash[i], 16) >= 8) return false;
-  }
-  return true;
 }
 
 function amountOf(value: unknown): bigint | string {
