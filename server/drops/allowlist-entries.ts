@@ -1,23 +1,18 @@
-import { checksumMatches } from "../chain/address-checksum";
+import { addressFault } from "../chain/address-checksum";
 import type { ErrorDetail } from "../http/errors";
 import { invalid } from "../http/validation";
 import type { AllowlistEntry } from "./allowlist-tree";
 
-const HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const DECIMAL = /^[0-9]{1,78}$/;
 const FIELDS = new Set(["address", "allowance", "price"]);
 /** Bad fields named in a 400 at most: a list of 100,000 wrong rows is not echoed back whole. */
 const MAX_DETAILS = 100;
 
-/** Why `value` is no address as `address()` takes it (checksummed when mixed-case), or undefined when it is one. */
-function addressProblem(value: unknown): string | undefined {
-  if (typeof value !== "string" || !HEX_ADDRESS.test(value)) return "address must be a 20-byte hex address (0x…)";
-  const hex = value.slice(2);
-  const lower = hex.toLowerCase();
-  if (hex !== lower && hex !== hex.toUpperCase() && !checksumMatches(hex, lower))
-    return "address must be checksummed (EIP-55) if mixed-case";
-  return undefined;
-}
+/** What is wrong with an entry's address, in the words `address()` uses (checksummed when mixed-case). */
+const ADDRESS_FAULTS = {
+  format: "address must be a 20-byte hex address (0x…)",
+  checksum: "address must be checksummed (EIP-55) if mixed-case",
+} as const;
 
 /** As `uint(name)` takes it: a decimal string or a safe JSON integer, below 2^256; else why not. */
 function uintOf(value: unknown, name: string): bigint | string {
@@ -50,7 +45,8 @@ export function checkEntries(rows: unknown[]): AllowlistEntry[] {
     const fields = row as Record<string, unknown>;
     for (const key of Object.keys(fields))
       if (!FIELDS.has(key)) problems.push({ path: `${at}.${key}`, message: "unknown field" });
-    const addressError = addressProblem(fields.address);
+    const fault = addressFault(fields.address);
+    const addressError = fault && ADDRESS_FAULTS[fault];
     const allowance = uintOf(fields.allowance, "allowance");
     const price = uintOf(fields.price, "price");
     const before = problems.length;
