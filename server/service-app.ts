@@ -134,9 +134,10 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     operationList: database ? new OperationList(database) : undefined,
     drops: deps.drops,
   });
-  const dropsRouter = deps.drops
-    ? createDropsRouter({ chain: deps.chain, access: deps.access, drops: deps.drops })
-    : undefined;
+  const dropsRouter =
+    deps.drops && deps.collections
+      ? createDropsRouter({ chain: deps.chain, access: deps.access, drops: deps.drops, index: deps.collections })
+      : undefined;
   const collectionsRouter = deps.collections
     ? createCollectionsRouter({
         index: deps.collections,

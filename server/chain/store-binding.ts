@@ -65,7 +65,8 @@ export async function forgetChain(db: SqlDriver, chainId: string): Promise<Chain
       `WITH gone AS (DELETE FROM indexed_collections WHERE chain_id = $1 RETURNING 1) SELECT count(*) AS n FROM gone`,
     );
     await tx.query("DELETE FROM index_blocks WHERE chain_id = $1", [chainId]);
-    // The drops of that chain: allowlists (their entries go with them) and the vouchers signed for it.
+    // The drops of that chain: allowlists and their entries, and the vouchers signed for it.
+    await tx.query("DELETE FROM allowlist_entries WHERE chain_id = $1", [chainId]);
     await tx.query("DELETE FROM allowlists WHERE chain_id = $1", [chainId]);
     await tx.query("DELETE FROM vouchers WHERE chain_id = $1", [chainId]);
     // Its jobs (their batches and rows go with them): their operations are gone with the chain.

@@ -3,7 +3,8 @@ import type { BlockFeed, BlockHeader, Subscription } from "../chain/block-feed";
 import type { Rpc } from "../chain/rpc";
 import type { Logger } from "../http/logger";
 import { collectionMetadata, deploymentBlock } from "./deployment";
-import { LogRangeSizer, RangeRefused, transferLogs } from "./log-ranges";
+import type { DropLog } from "./drop-events";
+import { LogRangeSizer, RangeRefused, collectionLogs, type RangeLogs } from "./log-ranges";
 import { ReorgDetected, type CollectionStore, type TransferLog, type TransfersFinalHook } from "./store";
 
 /**
@@ -41,6 +42,7 @@ interface ReadRange {
   to: number;
   members: Array<{ id: number; indexedBlock: number }>;
   logs: TransferLog[];
+  drops: DropLog[];
   blocks?: BlockHeader[];
 }
 
@@ -289,10 +291,10 @@ export class CollectionIndexer {
   // ---- reading and writing one range ----------------------------------------------------------
 
   /**
-   * Reads the Transfer logs of every collection in `collections` whose position is below the range's
-   * end, from `from` to at most `to` (as far as the node accepts): one eth_getLogs for all of them.
-   * A range from `windowFrom` on comes with its blocks, and the logs are checked against them (a
-   * range does not straddle `windowFrom`). `planned` holds the positions the collections will have
+   * Reads the Transfer logs and drop events of every collection in `collections` whose position is
+   * below the range's end, from `from` to at most `to` (as far as the node accepts): one
+   * eth_getLogs for all of them. A range from `windowFrom` on comes with its blocks, and the logs
+   * are checked against them (a range does not straddle `windowFrom`). `planned` holds the positions the collections will have
    * once the ranges read before are written.
    */
   private async readRange(
@@ -310,9 +312,9 @@ export class CollectionIndexer {
       if (!withBlocks && end >= windowFrom) end = windowFrom - 1;
       const members = collections.filter((c) => positionOf(c) < end);
       const addresses = new Map(members.map((c) => [c.address, c.id]));
-      let logs: TransferLog[];
+      let read: RangeLogs;
       try {
-        logs = await transferLogs(this.rpc, addresses, from, end);
+        read = await collectionLogs(this.rpc, addresses, from, end);
       } catch (err) {
         if (!(err instanceof RangeRefused) && !isError(err, "TIMEOUT")) throw err;
         if (end - from + 1 <= 1) throw err;
@@ -320,18 +322,23 @@ export class CollectionIndexer {
         this.logger.debug({ from, to: end, next: this.sizer.span }, "eth_getLogs range refused: smaller ranges");
         continue;
       }
-      this.sizer.succeeded(end - from + 1, logs.length);
+      this.sizer.succeeded(end - from + 1, read.transfers.length + read.drops.length);
       const position = new Map(members.map((c) => [c.id, positionOf(c)]));
+      const unread = (log: { collectionId: number; blockNumber: number }) =>
+        log.blockNumber > position.get(log.collectionId)!;
       const range: ReadRange = {
         from,
         to: end,
         members: members.map((c) => ({ id: c.id, indexedBlock: position.get(c.id)! })),
-        logs: logs.filter((log) => log.blockNumber > position.get(log.collectionId)!),
+        logs: read.transfers.filter(unread),
+        drops: read.drops.filter(unread),
       };
       if (withBlocks) {
         const blocks = await this.feed.blocks(from, end);
         if (!blocks) return null;
-        if (range.logs.some((log) => blocks[log.blockNumber - from]?.hash !== log.blockHash)) return null;
+        const linked = (log: { blockNumber: number; blockHash: string }) =>
+          blocks[log.blockNumber - from]?.hash === log.blockHash;
+        if (!range.logs.every(linked) || !range.drops.every(linked)) return null;
         range.blocks = blocks;
       }
       for (const c of members) planned?.set(c.id, end);
@@ -351,6 +358,7 @@ export class CollectionIndexer {
         to: range.to,
         blocks: range.blocks,
         logs: range.logs,
+        drops: range.drops,
         finalTo: Math.min(range.to, head - this.options.confirmations + 1),
         hooks: this.hooks,
       });

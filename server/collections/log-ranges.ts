@@ -1,5 +1,6 @@
 import { toQuantity } from "ethers";
 import type { Rpc } from "../chain/rpc";
+import { ALLOWLIST_MINTED_TOPIC, VOUCHER_REDEEMED_TOPIC, dropEvent, type DropLog } from "./drop-events";
 import { ZERO_ADDRESS, type TransferLog } from "./store";
 
 /** keccak256("Transfer(address,address,uint256)"): ERC-721's and ERC-20's, told apart by their topic count. */
@@ -99,6 +100,7 @@ export class RangeRefused extends Error {
 interface RawLog {
   address: string;
   topics: string[];
+  data: string;
   blockNumber: string;
   blockHash: string;
   transactionHash: string;
@@ -106,44 +108,63 @@ interface RawLog {
   removed?: boolean;
 }
 
+/** What one range holds: the Transfer logs, and the drop events of the reference contract (drop-events.ts). */
+export interface RangeLogs {
+  transfers: TransferLog[];
+  drops: DropLog[];
+}
+
 /**
- * The ERC-721 Transfer logs of `addresses` (lower-case, by collection id) in blocks `from`..`to`,
- * in chain order. A JSON-RPC error answer throws RangeRefused; a transport failure throws as is.
+ * The ERC-721 Transfer logs and the drop events of `addresses` (lower-case, by collection id) in
+ * blocks `from`..`to`, in chain order, from one eth_getLogs. A JSON-RPC error answer throws
+ * RangeRefused; a transport failure throws as is.
  */
-export async function transferLogs(
+export async function collectionLogs(
   rpc: Rpc,
   addresses: Map<string, number>,
   from: number,
   to: number,
-): Promise<TransferLog[]> {
+): Promise<RangeLogs> {
   const filter = {
     address: [...addresses.keys()],
-    topics: [TRANSFER_TOPIC],
+    topics: [[TRANSFER_TOPIC, ALLOWLIST_MINTED_TOPIC, VOUCHER_REDEEMED_TOPIC]],
     fromBlock: toQuantity(from),
     toBlock: toQuantity(to),
   };
   const answer = await rpc.answer("eth_getLogs", [filter]);
   if ("error" in answer) throw new RangeRefused(to - from + 1, answer.error.message);
   if (!Array.isArray(answer.result)) throw new RangeRefused(to - from + 1, "eth_getLogs answered no list");
-  const logs: TransferLog[] = [];
+  const transfers: TransferLog[] = [];
+  const drops: DropLog[] = [];
   for (const raw of answer.result as RawLog[]) {
-    // ERC-721's Transfer indexes all three arguments; ERC-20's (same signature) keeps the amount in data.
-    if (raw.removed || raw.topics.length !== 4) continue;
     const collectionId = addresses.get(raw.address.toLowerCase());
-    if (collectionId === undefined) continue;
-    logs.push({
+    if (raw.removed || collectionId === undefined) continue;
+    const base = {
       collectionId,
       blockNumber: Number(BigInt(raw.blockNumber)),
       blockHash: raw.blockHash.toLowerCase(),
       logIndex: Number(BigInt(raw.logIndex)),
       transactionHash: raw.transactionHash.toLowerCase(),
+    };
+    if (raw.topics[0] !== TRANSFER_TOPIC) {
+      const drop = dropEvent(raw, base);
+      if (drop) drops.push(drop);
+      continue;
+    }
+    // ERC-721's Transfer indexes all three arguments; ERC-20's (same signature) keeps the amount in data.
+    if (raw.topics.length !== 4) continue;
+    transfers.push({
+      ...base,
       from: topicAddress(raw.topics[1]),
       to: topicAddress(raw.topics[2]),
       tokenId: BigInt(raw.topics[3]).toString(),
     });
   }
-  logs.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
-  return logs;
+  const chainOrder = (a: { blockNumber: number; logIndex: number }, b: { blockNumber: number; logIndex: number }) =>
+    a.blockNumber - b.blockNumber || a.logIndex - b.logIndex;
+  transfers.sort(chainOrder);
+  drops.sort(chainOrder);
+  return { transfers, drops };
 }
 
 function topicAddress(topic: string): string {

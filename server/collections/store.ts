@@ -1,5 +1,6 @@
 import type { SqlDriver, SqlExecutor } from "../db";
 import type { BlockHeader } from "../chain/block-feed";
+import { insertDropLogs, removeDropLogsAbove, type DropLog } from "./drop-events";
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 
@@ -77,6 +78,8 @@ export interface ApplyBatch {
   blocks?: BlockHeader[];
   /** The range's Transfer logs, in chain order; each after its collection's indexedBlock. */
   logs: TransferLog[];
+  /** The range's drop events (AllowlistMinted, VoucherRedeemed), likewise; none when unset. */
+  drops?: DropLog[];
   /** Transfers up to here are CONFIRMATIONS deep. */
   finalTo: number;
   hooks: TransfersFinalHook[];
@@ -285,9 +288,9 @@ export class CollectionStore {
   }
 
   /**
-   * Applies a block range to the collections in `batch`, in one transaction: the logs, each token's
-   * owner, each holder's count, the collections' counters and positions, the range's block hashes,
-   * and the hooks of the transfers it makes final. Throws ReorgDetected (and changes nothing) when a
+   * Applies a block range to the collections in `batch`, in one transaction: the logs and drop
+   * events, each token's owner, each holder's count, the collections' counters and positions, the
+   * range's block hashes, and the hooks of the transfers it makes final. Throws ReorgDetected (and changes nothing) when a
    * block of the range does not match or link to what is stored.
    */
   async apply(batch: ApplyBatch): Promise<ApplyResult> {
@@ -319,6 +322,10 @@ export class CollectionStore {
       const logs = batch.logs.filter((log) => applied.has(log.collectionId));
       const stored = await this.insertTransfers(tx, logs);
       const { supply, holders } = await this.applyOwnership(tx, stored);
+      await insertDropLogs(
+        tx,
+        (batch.drops ?? []).filter((log) => applied.has(log.collectionId)),
+      );
       // A range near the head (with its blocks): news begins where the collection was final before
       // the first of them, and stays there (migration 11).
       await tx.query(
@@ -487,8 +494,8 @@ export class CollectionStore {
 
   /**
    * Undoes everything the index holds above block `fork`, for every collection of the chain, in
-   * one transaction: their logs, the owners and counts those logs made, the stored block hashes;
-   * every collection's position goes back to `fork` at most. The next reads follow the new branch.
+   * one transaction: their logs and drop events, the owners and counts those logs made, the stored
+   * block hashes; every collection's position goes back to `fork` at most. The next reads follow the new branch.
    */
   async rollback(chainId: string, fork: number): Promise<{ removed: number }> {
     return this.db.transaction(async (tx) => {
@@ -524,6 +531,7 @@ export class CollectionStore {
         // Counts anew for the collections touched: reorgs are rare, and a recount cannot drift.
         for (const id of new Set(affected.map((row) => Number(row.c)))) await this.recount(tx, id);
       }
+      await removeDropLogsAbove(tx, ids, fork);
       await tx.query(
         `UPDATE indexed_collections SET indexed_block = LEAST(indexed_block, $2::bigint),
            final_block = LEAST(final_block, $2::bigint),

@@ -14,6 +14,7 @@ import { applyFunctions } from "./functions";
 import { ALLOWLISTS_MIGRATION } from "./migration-20-allowlists";
 import { CHAIN_BINDING_MIGRATION } from "./migration-18-chain-binding";
 import { JOBS_MIGRATION } from "./migration-22-jobs";
+import { DROP_INDEX_MIGRATION } from "./migration-23-drop-index";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -669,6 +670,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   ALLOWLISTS_MIGRATION,
   OPERATION_LIST_MIGRATION,
   JOBS_MIGRATION,
+  DROP_INDEX_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

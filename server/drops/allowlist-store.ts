@@ -15,7 +15,7 @@ export interface AllowlistLeaf {
   proof: string[];
 }
 
-/** Each collection's allowlist tree (migration 20): written whole, and a proof read from it in two small queries. */
+/** Each collection's allowlist tree (migrations 20 and 23): written whole, and a proof read from it in two small queries. */
 export class AllowlistStore {
   constructor(
     private readonly db: SqlDriver,
@@ -31,6 +31,8 @@ export class AllowlistStore {
   ): Promise<void> {
     const address = collection.toLowerCase();
     await this.db.transaction(async (tx) => {
+      // Entries first: they have no foreign key to their allowlist (migration 23).
+      await tx.query("DELETE FROM allowlist_entries WHERE chain_id = $1 AND address = $2", [this.chainId, address]);
       await tx.query("DELETE FROM allowlists WHERE chain_id = $1 AND address = $2", [this.chainId, address]);
       await tx.query(
         `INSERT INTO allowlists (chain_id, address, root, entries, nodes, operation_id)

@@ -1,11 +1,12 @@
 /** The drop reads beside /collections (API.md, "Drops"): an allowlist, one account's leaf and proof, a voucher's state. */
 import Router from "@koa/router";
-import { toQuantity } from "ethers";
 import { z } from "zod";
 import type { AccessControl } from "../access";
 import type { ChainClient } from "../chain/chain-client";
-import { collectionInterface } from "../chain/collection";
+import type { CollectionIndex, CollectionRecord } from "../collections";
+import { allowlistMinted, voucherRedemption } from "../collections/drop-events";
 import { OPEN_SECURITY } from "../collections/routes/common";
+import type { SqlExecutor } from "../db";
 import { ApiError } from "../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
 import { parseInput } from "../http/validation";
@@ -17,6 +18,8 @@ export interface DropsRouteDeps {
   chain: ChainClient;
   access: AccessControl;
   drops: DropsDeps;
+  /** Allowlist mints and voucher redemptions are read from the index (migration 23). */
+  index: CollectionIndex;
 }
 
 const READ = { scope: "nft:read", key: "open", params: { collection: "address" } } as const;
@@ -26,6 +29,37 @@ const VoucherPath = z.object({
   address: address("address"),
   id: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "id must be 32 bytes of hex (0x…)"),
 });
+
+interface Head {
+  number: number;
+  timestamp: bigint;
+}
+
+/**
+ * Runs `read` on the index of collection `at` once it reflects the chain's head as of now (a write
+ * just answered is seen), registering the collection if the index does not follow it yet: the
+ * index is waited for up to 5 s, then 503 INDEX_BEHIND with Retry-After.
+ */
+async function fromIndex<T>(
+  { chain, index }: DropsRouteDeps,
+  at: string,
+  read: (db: SqlExecutor, record: CollectionRecord, head: Head) => Promise<T>,
+): Promise<T> {
+  const block = await chain.read(at, () =>
+    chain.rpc.call<{ number: string; timestamp: string }>("eth_getBlockByNumber", ["latest", false]),
+  );
+  const head = { number: Number(BigInt(block.number)), timestamp: BigInt(block.timestamp) };
+  const record = (await index.find(at)) ?? (await index.register(at, "request")).record;
+  await index.atBlock(record, head.number);
+  return index.store.snapshot(async (db) => {
+    const now = await index.store.find(index.chainId, at.toLowerCase(), db);
+    if (!now || now.indexedBlock === null || now.indexedBlock < head.number)
+      throw new ApiError("INDEX_BEHIND", "The index was rolled back by a reorg; retry", undefined, {
+        "Retry-After": "1",
+      });
+    return read(db, now, head);
+  });
+}
 
 /** NOT_ALLOWLISTED is 403 for a mint; a read of an account not listed is 404 (API.md, "Error codes"). */
 class NotListed extends ApiError {
@@ -40,7 +74,9 @@ const AllowlistLeafView = z
     account: z.string(),
     allowance: decimal,
     price: decimal,
-    minted: decimal.openapi({ description: "Allowlist mints of the account, counted on chain" }),
+    minted: decimal.openapi({
+      description: "Allowlist mints of the account, from the index of its AllowlistMinted events (every root counted)",
+    }),
     remaining: decimal,
     proof: z.array(z.string()),
   })
@@ -61,7 +97,8 @@ const VoucherStateView = z
   })
   .openapi("VoucherState");
 
-export function createDropsRouter({ chain, access, drops }: DropsRouteDeps): Router {
+export function createDropsRouter(deps: DropsRouteDeps): Router {
+  const { access, drops } = deps;
   const router = new Router();
   router.get("/collections/:address/allowlist", access.require(READ), async (ctx) => {
     const { address: at } = parseInput(CollectionPath, ctx.params);
@@ -73,7 +110,7 @@ export function createDropsRouter({ chain, access, drops }: DropsRouteDeps): Rou
     const { address: at, account } = parseInput(AccountPath, ctx.params);
     const leaf = await drops.allowlists.leaf(at, account);
     if (!leaf) throw new NotListed("NOT_ALLOWLISTED", `${account} is not on the allowlist of ${at}`);
-    const minted = await chain.read(at, () => chain.view(at, "allowlistMinted", [account]));
+    const minted = await fromIndex(deps, at, (db, record) => allowlistMinted(db, record.id, account.toLowerCase()));
     ctx.body = {
       account,
       allowance: leaf.allowance.toString(),
@@ -87,28 +124,13 @@ export function createDropsRouter({ chain, access, drops }: DropsRouteDeps): Rou
     const { address: at, id } = parseInput(VoucherPath, ctx.params);
     const voucher = await drops.vouchers.find(at, id);
     if (!voucher) throw new ApiError("NOT_FOUND", `The service signed no voucher ${id} for ${at}`);
-    const [used, head] = await chain.read(at, () =>
-      Promise.all([
-        chain.view(at, "voucherUsed", [id]),
-        chain.rpc.call<{ timestamp: string }>("eth_getBlockByNumber", ["latest", false]),
-      ]),
-    );
+    const [redeemed, head] = await fromIndex(deps, at, async (db, record, head) => [
+      await voucherRedemption(db, record.id, voucher.id.toLowerCase()),
+      head,
+    ]);
     const body = { id: voucher.id, voucher: voucherJson(voucher) };
-    if (used) {
-      // The redemption is after the voucher was signed: its VoucherRedeemed(id indexed, …) from that block on.
-      const topic = collectionInterface().getEvent("VoucherRedeemed")!.topicHash;
-      const logs = await chain.rpc.call<{ transactionHash: string; blockNumber: string }[]>("eth_getLogs", [
-        { address: at, fromBlock: toQuantity(voucher.signedBlock), toBlock: "latest", topics: [topic, voucher.id] },
-      ]);
-      const log = logs[0];
-      ctx.body = {
-        ...body,
-        state: "used",
-        ...(log ? { transactionHash: log.transactionHash, blockNumber: Number(BigInt(log.blockNumber)) } : {}),
-      };
-      return;
-    }
-    ctx.body = { ...body, state: BigInt(head.timestamp) > voucher.validUntil ? "expired" : "unused" };
+    if (redeemed) ctx.body = { ...body, state: "used", ...redeemed };
+    else ctx.body = { ...body, state: head.timestamp > voucher.validUntil ? "expired" : "unused" };
   });
   return router;
 }
@@ -120,7 +142,7 @@ export function registerDropsOpenApi(registry: OpenAPIRegistry): void {
     401: errorResponse("UNAUTHORIZED"),
     403: errorResponse("FORBIDDEN"),
     429: errorResponse("RATE_LIMITED"),
-    503: errorResponse("CHAIN_UNAVAILABLE, STORE_UNAVAILABLE"),
+    503: errorResponse("CHAIN_UNAVAILABLE, INDEX_BEHIND (with Retry-After), STORE_UNAVAILABLE"),
   };
   registry.registerPath({
     ...common,

@@ -39,7 +39,8 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.outp
 /** Each body schema's fields, walked once. */
 const DECLARED = new WeakMap<z.ZodType, Set<string> | null>();
 
-function invalid(details: Detail[]): ApiError {
+/** 400 VALIDATION_ERROR naming each bad field (`details`) in its message. */
+export function invalid(details: Detail[]): ApiError {
   return new ApiError(
     "VALIDATION_ERROR",
     `Invalid request: ${details.map((d) => `${d.path}: ${d.message}`).join("; ")}`,

@@ -73,10 +73,8 @@ export function createNftRouter(deps: NftDeps): Router {
   for (const route of NFT_ROUTES) {
     router[route.method ?? "post"](koaPath(route.path), async (ctx) => {
       await deps.access.admit(ctx, route.access);
-      const input = parseBody(
-        route.body,
-        withPathFields(route, ctx, await readJsonBody(ctx, route.bodyLimit)),
-      ) as NftInput;
+      const body = withPathFields(route, ctx, await readJsonBody(ctx, route.bodyLimit));
+      const input = (route.parse ? route.parse(body) : parseBody(route.body, body)) as NftInput;
       const caller = await callerOf(ctx, route, input, deps);
       if (route.kind === "read") {
         ctx.body = await route.handle(input, { ...deps, caller });

@@ -189,6 +189,44 @@ describe("Drops through the API: airdrops, batch whitelist, allowlists, vouchers
       );
     });
 
+    it("PUT with bad entries is 400 VALIDATION_ERROR naming each bad row and field, and sends nothing", async function () {
+      const good = randomAddress();
+      const letter = [...good].findIndex((c, i) => i > 1 && /[a-fA-F]/.test(c));
+      const flipped =
+        good[letter] === good[letter].toLowerCase() ? good[letter].toUpperCase() : good[letter].toLowerCase();
+      const wrongChecksum = good.slice(0, letter) + flipped + good.slice(letter + 1);
+      const rootBefore = await nft.allowlistRoot();
+      const res = await f.api.request("PUT", `/collections/${f.collection}/allowlist`, {
+        json: {
+          privateKey: f.owner.privateKey,
+          entries: [
+            { address: good, allowance: "1", price: "0" },
+            { address: "0x1234", allowance: 1, price: 0 },
+            { address: randomAddress(), allowance: -1, price: "1.5" },
+            { address: good.toLowerCase(), allowance: 1, price: 0 },
+            { address: randomAddress(), allowance: 1, price: 0, note: "x" },
+            "not an entry",
+          ],
+        },
+      });
+      const body = expectError(res, 400, "VALIDATION_ERROR");
+      expect(body.details).to.deep.equal([
+        { path: "entries.1.address", message: "address must be a 20-byte hex address (0x…)" },
+        { path: "entries.2.allowance", message: "allowance must be ≥ 0" },
+        { path: "entries.2.price", message: "price must be a non-negative decimal integer" },
+        { path: "entries.3.address", message: "listed twice: the same address as entries.0" },
+        { path: "entries.4.note", message: "unknown field" },
+        { path: "entries.5", message: "each entry must be an object {address, allowance, price}" },
+      ]);
+      const checksum = await f.api.request("PUT", `/collections/${f.collection}/allowlist`, {
+        json: { privateKey: f.owner.privateKey, entries: [{ address: wrongChecksum, allowance: 1, price: 0 }] },
+      });
+      expect(expectError(checksum, 400, "VALIDATION_ERROR").details).to.deep.equal([
+        { path: "entries.0.address", message: "address must be checksummed (EIP-55) if mixed-case" },
+      ]);
+      expect(await nft.allowlistRoot()).to.equal(rootBefore);
+    });
+
     it("PUT of 100,000 entries, then proofs of entries sampled across it verify on chain", async function () {
       this.timeout(600_000);
       const big = Array.from({ length: 100_000 }, (_, i) => ({
