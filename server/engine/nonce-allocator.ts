@@ -21,8 +21,14 @@ export interface NonceAllocator {
   recycle(address: string, nonce: number): Promise<void>;
   /** The chain is ahead of us (another sender, a refused "nonce too low"): never hand out below `next`. */
   raiseTo(address: string, next: number): Promise<void>;
-  /** The chain is behind us and nothing of ours is in between (a reset chain): start again at `next`. */
-  resetTo(address: string, next: number): Promise<void>;
+  /**
+   * The chain is behind us and nothing of ours is in between (a reset chain, or nonces taken by a
+   * process killed before it recorded them): start again at `next`, forgetting recycled ones. Only
+   * while the counter stands at `ifNext` (no nonce was handed out since the caller's): one handed out
+   * meanwhile would be handed out again, and the same call signed at the same nonce is the same
+   * transaction (two writes answered by one mint). Answers whether it did.
+   */
+  resetTo(address: string, next: number, ifNext: number): Promise<boolean>;
   /** Takes back a recycled nonce for a fill, if it is still recycled (false when a write took it). */
   claimRecycled(address: string, nonce: number): Promise<boolean>;
   /** Recycled nonces waiting, by address. */
@@ -74,9 +80,11 @@ export class MemoryNonceAllocator implements NonceAllocator {
     this.dropRecycledBelow(address, next);
   }
 
-  async resetTo(address: string, next: number): Promise<void> {
+  async resetTo(address: string, next: number, ifNext: number): Promise<boolean> {
+    if (this.next.get(address) !== ifNext) return false;
     this.next.set(address, next);
     this.returned.delete(address);
+    return true;
   }
 
   async claimRecycled(address: string, nonce: number): Promise<boolean> {
@@ -196,13 +204,14 @@ export class SqlNonceAllocator implements NonceAllocator {
     ]);
   }
 
-  async resetTo(address: string, next: number): Promise<void> {
-    await this.db.query(
-      `INSERT INTO nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3)
-       ON CONFLICT (chain_id, address) DO UPDATE SET next_nonce = $3`,
-      [this.chainId, address, next],
+  async resetTo(address: string, next: number, ifNext: number): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      "UPDATE nonces SET next_nonce = $3 WHERE chain_id = $1 AND address = $2 AND next_nonce = $4",
+      [this.chainId, address, next, ifNext],
     );
+    if (rowCount === 0) return false;
     await this.db.query("DELETE FROM recycled_nonces WHERE chain_id = $1 AND address = $2", [this.chainId, address]);
+    return true;
   }
 
   async claimRecycled(address: string, nonce: number): Promise<boolean> {

@@ -25,6 +25,11 @@ export class NonceReservations {
     entry.end();
   }
 
+  /** The nonces of `address` held now by operations other than `exceptId`. */
+  noncesOf(address: string, exceptId: string): number[] {
+    return [...this.held].filter(([id, entry]) => id !== exceptId && entry.address === address).map(([, e]) => e.nonce);
+  }
+
   /** Settles when every nonce of `address` below `nonce` held now is released; false if none was. */
   async lowerReleased(address: string, nonce: number): Promise<boolean> {
     const lower = [...this.held.values()].filter((entry) => entry.address === address && entry.nonce < nonce);

@@ -298,11 +298,19 @@ export class TransactionEngine implements RequestPath {
           // its way: wait for this process's lower ones, then try the same transaction again.
           if (await this.reservations.lowerReleased(op.from, op.nonce!)) break;
           {
+            // Nothing of ours from the chain's nonce up but this one (recorded, or being sent here):
+            // the chain is behind our counter (a reset dev chain, or nonces taken by a process killed
+            // before it recorded them). Start again there, unless a nonce was handed out after ours.
+            // With any other of ours above the chain, a lower counter would hand its nonce out again;
+            // the gap is then the follower's to fill.
             const pending = await this.ctx.chain.transactionCount(op.from, "pending");
-            const held = await this.ctx.store.heldNoncesBelow(this.chainId, op.from, op.nonce!);
-            if (!held.some((nonce) => nonce >= pending)) {
-              // Nothing of ours fills the gap: the chain is behind our counter (a reset dev chain).
-              await this.ctx.nonces.resetTo(op.from, pending);
+            const ours = [
+              ...(await this.ctx.store.heldNoncesBelow(this.chainId, op.from, Number.MAX_SAFE_INTEGER)),
+              ...this.reservations.noncesOf(op.from, op.id),
+            ].filter((nonce) => nonce >= pending);
+            const own = ours.indexOf(op.nonce!); // this operation's own row
+            if (own >= 0) ours.splice(own, 1);
+            if (ours.length === 0 && (await this.ctx.nonces.resetTo(op.from, pending, op.nonce! + 1))) {
               await this.resignAtNewNonce(op, signer);
               break;
             }

@@ -8,6 +8,7 @@ import { seedPglite } from "../support/pglite-template";
 
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const BOB = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
+const CAROL = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
 
 describe("nonce allocators (in process)", function () {
   let dir: string;
@@ -83,8 +84,19 @@ describe("nonce allocators (in process)", function () {
         expect(await nonces.take(ALICE, async () => ({ next: 0, free: [] }))).to.equal(10);
         await nonces.raiseTo(ALICE, 4);
         expect(await nonces.take(ALICE, async () => ({ next: 0, free: [] }))).to.equal(11);
-        await nonces.resetTo(ALICE, 2);
+        expect(await nonces.resetTo(ALICE, 2, 12)).to.equal(true);
         expect(await nonces.take(ALICE, async () => ({ next: 0, free: [] }))).to.equal(2);
+      });
+
+      it("resetTo goes down only while no nonce was handed out after the caller's (else one would be handed out twice)", async function () {
+        const nonces = make();
+        const seed = async () => ({ next: 20, free: [] });
+        const mine = await nonces.take(CAROL, seed);
+        const later = await nonces.take(CAROL, seed); // another write took one after mine
+        expect(await nonces.resetTo(CAROL, 5, mine + 1)).to.equal(false);
+        expect(await nonces.take(CAROL, seed)).to.equal(later + 1);
+        expect(await nonces.resetTo(CAROL, 5, later + 2)).to.equal(true);
+        expect(await nonces.take(CAROL, seed)).to.equal(5);
       });
     });
   }
