@@ -29,29 +29,33 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-const ASSETS: Record<string, { file: () => string; type: string }> = {
-  "scopes.mjs": { file: () => "", type: JS }, // made from SCOPES, below
-  "app.js": { file: () => path.join(CONSOLE_DIR ?? "", "app.js"), type: JS },
-  "app.css": { file: () => path.join(CONSOLE_DIR ?? "", "app.css"), type: CSS },
-  "vendor/preact.mjs": { file: () => require.resolve("preact"), type: JS },
-  "vendor/htm.mjs": { file: () => path.join(path.dirname(require.resolve("htm")), "htm.mjs"), type: JS },
+/** A file of the project or of node_modules, read on first request. */
+const file = (where: () => string) => () => readFileSync(where());
+
+const ASSETS: Record<string, { read: () => Buffer; type: string }> = {
+  // The scopes a key can have, as the page imports them: the one list, server/access/scopes.ts.
+  "scopes.mjs": { read: () => Buffer.from(`export const SCOPES = ${JSON.stringify(SCOPES)};\n`), type: JS },
+  "app.js": { read: file(() => path.join(CONSOLE_DIR ?? "", "app.js")), type: JS },
+  "app.css": { read: file(() => path.join(CONSOLE_DIR ?? "", "app.css")), type: CSS },
+  "vendor/preact.mjs": { read: file(() => require.resolve("preact")), type: JS },
+  "vendor/htm.mjs": { read: file(() => path.join(path.dirname(require.resolve("htm")), "htm.mjs")), type: JS },
   "vendor/uPlot.iife.min.js": {
-    file: () => path.join(path.dirname(require.resolve("uplot")), "uPlot.iife.min.js"),
+    read: file(() => path.join(path.dirname(require.resolve("uplot")), "uPlot.iife.min.js")),
     type: JS,
   },
-  "vendor/uPlot.min.css": { file: () => path.join(path.dirname(require.resolve("uplot")), "uPlot.min.css"), type: CSS },
+  "vendor/uPlot.min.css": {
+    read: file(() => path.join(path.dirname(require.resolve("uplot")), "uPlot.min.css")),
+    type: CSS,
+  },
 };
 
-/** Each file read once, on first request. */
+/** Each body made once, on first request. */
 const cache = new Map<string, Buffer>();
 
-/** The scopes a key can have, as the page imports them: the one list, server/access/scopes.ts. */
-cache.set("scopes.mjs", Buffer.from(`export const SCOPES = ${JSON.stringify(SCOPES)};\n`));
-
-function serve(ctx: Context, name: string, type: string, file: string): void {
+function serve(ctx: Context, name: string, type: string, read: () => Buffer): void {
   let body = cache.get(name);
   if (!body) {
-    body = readFileSync(file);
+    body = read();
     cache.set(name, body);
   }
   ctx.set("Content-Security-Policy", CONSOLE_CSP);
@@ -67,11 +71,16 @@ export function createConsoleRouter(): Router {
   const router = new Router();
   if (!CONSOLE_DIR) return router; // a build without the page's files: /console is 404
   router.get("/console", (ctx) =>
-    serve(ctx, "index.html", "text/html; charset=utf-8", path.join(CONSOLE_DIR, "index.html")),
+    serve(
+      ctx,
+      "index.html",
+      "text/html; charset=utf-8",
+      file(() => path.join(CONSOLE_DIR, "index.html")),
+    ),
   );
   const asset = (ctx: Context, name: string) => {
     const found = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
-    if (found) serve(ctx, name, found.type, found.file()); // else it falls through to 404
+    if (found) serve(ctx, name, found.type, found.read); // else it falls through to 404
   };
   router.get("/console/:file", (ctx) => asset(ctx, ctx.params.file));
   router.get("/console/vendor/:file", (ctx) => asset(ctx, `vendor/${ctx.params.file}`));
