@@ -553,7 +553,7 @@ export class Follower {
    */
   private async fillBelow(op: Operation, chainNonce: number, head: number, filling: Set<string>): Promise<void> {
     const nonce = op.nonce!;
-    const held = new Set(await this.ctx.store.heldNoncesBelow(this.ctx.options.chainId.toString(), op.from, nonce));
+    const held = new Set(await this.ctx.store.heldNonces(this.ctx.options.chainId.toString(), op.from, nonce));
     for (let missing = chainNonce; missing < nonce && missing < chainNonce + MAX_FILLS; missing++) {
       const key = `${op.from}:${missing}`;
       if (held.has(missing) || filling.has(key)) continue;

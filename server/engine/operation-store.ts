@@ -250,11 +250,12 @@ export class OperationStore {
   }
 
   /**
-   * Nonces held by operations of `from` below `below`, lowest first: every one not yet final. A
-   * confirmed operation whose block a reorg may still take needs its nonce again: handing it to a
-   * new write would make two operations of one transaction (the same call signed at the same nonce).
+   * Nonces held by operations of `from` (only those below `below`, when given), lowest first: every
+   * one not yet final. A confirmed operation whose block a reorg may still take needs its nonce
+   * again: handing it to a new write would make two operations of one transaction (the same call
+   * signed at the same nonce).
    */
-  async heldNoncesBelow(chainId: string, from: string, below: number): Promise<number[]> {
+  async heldNonces(chainId: string, from: string, below = Number.MAX_SAFE_INTEGER): Promise<number[]> {
     const { rows } = await this.db.query<{ nonce: string }>(
       `SELECT nonce::text AS nonce FROM operations
        WHERE chain_id = $1 AND from_address = $2 AND NOT final AND nonce < $3

@@ -305,7 +305,7 @@ export class TransactionEngine implements RequestPath {
             // the gap is then the follower's to fill.
             const pending = await this.ctx.chain.transactionCount(op.from, "pending");
             const ours = [
-              ...(await this.ctx.store.heldNoncesBelow(this.chainId, op.from, Number.MAX_SAFE_INTEGER)),
+              ...(await this.ctx.store.heldNonces(this.chainId, op.from)),
               ...this.reservations.noncesOf(op.from, op.id),
             ].filter((nonce) => nonce >= pending);
             const own = ours.indexOf(op.nonce!); // this operation's own row
@@ -409,7 +409,7 @@ export class TransactionEngine implements RequestPath {
   private async readSeed(from: string): Promise<NonceSeed> {
     const [pending, held] = await Promise.all([
       this.ctx.chain.transactionCount(from, "pending"),
-      this.ctx.store.heldNoncesBelow(this.chainId, from, Number.MAX_SAFE_INTEGER),
+      this.ctx.store.heldNonces(this.chainId, from),
     ]);
     const heldSet = new Set(held);
     const highest = held.length > 0 ? held[held.length - 1] : -1;
