@@ -45,6 +45,8 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     error MaxSupplyExceeded(uint256 amount, uint256 remaining);
     /// @notice The value sent is below the price of the mint.
     error InsufficientPayment(uint256 required, uint256 sent);
+    /// @notice The value sent is not exactly the price of the mint (an allowlist or voucher mint keeps no overpayment).
+    error IncorrectPayment(uint256 required, uint256 sent);
     /// @notice Whitelist-only mode is on and `account` is not listed.
     error NotWhitelisted(address account);
     /// @notice The contract holds no ether.
@@ -223,8 +225,10 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     }
 
     /// @notice Mints `amounts[i]` tokens to each `recipients[i]` in one transaction; owner only, works while paused.
-    /// @dev Keeps `maxSupply`, not `maxMintAmountPerTx` (the owner's batch). Like ERC721A's batch mint it
-    /// calls no receiver hook, so a contract recipient must be able to hold tokens without one.
+    /// @dev Keeps `maxSupply`, not `maxMintAmountPerTx` (the owner's batch). A recipient's amount is minted
+    /// in pieces of at most `maxMintAmountPerTx`, so that the first transfer of a late token scans at most
+    /// that many ownership slots. Like ERC721A's batch mint it calls no receiver hook, so a contract
+    /// recipient must be able to hold tokens without one.
     /// @param recipients The addresses that receive tokens.
     /// @param amounts The number of tokens each receives (each at least 1).
     function airdrop(address[] calldata recipients, uint256[] calldata amounts) external onlyOwner {
@@ -238,8 +242,15 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
         }
         uint256 remaining = maxSupply - _totalMinted();
         if (total > remaining) revert MaxSupplyExceeded(total, remaining);
+        uint256 piece = maxMintAmountPerTx;
         for (uint256 i; i < count; ++i) {
-            _mint(recipients[i], amounts[i]);
+            address to = recipients[i];
+            uint256 left = amounts[i];
+            while (left > piece) {
+                _mint(to, piece);
+                left -= piece;
+            }
+            _mint(to, left);
         }
     }
 
@@ -268,7 +279,8 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
 
     /// @notice Mints `amount` tokens to the caller as an allowlisted address, at `price` wei each.
     /// @dev Reverts while paused, for an amount of 0 or above `maxMintAmountPerTx`, past `maxSupply`,
-    /// for a leaf that the proof does not tie to the root, past the caller's allowance, or when underpaid.
+    /// for a leaf that the proof does not tie to the root, past the caller's allowance, or for a value that
+    /// is not exactly the price (an overpayment would be kept).
     /// @param amount The number of tokens to mint.
     /// @param allowance The caller's allowance, as in its leaf.
     /// @param price The caller's price per token in wei, as in its leaf.
@@ -290,7 +302,7 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
             revert AllowanceExceeded(msg.sender, allowance, minted, amount);
         }
         uint256 required = price * amount;
-        if (msg.value < required) revert InsufficientPayment(required, msg.value);
+        if (msg.value != required) revert IncorrectPayment(required, msg.value);
         // minted + amount never nears 2^64: each call adds at most maxMintAmountPerTx.
         _setAux(msg.sender, uint64(minted + amount));
         emit AllowlistMinted(msg.sender, amount);
@@ -311,7 +323,7 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     /// collection's name, version "1"). Each voucher id mints once.
     /// @dev Reverts while paused, past `validUntil`, for a used id, for another caller than `to`, for a
     /// signature that is not the voucher signer's, for an amount of 0 or above `maxMintAmountPerTx`,
-    /// past `maxSupply`, or when underpaid.
+    /// past `maxSupply`, or for a value that is not exactly the price (an overpayment would be kept).
     /// @param voucher The voucher.
     /// @param signature The voucher signer's signature of it (65 bytes, or 64 in EIP-2098 form).
     function mintWithVoucher(Voucher calldata voucher, bytes calldata signature) external payable {
@@ -338,7 +350,7 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
         }
         _checkMintAmount(voucher.amount);
         uint256 required = voucher.price * voucher.amount;
-        if (msg.value < required) revert InsufficientPayment(required, msg.value);
+        if (msg.value != required) revert IncorrectPayment(required, msg.value);
         _voucherUsed[voucher.id] = true;
         emit VoucherRedeemed(voucher.id, voucher.to, voucher.amount, voucher.price);
         _safeMint(voucher.to, voucher.amount);
