@@ -7,6 +7,7 @@ const REVERT_CODES: Record<string, ErrorCode> = {
   ContractPaused: "CONTRACT_PAUSED",
   EnforcedPause: "CONTRACT_PAUSED",
   InvalidMintAmount: "INVALID_MINT_AMOUNT",
+  IncorrectPayment: "INCORRECT_PAYMENT",
   MintZeroQuantity: "INVALID_MINT_AMOUNT",
   MaxSupplyExceeded: "MAX_SUPPLY_EXCEEDED",
   NotWhitelisted: "NOT_WHITELISTED",

@@ -25,6 +25,7 @@ export const allowlistMintRoute = defineWrite({
     "CONTRACT_PAUSED",
     "MAX_SUPPLY_EXCEEDED",
     "INVALID_MINT_AMOUNT",
+    "INCORRECT_PAYMENT",
     "UNSUPPORTED_CONTRACT",
     "CONTRACT_REVERTED",
   ],

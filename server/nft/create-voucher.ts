@@ -47,13 +47,14 @@ export const createVoucherRoute = defineRead({
       typedData: z.record(z.string(), z.unknown()),
     })
     .openapi("CreateVoucherResponse"),
-  errors: ["VOUCHER_INVALID", "CONTRACT_NOT_FOUND", "UNSUPPORTED_CONTRACT"],
+  errors: ["VOUCHER_INVALID", "INVALID_MINT_AMOUNT", "CONTRACT_NOT_FOUND", "UNSUPPORTED_CONTRACT"],
   async handle(input, { chain, caller, drops }) {
     const at = input.contractAddress;
-    const [name, signer, head] = await chain.read(at, () =>
+    const [name, signer, maxPerTx, head] = await chain.read(at, () =>
       Promise.all([
         chain.view(at, "name", []),
         chain.view(at, "voucherSigner", []),
+        chain.view(at, "maxMintAmountPerTx", []),
         chain.rpc.call<{ number: string; timestamp: string }>("eth_getBlockByNumber", ["latest", false]),
       ]),
     );
@@ -61,6 +62,13 @@ export const createVoucherRoute = defineRead({
       throw new ApiError(
         "VOUCHER_INVALID",
         `${caller.address} is not the voucher signer of ${at} (setVoucherSigner, or voucherSigner at deploy)`,
+      );
+    // The contract refuses to redeem more than maxMintAmountPerTx: such a voucher is never signed.
+    if (input.amount > maxPerTx)
+      throw new ApiError(
+        "INVALID_MINT_AMOUNT",
+        `amount ${input.amount} is above maxMintAmountPerTx (${maxPerTx}) of ${at}: no voucher for it could be redeemed`,
+        [{ path: "amount", message: `must be at most maxMintAmountPerTx (${maxPerTx})` }],
       );
     const voucher: Voucher = {
       to: input.to,

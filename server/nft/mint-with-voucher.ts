@@ -1,3 +1,4 @@
+import { Signature } from "ethers";
 import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
 import { VoucherBody } from "../drops/voucher";
@@ -7,12 +8,27 @@ import { common, decimal, nftBody } from "./fields";
 import { mintedTokenIds } from "./receipt-events";
 import { defineWrite } from "./route";
 
+/**
+ * The signature in its 65-byte form: the contract (OpenZeppelin 5's ECDSA) takes no 64-byte EIP-2098
+ * one. Bytes that are no signature at all are sent as they are, for the contract to refuse
+ * (VoucherSignerMismatch: 403 VOUCHER_INVALID).
+ */
+function expanded(signature: string): string {
+  if (signature.length !== 2 + 128) return signature;
+  try {
+    return Signature.from(signature).serialized;
+  } catch {
+    return signature;
+  }
+}
+
 export const mintWithVoucherRoute = defineWrite({
   path: "/nft/mintWithVoucher",
   operation: "mintWithVoucher",
   access: { scope: "nft:mint", key: "open", bodyCollection: "contractAddress" },
   summary: "Redeem a mint voucher signed by the collection's voucher signer (EIP-712)",
-  description: "The caller must be the voucher's `to`; it pays amount × price and the gas. Each voucher id mints once.",
+  description:
+    "The caller must be the voucher's `to`; it pays amount × price (exactly) and the gas. Each voucher id mints once. A 64-byte EIP-2098 signature is expanded to 65 bytes before it is sent.",
   body: nftBody({
     ...common,
     voucher: VoucherBody,
@@ -32,6 +48,7 @@ export const mintWithVoucherRoute = defineWrite({
     "CONTRACT_PAUSED",
     "MAX_SUPPLY_EXCEEDED",
     "INVALID_MINT_AMOUNT",
+    "INCORRECT_PAYMENT",
     "UNSUPPORTED_CONTRACT",
     "CONTRACT_REVERTED",
   ],
@@ -42,7 +59,7 @@ export const mintWithVoucherRoute = defineWrite({
     return {
       call: {
         to: input.contractAddress,
-        data: collectionCalls().encodeFunctionData("mintWithVoucher", [voucher, input.signature]),
+        data: collectionCalls().encodeFunctionData("mintWithVoucher", [voucher, expanded(input.signature)]),
         value,
       },
       context: { value: value.toString(), voucherId: voucher.id },

@@ -48,6 +48,7 @@ describe("revert decoding into API error codes (in process)", function () {
   for (const [error, args, code] of [
     ["ContractPaused", [], "CONTRACT_PAUSED"],
     ["MaxSupplyExceeded", [10n, 11n], "MAX_SUPPLY_EXCEEDED"],
+    ["IncorrectPayment", [2000n, 2001n], "INCORRECT_PAYMENT"],
     ["OwnableUnauthorizedAccount", ["0x70997970C51812dc3A010C7d01b50e0d17dc79C8"], "NOT_CONTRACT_OWNER"],
   ] as const) {
     it(`${error} becomes ${code}, with its values in the message`, function () {
