@@ -737,7 +737,7 @@ class Collections extends View {
       allowlist = { value: await api("GET", `/collections/${enc}/allowlist`) };
     } catch (error) {
       if (error.status === 401) throw error;
-      allowlist = error.code === "NOT_FOUND" ? { unavailable: true } : { error };
+      allowlist = error.code === "ALLOWLIST_NOT_FOUND" ? { none: true } : { error };
     }
     return { known, address, collection, owners, transfers, allowlist };
   }
@@ -841,10 +841,11 @@ class Collections extends View {
               </table>
               <h3>Allowlist</h3>
               ${
-                data.allowlist.unavailable
-                  ? html`<p class="notice" data-allowlist="unavailable">
-                      Allowlists are not available in this version of the service (GET /collections/{address}/allowlist
-                      answered 404 NOT_FOUND).
+                data.allowlist.none
+                  ? html`<p class="notice" data-allowlist="none">
+                      No allowlist is set for this collection yet. Its owner sets one with
+                      <span class="mono">PUT /collections/${data.address}/allowlist</span> (scope nft:configure),
+                      entries as <span class="mono">{"entries":[{"address","allowance","price"}]}</span>.
                     </p>`
                   : data.allowlist.error
                     ? html`<${ErrorBox} error=${data.allowlist.error} />`

@@ -103,7 +103,11 @@ export function createDropsRouter(deps: DropsRouteDeps): Router {
   router.get("/collections/:address/allowlist", access.require(READ), async (ctx) => {
     const { address: at } = parseInput(CollectionPath, ctx.params);
     const stored = await drops.allowlists.find(at);
-    if (!stored) throw new ApiError("NOT_FOUND", `The service keeps no allowlist for ${at}`);
+    if (!stored)
+      throw new ApiError(
+        "ALLOWLIST_NOT_FOUND",
+        `The service keeps no allowlist for ${at}: PUT /collections/${at}/allowlist sets one`,
+      );
     ctx.body = stored;
   });
   router.get("/collections/:address/allowlist/:account", access.require(READ), async (ctx) => {
@@ -123,7 +127,7 @@ export function createDropsRouter(deps: DropsRouteDeps): Router {
   router.get("/collections/:address/vouchers/:id", access.require(READ), async (ctx) => {
     const { address: at, id } = parseInput(VoucherPath, ctx.params);
     const voucher = await drops.vouchers.find(at, id);
-    if (!voucher) throw new ApiError("NOT_FOUND", `The service signed no voucher ${id} for ${at}`);
+    if (!voucher) throw new ApiError("VOUCHER_NOT_FOUND", `The service signed no voucher ${id} for ${at}`);
     const [redeemed, head] = await fromIndex(deps, at, async (db, record, head) => [
       await voucherRedemption(db, record.id, voucher.id.toLowerCase()),
       head,
@@ -154,7 +158,7 @@ export function registerDropsOpenApi(registry: OpenAPIRegistry): void {
     responses: {
       200: { description: "The allowlist", content: { "application/json": { schema: AllowlistView } } },
       ...errors,
-      404: errorResponse("NOT_FOUND"),
+      404: errorResponse("ALLOWLIST_NOT_FOUND"),
     },
   });
   registry.registerPath({
@@ -180,7 +184,7 @@ export function registerDropsOpenApi(registry: OpenAPIRegistry): void {
     responses: {
       200: { description: "The voucher's state", content: { "application/json": { schema: VoucherStateView } } },
       ...errors,
-      404: errorResponse("NOT_FOUND"),
+      404: errorResponse("VOUCHER_NOT_FOUND"),
     },
   });
 }

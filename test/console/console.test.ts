@@ -339,7 +339,12 @@ describe("the console (/console) in headless Chromium", function () {
     expect(await page.locator("main img").count()).to.equal(0);
     await sleep(500);
     expect(dialogs).to.deep.equal([]);
-    expect(await page.locator("[data-allowlist=unavailable]").count()).to.equal(1);
+    // No allowlist set yet (404 ALLOWLIST_NOT_FOUND): the view says so, and how to set one.
+    const none = page.locator("[data-allowlist=none]");
+    expect(await none.count()).to.equal(1);
+    expect(await none.textContent()).to.match(
+      /No allowlist is set[\s\S]*PUT \/collections\/0x[0-9a-fA-F]{40}\/allowlist/,
+    );
     await page.screenshot({ path: path.join(SCREENSHOTS, "collections-hostile.png") });
   });
 
