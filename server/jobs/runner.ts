@@ -11,6 +11,7 @@ import { emitEvent } from "../webhooks/events";
 import { toBatch, type BatchRecord, type JobError, type JobRecord, type JobStore } from "./job-store";
 import { JOB_OPERATIONS } from "./operation-kinds";
 import { batchCallData } from "./planner";
+import { unlistedFor } from "../drops/unlisted";
 
 export interface JobRunnerOptions {
   /** JOB_CONCURRENCY: batches of one job unconfirmed at once, across every instance. */
@@ -217,10 +218,10 @@ export class JobRunner {
       }
       let entries = await this.store.batchEntries(job.id, batch.index);
       if (job.kind === "whitelist") {
-        const listed = await Promise.all(
-          entries.map((e) => this.deps.chain.view(job.contractAddress, "whitelisted", [getAddress(e.address)])),
-        );
-        entries = entries.filter((_, i) => !listed[i]);
+        const accounts = entries.map((e) => getAddress(e.address));
+        const { unlisted } = await unlistedFor(this.deps.chain, job.contractAddress, signer.address, accounts);
+        const fresh = new Set(unlisted);
+        entries = entries.filter((_, i) => fresh.has(accounts[i]));
         if (entries.length === 0) {
           await this.recordConfirmed(job.id, batch.index, null);
           return null;

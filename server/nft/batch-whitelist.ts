@@ -2,7 +2,7 @@ import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
 import { checkOneTransaction } from "../drops/one-transaction";
 import { settingResponseSchema } from "../engine";
-import { ApiError } from "../http/errors";
+import { unlistedFor } from "../drops/unlisted";
 import { address, common, nftBody } from "./fields";
 import { OWNER_SETTING_ERRORS } from "./owner-setting";
 import { defineWrite } from "./route";
@@ -23,19 +23,9 @@ export const batchWhitelistRoute = defineWrite({
   errors: [...OWNER_SETTING_ERRORS, "TOO_LARGE_FOR_ONE_TRANSACTION"],
   async plan(input, { chain, signer, drops }) {
     const at = input.contractAddress;
-    const unique = [...new Set(input.addresses)];
-    const [owner, listed] = await chain.read(at, () =>
-      Promise.all([
-        chain.view(at, "owner", []),
-        Promise.all(unique.map((account) => chain.view(at, "whitelisted", [account]))),
-      ]),
-    );
-    // Checked here as for the one-address route: a call that changes nothing still needs the owner.
-    if (owner.toLowerCase() !== signer.address.toLowerCase()) {
-      throw new ApiError("NOT_CONTRACT_OWNER", `OwnableUnauthorizedAccount(account=${signer.address})`);
-    }
-    const added = unique.filter((_, i) => !listed[i]);
-    const fields = { added, alreadyListed: unique.filter((_, i) => listed[i]) };
+    // The owner first, as for the one-address route (a call that changes nothing still needs it).
+    const { unlisted: added, listed } = await unlistedFor(chain, at, signer.address, [...new Set(input.addresses)]);
+    const fields = { added, alreadyListed: listed };
     if (added.length === 0) return { unchanged: fields, contractAddress: at };
     const encode = (n: number) => collectionCalls().encodeFunctionData("addToWhitelist", [added.slice(0, n)]);
     await checkOneTransaction(chain, drops ?? {}, {

@@ -1,0 +1,134 @@
+/**
+ * Drops hardening (issue 47, items 4, 12, 15): what a stranger's batch whitelist costs upstream, the
+ * voucher and signature gaps, and the 404 codes of an allowlist or voucher the service does not keep.
+ */
+import { expect } from "chai";
+import { Signature, getAddress, hexlify, randomBytes } from "ethers";
+import { expectConfirmedWrite, expectError } from "../api/expectations";
+import { TEST_API_KEY, type ApiClient } from "../api/harness";
+import { nftFixture } from "../api/nft/fixture";
+
+const ROOT = { authorization: `Bearer ${TEST_API_KEY}` };
+const randomAddress = () => getAddress(hexlify(randomBytes(20)));
+
+/** How many calls of `method` the service has sent its node so far (GET /metrics). */
+async function rpcCalls(api: ApiClient, method: string): Promise<number> {
+  const res = await api.request("GET", "/metrics", { headers: ROOT });
+  expect(res.status, res.text).to.equal(200);
+  const line = res.text.split("\n").find((l) => l.startsWith(`rpc_calls_total{method="${method}"}`));
+  return line ? Number(line.split(" ").pop()) : 0;
+}
+
+describe("drops hardening: owner first, vouchers, signatures, 404 codes", function () {
+  const f = nftFixture();
+
+  describe("POST /nft/addToWhitelist (item 4)", function () {
+    it("a key that does not own the collection gets 403 NOT_CONTRACT_OWNER after a few eth_calls, not one per address", async function () {
+      this.timeout(120_000);
+      const stranger = await f.fundedWallet();
+      const addresses = Array.from({ length: 2000 }, randomAddress);
+      const before = await rpcCalls(f.api, "eth_call");
+      const res = await f.api.post("/nft/addToWhitelist", {
+        privateKey: stranger.privateKey,
+        contractAddress: f.collection,
+        addresses,
+      });
+      expectError(res, 403, "NOT_CONTRACT_OWNER");
+      const calls = (await rpcCalls(f.api, "eth_call")) - before;
+      // The owner check, and the collection check on first contact (ERC-165): a handful, whatever the list.
+      expect(calls).to.be.below(20);
+    });
+
+    it("the owner's list of 250 is read in batches and lists the new ones", async function () {
+      this.timeout(120_000);
+      const addresses = Array.from({ length: 250 }, randomAddress);
+      const first = await f.api.post("/nft/addToWhitelist", {
+        privateKey: f.owner.privateKey,
+        contractAddress: f.collection,
+        addresses: addresses.slice(0, 100),
+      });
+      expect(first.status, first.text).to.equal(200);
+      const res = await f.api.post("/nft/addToWhitelist", {
+        privateKey: f.owner.privateKey,
+        contractAddress: f.collection,
+        addresses,
+      });
+      await expectConfirmedWrite(res, f.provider, {
+        from: f.owner.address,
+        contractAddress: f.collection,
+        extra: ["added", "alreadyListed", "changed"],
+      });
+      expect(res.body.added).to.deep.equal(addresses.slice(100));
+      expect(res.body.alreadyListed).to.deep.equal(addresses.slice(0, 100));
+    });
+  });
+
+  describe("vouchers and signatures (item 12)", function () {
+    let collection: string;
+    let signerKey: string;
+
+    before(async function () {
+      const voucherSigner = await f.fundedWallet();
+      signerKey = voucherSigner.privateKey;
+      collection = await f.deployThroughApi({ name: "Hardening Drop", voucherSigner: voucherSigner.address });
+    });
+
+    it("a voucher for more than maxMintAmountPerTx is refused at creation: 422 INVALID_MINT_AMOUNT", async function () {
+      const buyer = randomAddress();
+      const res = await f.api.post(`/collections/${collection}/vouchers`, {
+        privateKey: signerKey,
+        to: buyer,
+        amount: "11",
+        price: "0",
+      });
+      const body = expectError(res, 422, "INVALID_MINT_AMOUNT");
+      expect(body.message).to.include("maxMintAmountPerTx (10)");
+      const ok = await f.api.post(`/collections/${collection}/vouchers`, {
+        privateKey: signerKey,
+        to: buyer,
+        amount: "10",
+        price: "0",
+      });
+      expect(ok.status, ok.text).to.equal(200);
+    });
+
+    it("a compact 64-byte EIP-2098 signature redeems the voucher, as its 65-byte form would", async function () {
+      this.timeout(60_000);
+      const buyer = await f.fundedWallet();
+      const made = await f.api.post(`/collections/${collection}/vouchers`, {
+        privateKey: signerKey,
+        to: buyer.address,
+        amount: "2",
+        price: "1000",
+      });
+      expect(made.status, made.text).to.equal(200);
+      const compact = Signature.from(made.body.signature).compactSerialized;
+      expect(compact).to.have.length(2 + 128);
+      const res = await f.api.post("/nft/mintWithVoucher", {
+        privateKey: buyer.privateKey,
+        contractAddress: collection,
+        voucher: made.body.voucher,
+        signature: compact,
+      });
+      await expectConfirmedWrite(res, f.provider, {
+        from: buyer.address,
+        contractAddress: collection,
+        extra: ["tokenIds", "value", "voucherId"],
+      });
+      expect(res.body.value).to.equal("2000");
+    });
+  });
+
+  describe("404 codes of the drop reads (item 15)", function () {
+    it("GET …/allowlist of a collection without one is 404 ALLOWLIST_NOT_FOUND, naming how to set one", async function () {
+      const res = await f.api.get(`/collections/${f.collection}/allowlist`);
+      const body = expectError(res, 404, "ALLOWLIST_NOT_FOUND");
+      expect(body.message).to.include(`PUT /collections/${f.collection}/allowlist`);
+    });
+
+    it("GET …/vouchers/{id} of a voucher the service did not sign is 404 VOUCHER_NOT_FOUND", async function () {
+      const res = await f.api.get(`/collections/${f.collection}/vouchers/${hexlify(randomBytes(32))}`);
+      expectError(res, 404, "VOUCHER_NOT_FOUND");
+    });
+  });
+});
