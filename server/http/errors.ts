@@ -51,6 +51,7 @@ export const ERROR_STATUS = {
   STORE_UNAVAILABLE: 503,
   INDEX_BEHIND: 503,
   SIGNER_UNAVAILABLE: 503,
+  SERVICE_BUSY: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -142,6 +142,7 @@ async function runWrite(
   ctx: Context,
 ): Promise<WriteAnswer> {
   const idempotencyKey = idempotencyKeyOf(ctx.get("Idempotency-Key") || undefined);
+  await route.precheck?.(input, { ...deps, signer });
   const fingerprint = fingerprintOf(route.operation, input);
   if (idempotencyKey) {
     const replayed = await deps.engine.replay(signer.address, idempotencyKey, fingerprint);

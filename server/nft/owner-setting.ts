@@ -32,14 +32,31 @@ export async function planSetting(chain: ChainClient, signer: TransactionSigner,
   const [current, owner] = await chain.read(contractAddress, () =>
     Promise.all([setting.isCurrent(), chain.view(contractAddress, "owner", [])]),
   );
+  requireOwner(contractAddress, owner, signer);
+  if (current) return { unchanged: setting.fields, contractAddress };
+  return { call: { to: contractAddress, data: setting.data }, context: setting.fields };
+}
+
+/** 403 NOT_CONTRACT_OWNER unless `signer` owns the collection: one view call, before any costly work. */
+export async function checkOwner(
+  chain: ChainClient,
+  contractAddress: string,
+  signer: TransactionSigner,
+): Promise<void> {
+  requireOwner(
+    contractAddress,
+    await chain.read(contractAddress, () => chain.view(contractAddress, "owner", [])),
+    signer,
+  );
+}
+
+function requireOwner(contractAddress: string, owner: string, signer: TransactionSigner): void {
   if (owner.toLowerCase() !== signer.address.toLowerCase()) {
     throw new ApiError(
       "NOT_CONTRACT_OWNER",
       `Only the owner of collection ${contractAddress}, ${owner}, may do this; the caller is ${signer.address}`,
     );
   }
-  if (current) return { unchanged: setting.fields, contractAddress };
-  return { call: { to: contractAddress, data: setting.data }, context: setting.fields };
 }
 
 /** A setting's success fields: what it set, and that it changed. */

@@ -1,18 +1,18 @@
 import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
 import type { AllowlistEntry, AllowlistTree } from "../drops/allowlist-tree";
-import { buildAllowlistTreeOffThread } from "../drops/allowlist-tree-thread";
+import { allowlistTrees } from "../drops/allowlist-tree-thread";
 import { settingResponseSchema } from "../engine";
 import { parseBody } from "../http/validation";
 import { checkEntries } from "../drops/allowlist-entries";
 import { common, nftBody, uint } from "./fields";
-import { OWNER_SETTING_ERRORS, planSetting, settingResult } from "./owner-setting";
+import { OWNER_SETTING_ERRORS, checkOwner, planSetting, settingResult } from "./owner-setting";
 import { defineWrite } from "./route";
 
 /** The most entries one allowlist takes (API.md). */
 export const MAX_ALLOWLIST_ENTRIES = 100_000;
 
-/** An entry as documented; a request's entries are checked by `checkEntries` (one loop, the same 400s). */
+/** An entry as documented; a request's entries are checked by `checkEntries` (one loop, the same 400s), in `plan`. */
 const Entry = z
   .object({
     address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "address must be a 20-byte hex address (0x…)"),
@@ -23,7 +23,7 @@ const Entry = z
 
 const requestBody = <Entries extends z.ZodType>(entries: Entries) =>
   nftBody({ ...common, entries: z.array(entries).min(1).max(MAX_ALLOWLIST_ENTRIES) }).strict();
-/** The body without a schema per entry: `parse` checks the entries after it. */
+/** The body without a schema per entry: `plan` checks the entries once the caller is known to own the collection. */
 const shallowBody = requestBody(z.unknown());
 
 /** The tree each request built in `plan`, kept for `answered` to store (built once per request). */
@@ -40,20 +40,23 @@ export const putAllowlistRoute = defineWrite({
   description:
     'Up to 100,000 entries. Leaves are [address, allowance, price] hashed as @openzeppelin/merkle-tree\'s StandardMerkleTree hashes them with types ["address","uint256","uint256"]. One transaction (setAllowlist) whatever the size; none when the root is already set (changed:false).',
   body: requestBody(Entry).openapi("PutAllowlistRequest"),
-  parse(body) {
-    const input = parseBody(shallowBody, body);
-    return { ...input, entries: checkEntries(input.entries) };
-  },
+  // Only the envelope here (the key, the collection, how many entries): the router checks the
+  // access key's scope and collections, and `plan` the owner, before any entry is looked at.
+  parse: (body) => parseBody(shallowBody, body) as z.output<ReturnType<typeof requestBody<typeof Entry>>>,
   response: settingResponseSchema({ root: z.string(), entries: z.number().int() }).openapi("PutAllowlistResponse"),
-  errors: OWNER_SETTING_ERRORS,
+  errors: [...OWNER_SETTING_ERRORS, "SERVICE_BUSY"],
+  // Any key may call in open mode: the owner first, so another's 100,000 entries cost one view call,
+  // and are neither checked, fingerprinted nor hashed.
+  precheck: (input, { chain, signer }) => checkOwner(chain, input.contractAddress, signer),
   async plan(input, { chain, signer }) {
-    const tree = await buildAllowlistTreeOffThread(input.entries);
-    built.set(input, { entries: input.entries, tree });
+    const entries = checkEntries(input.entries as unknown[]);
+    const tree = await allowlistTrees.build(entries);
+    built.set(input, { entries, tree });
     return planSetting(chain, signer, {
       contractAddress: input.contractAddress,
       isCurrent: async () => (await chain.view(input.contractAddress, "allowlistRoot", [])) === tree.root,
       data: collectionCalls().encodeFunctionData("setAllowlist", [tree.root]),
-      fields: { root: tree.root, entries: input.entries.length },
+      fields: { root: tree.root, entries: entries.length },
     });
   },
   result: settingResult,

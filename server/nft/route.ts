@@ -80,6 +80,11 @@ export type WritePlan =
 export interface WriteRoute<Body extends z.ZodType = z.ZodType> extends RouteBase<Body> {
   kind: "write";
   successStatus?: number;
+  /**
+   * What the route checks before a large body is fingerprinted or planned (the caller owns the
+   * collection, say): cheap checks that spare a stranger's request the costly work.
+   */
+  precheck?(input: z.output<Body>, deps: NftDeps & { signer: TransactionSigner }): Promise<void>;
   plan(input: z.output<Body>, deps: NftDeps & { signer: TransactionSigner }): Promise<WritePlan>;
   /** The route's own success fields, from the receipt and the plan's context. */
   result(receipt: Receipt, op: Operation): Record<string, unknown>;
