@@ -850,9 +850,21 @@ class Collections extends View {
                   : data.allowlist.error
                     ? html`<${ErrorBox} error=${data.allowlist.error} />`
                     : html`<p>
-                        Root <span class="mono">${data.allowlist.value.root}</span>, ${data.allowlist.value.entries}
-                        entries.
-                      </p>`
+                          ${
+                            data.allowlist.value.root === null
+                              ? "No list is in force yet."
+                              : html`Root <span class="mono">${data.allowlist.value.root}</span>,
+                                  ${data.allowlist.value.entries} entries.`
+                          }
+                        </p>
+                        ${
+                          data.allowlist.value.pending &&
+                          html`<p data-allowlist="pending">
+                            Pending (in force once its operation confirms): root
+                            <span class="mono">${data.allowlist.value.pending.root}</span>,
+                            ${data.allowlist.value.pending.entries} entries.
+                          </p>`
+                        }`
               }`
           : null
       }

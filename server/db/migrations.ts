@@ -12,6 +12,7 @@ import { OPERATION_LIST_MIGRATION } from "./migration-21-operation-list";
 import { ONE_DELIVERY_PATH_MIGRATION } from "./migration-17-one-delivery-path";
 import { applyFunctions } from "./functions";
 import { ALLOWLISTS_MIGRATION } from "./migration-20-allowlists";
+import { PENDING_ALLOWLISTS_MIGRATION } from "./migration-25-pending-allowlists";
 import { CHAIN_BINDING_MIGRATION } from "./migration-18-chain-binding";
 import { JOBS_MIGRATION } from "./migration-22-jobs";
 import { DROP_INDEX_MIGRATION } from "./migration-23-drop-index";
@@ -671,6 +672,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   OPERATION_LIST_MIGRATION,
   JOBS_MIGRATION,
   DROP_INDEX_MIGRATION,
+  PENDING_ALLOWLISTS_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

@@ -66,8 +66,22 @@ class NotListed extends ApiError {
   override readonly status = 404;
 }
 
-const AllowlistView = z
+const StoredList = z
   .object({ root: z.string(), entries: z.number().int(), operationId: z.string().nullable(), createdAt: z.string() })
+  .openapi("StoredAllowlist");
+const AllowlistView = z
+  .object({
+    root: z
+      .string()
+      .nullable()
+      .openapi({ description: "The root on chain whose proofs are served; null until one confirms" }),
+    entries: z.number().int(),
+    operationId: z.string().nullable(),
+    createdAt: z.string().nullable(),
+    pending: StoredList.nullable().openapi({
+      description: "The newest list whose setAllowlist operation is not confirmed yet; it becomes active when it is",
+    }),
+  })
   .openapi("Allowlist");
 const AllowlistLeafView = z
   .object({
@@ -102,13 +116,16 @@ export function createDropsRouter(deps: DropsRouteDeps): Router {
   const router = new Router();
   router.get("/collections/:address/allowlist", access.require(READ), async (ctx) => {
     const { address: at } = parseInput(CollectionPath, ctx.params);
-    const stored = await drops.allowlists.find(at);
-    if (!stored)
+    const { active, pending } = await drops.allowlists.find(at);
+    if (!active && !pending)
       throw new ApiError(
         "ALLOWLIST_NOT_FOUND",
         `The service keeps no allowlist for ${at}: PUT /collections/${at}/allowlist sets one`,
       );
-    ctx.body = stored;
+    ctx.body = {
+      ...(active ?? { root: null, entries: 0, operationId: null, createdAt: null }),
+      pending: pending ?? null,
+    };
   });
   router.get("/collections/:address/allowlist/:account", access.require(READ), async (ctx) => {
     const { address: at, account } = parseInput(AccountPath, ctx.params);
@@ -153,7 +170,8 @@ export function registerDropsOpenApi(registry: OpenAPIRegistry): void {
     method: "get",
     path: "/collections/{address}/allowlist",
     operationId: "getAllowlist",
-    summary: "The allowlist the service keeps for a collection: its root, size and operation",
+    summary:
+      "The allowlist in force for a collection (its root on chain, size and operation), and the one pending beside it",
     request: { params: CollectionPath },
     responses: {
       200: { description: "The allowlist", content: { "application/json": { schema: AllowlistView } } },

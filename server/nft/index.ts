@@ -83,7 +83,7 @@ export function createNftRouter(deps: NftDeps): Router {
       }
       const answer = await runWrite(route, input, caller, deps, ctx);
       if (answer.status < 300) noticeCollection(deps, route.operation === "deploy" ? {} : input, answer);
-      if (answer.status < 300 && !answer.replayed) await route.answered?.(answer, input, deps);
+      if (answer.status < 300) await route.answered?.(answer, input, deps);
       respond(ctx, answer);
     });
   }

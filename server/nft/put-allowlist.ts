@@ -26,7 +26,7 @@ const requestBody = <Entries extends z.ZodType>(entries: Entries) =>
 /** The body without a schema per entry: `plan` checks the entries once the caller is known to own the collection. */
 const shallowBody = requestBody(z.unknown());
 
-/** The tree each request built in `plan`, kept for `answered` to store (built once per request). */
+/** The tree each request built in `plan`, kept for `answered` to store (built once per request; a replay builds it if it must). */
 const built = new WeakMap<object, { entries: AllowlistEntry[]; tree: AllowlistTree }>();
 
 export const putAllowlistRoute = defineWrite({
@@ -60,10 +60,22 @@ export const putAllowlistRoute = defineWrite({
     });
   },
   result: settingResult,
-  async answered(answer, input, { drops }) {
-    const request = built.get(input);
-    if (!request || !drops) return;
-    const { operationId } = JSON.parse(answer.body) as { operationId?: string };
-    await drops.allowlists.save(input.contractAddress, request.entries, request.tree, operationId ?? null);
+  // Kept as pending, linked to its operation: the list becomes the one proofs are served from when
+  // the follower confirms that operation (allowlist-store.ts), not at this answer, even a 200.
+  async answered(answer, input, { chain, drops }) {
+    if (!drops) return;
+    const { operationId, changed } = JSON.parse(answer.body) as { operationId?: string; changed?: boolean };
+    if (!operationId) return;
+    // A replay runs no plan: its list is kept already, unless the first request ended before it was.
+    if (answer.replayed && (await drops.allowlists.hasOperation(operationId))) return;
+    let request = built.get(input);
+    if (!request) {
+      const entries = checkEntries(input.entries as unknown[]);
+      request = { entries, tree: await allowlistTrees.build(entries) };
+    }
+    // No transaction (its root was on chain already): in force from the head on.
+    const seenBlock =
+      changed === false ? Number(BigInt(await chain.rpc.call<string>("eth_blockNumber", []))) : undefined;
+    await drops.allowlists.save(input.contractAddress, request.entries, request.tree, { operationId, seenBlock });
   },
 });

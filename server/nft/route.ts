@@ -88,7 +88,7 @@ export interface WriteRoute<Body extends z.ZodType = z.ZodType> extends RouteBas
   plan(input: z.output<Body>, deps: NftDeps & { signer: TransactionSigner }): Promise<WritePlan>;
   /** The route's own success fields, from the receipt and the plan's context. */
   result(receipt: Receipt, op: Operation): Record<string, unknown>;
-  /** After a 200 or 202 answer (not a replay): what the route keeps beside the operation. */
+  /** After a 200 or 202 answer (a replay's too: the first may have ended before it kept anything): what the route keeps beside the operation. */
   answered?(answer: WriteAnswer, input: z.output<Body>, deps: NftDeps): Promise<void>;
 }
 

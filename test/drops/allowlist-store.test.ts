@@ -57,7 +57,7 @@ for (const [backend, open] of backends) {
     it("answers each entry's proof from the stored nodes, as StandardMerkleTree makes it; none for an address off the list", async function () {
       const store = new AllowlistStore(db, "31337");
       const entries = entriesOf(1_001);
-      await store.save(collection, entries, buildAllowlistTree(entries), "op-1");
+      await store.save(collection, entries, buildAllowlistTree(entries), { operationId: null, seenBlock: 1 });
       const reference = StandardMerkleTree.of(
         entries.map((e) => [e.address, e.allowance.toString(), e.price.toString()]),
         [...LEAF_TYPES],
@@ -71,18 +71,25 @@ for (const [backend, open] of backends) {
         });
       }
       expect(await store.leaf(collection, getAddress(hexlify(randomBytes(20))))).to.equal(undefined);
-      expect(await store.find(collection)).to.include({ root: reference.root, entries: 1_001, operationId: "op-1" });
+      expect((await store.find(collection)).active).to.include({ root: reference.root, entries: 1_001 });
     });
 
-    it("a new allowlist replaces the old one whole", async function () {
+    it("a new allowlist in force later replaces the old one whole", async function () {
       const store = new AllowlistStore(db, "31337");
       const [kept] = entriesOf(1);
       const entries = [kept, ...entriesOf(2)];
-      await store.save(collection, entries, buildAllowlistTree(entries), null);
-      expect(await store.find(collection)).to.include({ entries: 3, operationId: null });
+      await store.save(collection, entries, buildAllowlistTree(entries), { operationId: null, seenBlock: 2 });
+      expect(await store.find(collection)).to.deep.include({
+        active: { ...(await store.find(collection)).active!, entries: 3, operationId: null },
+      });
+      expect((await store.find(collection)).pending).to.equal(undefined);
       expect((await store.leaf(collection, kept.address))!.allowance).to.equal(kept.allowance);
+      const { rows } = await db.query("SELECT root FROM allowlists WHERE chain_id = '31337' AND address = $1", [
+        collection.toLowerCase(),
+      ]);
+      expect(rows).to.have.length(1);
       // Another chain's allowlist of the same address is another one.
-      expect(await new AllowlistStore(db, "1").find(collection)).to.equal(undefined);
+      expect(await new AllowlistStore(db, "1").find(collection)).to.deep.equal({});
     });
 
     it("keeps the vouchers it signed, by collection and id", async function () {

@@ -5,7 +5,7 @@
 import { expect } from "chai";
 import { Signature, getAddress, hexlify, randomBytes } from "ethers";
 import { expectConfirmedWrite, expectError } from "../api/expectations";
-import { TEST_API_KEY, type ApiClient } from "../api/harness";
+import { TEST_API_KEY, collectionAt, sleep, type ApiClient } from "../api/harness";
 import { nftFixture } from "../api/nft/fixture";
 
 const ROOT = { authorization: `Bearer ${TEST_API_KEY}` };
@@ -92,6 +92,88 @@ describe("drops hardening: owner first, vouchers, signatures, 404 codes", functi
     });
   });
 
+  describe("an allowlist pending beside the one on chain (item 6)", function () {
+    const list = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ address: randomAddress(), allowance: String(1 + (i % 3)), price: "0" }));
+    const put = (entries: unknown[]) =>
+      f.api.request("PUT", `/collections/${f.collection}/allowlist`, {
+        json: { privateKey: f.owner.privateKey, entries },
+      });
+
+    it("a PUT not yet confirmed is shown as pending; proofs stay those of the root on chain until the follower confirms it", async function () {
+      this.timeout(180_000);
+      const nft = collectionAt(f.collection, f.provider);
+      const first = list(20);
+      const set = await put(first);
+      expect(set.status, set.text).to.equal(200);
+      const second = list(30);
+      await f.provider.send("evm_setAutomine", [false]);
+      let answered;
+      try {
+        // Unmined: the service answers 202 at TX_TIMEOUT_MS (30 s for the shared service).
+        answered = await put(second);
+        expect(answered.status, answered.text).to.equal(202);
+        expect(await nft.allowlistRoot()).to.equal(set.body.root);
+        const shown = await f.api.get(`/collections/${f.collection}/allowlist`);
+        expect(shown.status, shown.text).to.equal(200);
+        expect(shown.body).to.include({ root: set.body.root, entries: 20, operationId: set.body.operationId });
+        expect(shown.body.pending).to.include({ entries: 30, operationId: answered.body.operationId });
+        expect(shown.body.pending.root).to.not.equal(set.body.root);
+        // Proofs of the root on chain: the first list's, and none for an account only on the pending one.
+        const old = await f.api.get(`/collections/${f.collection}/allowlist/${first[0].address}`);
+        expect(old.status, old.text).to.equal(200);
+        await expect(nft.allowlistMint.staticCall(1n, 1n, 0n, old.body.proof, { from: first[0].address })).to.not.be
+          .reverted;
+        expectError(
+          await f.api.get(`/collections/${f.collection}/allowlist/${second[0].address}`),
+          404,
+          "NOT_ALLOWLISTED",
+        );
+      } finally {
+        await f.provider.send("evm_setAutomine", [true]);
+      }
+      await f.provider.send("evm_mine", []);
+      let now = await f.api.get(`/collections/${f.collection}/allowlist`);
+      for (let tries = 0; tries < 50 && now.body.pending !== null; tries++) {
+        await sleep(200);
+        now = await f.api.get(`/collections/${f.collection}/allowlist`);
+      }
+      expect(now.body).to.include({ entries: 30, operationId: answered.body.operationId, pending: null });
+      expect(now.body.root).to.equal(await nft.allowlistRoot());
+      const fresh = await f.api.get(`/collections/${f.collection}/allowlist/${second[0].address}`);
+      expect(fresh.status, fresh.text).to.equal(200);
+      await expect(nft.allowlistMint.staticCall(1n, 1n, 0n, fresh.body.proof, { from: second[0].address })).to.not.be
+        .reverted;
+      expectError(
+        await f.api.get(`/collections/${f.collection}/allowlist/${first[0].address}`),
+        404,
+        "NOT_ALLOWLISTED",
+      );
+    });
+
+    it("two PUTs in flight together: the one the chain applied last is the one in force, whatever order they were answered in", async function () {
+      this.timeout(180_000);
+      const nft = collectionAt(f.collection, f.provider);
+      await f.provider.send("evm_setAutomine", [false]);
+      let answers;
+      try {
+        answers = await Promise.all([put(list(10)), put(list(11))]);
+      } finally {
+        await f.provider.send("evm_setAutomine", [true]);
+      }
+      await f.provider.send("evm_mine", []);
+      for (const res of answers) expect(res.status, res.text).to.equal(202);
+      const onChain = await nft.allowlistRoot();
+      let now = await f.api.get(`/collections/${f.collection}/allowlist`);
+      for (let tries = 0; tries < 50 && (now.body.pending !== null || now.body.root !== onChain); tries++) {
+        await sleep(200);
+        now = await f.api.get(`/collections/${f.collection}/allowlist`);
+      }
+      expect(now.body.root).to.equal(onChain);
+      expect(now.body.pending).to.equal(null);
+    });
+  });
+
   describe("vouchers and signatures (item 12)", function () {
     let collection: string;
     let signerKey: string;
@@ -150,9 +232,10 @@ describe("drops hardening: owner first, vouchers, signatures, 404 codes", functi
 
   describe("404 codes of the drop reads (item 15)", function () {
     it("GET …/allowlist of a collection without one is 404 ALLOWLIST_NOT_FOUND, naming how to set one", async function () {
-      const res = await f.api.get(`/collections/${f.collection}/allowlist`);
+      const bare = await f.deployThroughApi();
+      const res = await f.api.get(`/collections/${bare}/allowlist`);
       const body = expectError(res, 404, "ALLOWLIST_NOT_FOUND");
-      expect(body.message).to.include(`PUT /collections/${f.collection}/allowlist`);
+      expect(body.message).to.include(`PUT /collections/${bare}/allowlist`);
     });
 
     it("GET …/vouchers/{id} of a voucher the service did not sign is 404 VOUCHER_NOT_FOUND", async function () {
