@@ -13,9 +13,10 @@
 import { ApiClient, ChainNode, DEV_KEYS, ServiceProcess, deployWithScript, sleep } from "../test/api/harness";
 import { ChainControl } from "../test/support/chain-control";
 import { RpcProxy } from "../test/support/rpc-proxy";
+import { checked, envSized } from "./smoke";
 
-const OPS = Number(process.env.BENCH_OPS ?? 50);
-const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 20);
+const OPS = envSized("BENCH_OPS", 50, 5);
+const BLOCKS = envSized("BENCH_BLOCKS", 20, 3);
 const FINALITY = 64;
 
 interface Count {
@@ -91,7 +92,7 @@ async function main(): Promise<void> {
     console.log(
       `${ok ? "PASS" : "FAIL"}: following adds at most one batch per block, whatever the number of operations`,
     );
-    process.exitCode = ok ? 0 : 1;
+    process.exitCode = checked(ok ? 0 : 1);
   } finally {
     await service?.stop();
     await proxy.close();

@@ -26,9 +26,10 @@ import {
 import { ChainControl } from "../test/support/chain-control";
 import { RpcProxy } from "../test/support/rpc-proxy";
 import { seededRandom as seeded } from "../test/support/seeded-random";
+import { envSized } from "./smoke";
 
-const SECONDS = Number(process.env.SOAK_SECONDS ?? 240);
-const KILLS = Number(process.env.SOAK_KILLS ?? 6);
+const SECONDS = envSized("SOAK_SECONDS", 240, 10);
+const KILLS = envSized("SOAK_KILLS", 6, 1);
 const SEED = Number(process.env.SOAK_SEED ?? Date.now() % 100_000);
 const ROOT = { Authorization: `Bearer ${TEST_API_KEY}` };
 
