@@ -9,27 +9,18 @@
  * baseline: what the same process takes without an embedded database.
  * Run: npm run bench:memory   (BENCH_MINT_SECONDS changes the load; BENCH_SMOKE=1: tiny sizes)
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ApiClient, ChainNode, DEV_KEYS, ServiceProcess, deployWithScript, sleep } from "../test/api/harness";
 import { startPostgresServer } from "../test/users/postgres-server";
 import { MEMORY_TARGETS, memoryChecks, verdict } from "./checks";
+import { processRssMb } from "./proc-cpu";
 import { envSized, sized } from "./smoke";
 
 const IDLE_MS = sized(5_000, 1_000);
 const MINT_SECONDS = envSized("BENCH_MINT_SECONDS", 60, 2);
 const SENDERS = DEV_KEYS.slice(4, 8);
-
-/** Resident set of a process (MB), from /proc; NaN where it cannot be read. */
-function rssMb(pid: number): number {
-  try {
-    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-    return kb ? Math.round(Number(kb) / 1024) : NaN;
-  } catch {
-    return NaN;
-  }
-}
 
 /** Keyed mints from each sender, one every SENDERS.length / 4 s each, for MINT_SECONDS; each answer 200 or 202. */
 async function load(api: ApiClient, collection: string): Promise<number> {
@@ -72,7 +63,7 @@ async function main(): Promise<void> {
         });
         try {
           await sleep(IDLE_MS);
-          const idle = rssMb(service.pid);
+          const idle = processRssMb(service.pid);
           // The senders are Hardhat's funded dev accounts on either chain.
           const collection =
             chain === "separate node"
@@ -80,7 +71,7 @@ async function main(): Promise<void> {
               : await deployWithScript(`http://127.0.0.1:${service.chainPort}`, { NFT_MAX_SUPPLY: "1000000" });
           const mints = await load(new ApiClient(service.url), collection);
           await sleep(IDLE_MS);
-          const loaded = rssMb(service.pid);
+          const loaded = processRssMb(service.pid);
           rows[`${chain}, ${store}`] = { "idle RSS MB": idle, "after load RSS MB": loaded, mints };
           if (chain === "embedded chain" && store === "PGlite") figures.embeddedPglite = { idle, loaded };
         } finally {
