@@ -66,6 +66,8 @@ describe("HTTP timeouts: a slow client is cut off, an event stream is not", func
     const config = loadConfig({});
     expect(config.requestTimeoutMs).to.equal(120_000);
     expect(config.headersTimeoutMs).to.equal(20_000);
+    // Node refuses a headers bound above the request's: it is held to it.
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: "5000", HEADERS_TIMEOUT_MS: "9000" }).headersTimeoutMs).to.equal(5_000);
   });
 
   it("headers trickled in past HEADERS_TIMEOUT_MS: 408 and the connection closed", async function () {
