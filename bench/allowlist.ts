@@ -13,8 +13,10 @@ import { getAddress, hexlify, randomBytes, Wallet } from "ethers";
 import { DEFAULT_COLLECTION, deployTransaction } from "../server/chain/collection";
 import { ApiClient, ChainNode, DEV_KEYS, ServiceProcess, directProvider } from "../test/api/harness";
 import { median } from "./median";
+import { checked, sized } from "./smoke";
 
-const READS = 300;
+const READS = sized(300, 5);
+const BIG = sized(100_000, 1_000);
 const MAX_PUT_MS = 10_000;
 const MAX_READ_RATIO = 1.2;
 
@@ -45,7 +47,7 @@ async function main(): Promise<void> {
       return performance.now() - started;
     };
     const smallEntries = entriesOf(100);
-    const bigEntries = entriesOf(100_000);
+    const bigEntries = entriesOf(BIG);
     await put(small, smallEntries);
     const putMs = await put(big, bigEntries);
 
@@ -78,7 +80,7 @@ async function main(): Promise<void> {
     console.log(
       `${readOk ? "PASS" : "FAIL"}: GET p50 at 100,000 = ${ratio.toFixed(3)}x p50 at 100 (target <= ${MAX_READ_RATIO}x)`,
     );
-    if (!putOk || !readOk) process.exitCode = 1;
+    if (!putOk || !readOk) process.exitCode = checked(1);
   } finally {
     provider.destroy();
     await service.stop();

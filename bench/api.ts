@@ -30,16 +30,17 @@ import { collectionInterface, DEFAULT_COLLECTION, deployTransaction } from "../s
 import { ChainNode, DEV_KEYS, ServiceProcess } from "../test/api/harness";
 import { RpcProxy } from "../test/support/rpc-proxy";
 import { apiChecks, verdict, type Ratio } from "./checks";
+import { envSized, sized } from "./smoke";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const MINTS = Number(process.env.BENCH_MINTS ?? 200);
+const SECONDS = envSized("BENCH_SECONDS", 5, 1);
+const MINTS = envSized("BENCH_MINTS", 200, 10);
 const CONCURRENCY = 16;
 /** Read loads, in connections: each is measured both ways. */
-const READ_CONNECTIONS = [10, 16];
+const READ_CONNECTIONS = sized([10, 16], [10]);
 /** Token ids the reads rotate over (minted 10 a transaction, the collection's cap per transaction). */
-const READ_TOKENS = 250;
+const READ_TOKENS = sized(250, 20);
 /** Each side is measured this many times, alternating, and the median round reported. */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = envSized("BENCH_ROUNDS", 3, 1);
 // #0 deploys on the separate node, #1 mints through the API, #2 mints with raw ethers, #3 deploys on the embedded chain.
 const [DEPLOYER_KEY, API_MINTER_KEY, RAW_MINTER_KEY, EMBEDDED_DEPLOYER_KEY] = DEV_KEYS;
 // Targets: API reads at >= 0.8x direct eth_call (both shapes), API mints at >= 0.7x raw ethers (API_TARGETS in ./checks).

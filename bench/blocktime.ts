@@ -48,10 +48,11 @@ import { RpcProxy } from "../test/support/rpc-proxy";
 import { startPostgresServer, type PostgresServer } from "../test/users/postgres-server";
 import { blocktimeBurstChecks, verdict } from "./checks";
 import { processCpu } from "./proc-cpu";
+import { envSized } from "./smoke";
 
-const MINTS = Number(process.env.BENCH_MINTS ?? 200);
-const OPS = Number(process.env.BENCH_OPS ?? 50);
-const INSTANCE_MINTS = Number(process.env.BENCH_INSTANCE_MINTS ?? 300);
+const MINTS = envSized("BENCH_MINTS", 200, 10);
+const OPS = envSized("BENCH_OPS", 50, 5);
+const INSTANCE_MINTS = envSized("BENCH_INSTANCE_MINTS", 300, 10);
 const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const STORES = (process.env.BENCH_STORES ?? "PGlite,PostgreSQL").split(",") as Array<"PGlite" | "PostgreSQL">;
 const ALL_PHASES = process.env.BENCH_STORES === undefined;

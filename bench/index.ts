@@ -7,7 +7,7 @@
  *  (b) a backfill of the 100,000 Transfer logs by a fresh service (PGlite, then PostgreSQL)
  *      against a bare eth_getLogs sweep over the same blocks (5,000 logs a call, nothing written);
  *  (c) live indexing with 1 s blocks of 200 mints each: the lag of the index behind the head, in blocks.
- * Run: npm run bench:index   (BENCH_READS, BENCH_LIVE_SECONDS change the load)
+ * Run: npm run bench:index   (BENCH_READS, BENCH_LIVE_SECONDS change the load; BENCH_SMOKE=1: tiny sizes)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,6 +20,7 @@ import {
   ChainNode,
   DEV_KEYS,
   ServiceProcess,
+  TEST_API_KEY,
   collectionAt,
   deployDirectly,
   directProvider,
@@ -29,13 +30,15 @@ import {
 import { RpcProxy } from "../test/support/rpc-proxy";
 import { startPostgresServer } from "../test/users/postgres-server";
 import { indexChecks, verdict } from "./checks";
+import { envSized, sized } from "./smoke";
 
-const READS = Number(process.env.BENCH_READS ?? 200);
-const LIVE_SECONDS = Number(process.env.BENCH_LIVE_SECONDS ?? 20);
-const SMALL = 1_000;
-const LARGE = 100_000;
-const BATCH = 1_000;
-const MINTS_PER_BLOCK = 200;
+const READS = envSized("BENCH_READS", 200, 5);
+const LIVE_SECONDS = envSized("BENCH_LIVE_SECONDS", 20, 2);
+const SMALL = sized(1_000, 100);
+const LARGE = sized(100_000, 2_000);
+const BATCH = sized(1_000, 500);
+const MINTS_PER_BLOCK = sized(200, 20);
+const AUTH = { Authorization: `Bearer ${TEST_API_KEY}` };
 // Targets (INDEX_TARGETS in ./checks): p50 at 100,000 within 1.2x of p50 at 1,000; backfill >= 0.5x
 // the sweep's rate; live lag <= 1 block.
 
@@ -75,7 +78,7 @@ async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T
 async function indexedTo(api: ApiClient, address: string, block: number, timeoutMs = 600_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const res = await api.get(`/collections/${address}`);
+    const res = await api.request("GET", `/collections/${address}`, { headers: AUTH });
     if (res.status === 200 && res.body.indexedBlock !== null && res.body.indexedBlock >= block) return;
     if (Date.now() > deadline) throw new Error(`index of ${address} not at ${block}: ${res.text}`);
     await sleep(100);
@@ -182,7 +185,7 @@ async function main(): Promise<void> {
           "logs/s": Math.round(logs.count / logs.seconds),
         };
         const started = performance.now();
-        const res = await api.post("/collections", { address, fromBlock: deployBlock });
+        const res = await api.post("/collections", { address, fromBlock: deployBlock }, AUTH);
         if (res.status !== 201) throw new Error(`POST /collections: ${res.text}`);
         await indexedTo(api, address, last);
         const seconds = (performance.now() - started) / 1000;
@@ -304,7 +307,7 @@ async function liveLag(
   while (Date.now() < until) {
     const [head, view] = await Promise.all([
       rpc<string>(url, "eth_blockNumber", []).then(Number),
-      api.get(`/collections/${address}`),
+      api.request("GET", `/collections/${address}`, { headers: AUTH }),
     ]);
     lags.push(Math.max(0, head - (view.body.indexedBlock as number)));
     await sleep(100);

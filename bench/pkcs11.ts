@@ -30,11 +30,12 @@ import { ethereumSignature, SECP256K1_N } from "../server/signers/pkcs11/secp256
 import type { TransactionSigner } from "../server/signers/signer";
 import { createSoftHsmToken } from "../test/support/softhsm";
 import { median } from "./median";
+import { envSized } from "./smoke";
 
-const SIGNATURES = Number(process.env.BENCH_SIGNATURES ?? 300);
-const MINTS = Number(process.env.BENCH_MINTS ?? 100);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 4);
+const SIGNATURES = envSized("BENCH_SIGNATURES", 300, 10);
+const MINTS = envSized("BENCH_MINTS", 100, 5);
+const ROUNDS = envSized("BENCH_ROUNDS", 3, 1);
+const SESSIONS = envSized("BENCH_SESSIONS", 4, 2);
 
 interface Figures {
   perSecond: number;

@@ -1,5 +1,5 @@
 /**
- * CPU time from Linux's /proc, for benches that show where a figure's CPU went. Each answers
+ * CPU time (and memory) from Linux's /proc, for benches that show where a figure's CPU went. Each answers
  * undefined where /proc cannot be read (another OS, a process gone meanwhile).
  */
 import { readFileSync } from "node:fs";
@@ -31,4 +31,14 @@ export function machineBusyMs(): number | undefined {
   // cpu user nice system idle iowait irq softirq steal
   const f = line.trim().split(/\s+/).slice(1).map(Number);
   return (f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) * MS_PER_TICK;
+}
+
+/** A process's resident set (MB), from /proc; NaN where it cannot be read. */
+export function processRssMb(pid: number): number {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return kb ? Math.round(Number(kb) / 1024) : NaN;
+  } catch {
+    return NaN;
+  }
 }

@@ -26,9 +26,11 @@ import {
 import { ChainControl } from "../test/support/chain-control";
 import { RpcProxy } from "../test/support/rpc-proxy";
 import { seededRandom as seeded } from "../test/support/seeded-random";
+import { processRssMb } from "./proc-cpu";
+import { envSized } from "./smoke";
 
-const SECONDS = Number(process.env.SOAK_SECONDS ?? 240);
-const KILLS = Number(process.env.SOAK_KILLS ?? 6);
+const SECONDS = envSized("SOAK_SECONDS", 240, 10);
+const KILLS = envSized("SOAK_KILLS", 6, 1);
 const SEED = Number(process.env.SOAK_SEED ?? Date.now() % 100_000);
 const ROOT = { Authorization: `Bearer ${TEST_API_KEY}` };
 
@@ -189,6 +191,9 @@ async function main(): Promise<void> {
       `  keys ${keys.length}, supply +${minted}, replays ${replays}, operations undone by the reorg and mined again ${undone}`,
     );
     console.log(`  wallets' unfinished operations: ${unfinished}; JSON-RPC calls through the proxy: ${proxy.total()}`);
+    console.log(
+      `  RSS of the service at the end: ${processRssMb(service.pid)} MB (PGlite; bench:memory's goal: <= 800 MB)`,
+    );
     const ok = minted === BigInt(keys.length) && unfinished === 0 && lost.length === 0;
     console.log(`${ok ? "PASS" : "FAIL"}: supply grew by exactly the number of keys, and nothing is left unfinished`);
     process.exitCode = ok ? 0 : 1;

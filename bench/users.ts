@@ -29,10 +29,11 @@ import {
   verifyPassword,
 } from "../server/users";
 import { startPostgresServer } from "../test/users/postgres-server";
+import { envSized, sized } from "./smoke";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const SECONDS = envSized("BENCH_SECONDS", 5, 1);
 const CONNECTIONS = 16;
-const BATCH = 1000;
+const BATCH = sized(1000, 20);
 const PASSWORD = "bench-password-1";
 
 interface Row {

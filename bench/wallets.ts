@@ -28,9 +28,10 @@ import { MasterKey } from "../server/wallets/master-key";
 import { ChainNode, DEV_KEYS, ServiceProcess, TEST_API_KEY } from "../test/api/harness";
 import { createSoftHsmToken } from "../test/support/softhsm";
 import { verdict, walletsChecks } from "./checks";
+import { envSized, sized } from "./smoke";
 
-const MINTS = Number(process.env.BENCH_MINTS ?? 100);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
+const MINTS = envSized("BENCH_MINTS", 100, 5);
+const ROUNDS = envSized("BENCH_ROUNDS", 8, 1);
 const CONCURRENCY = 16;
 // Target: WALLETS_TARGET in ./checks.
 const AUTH = { Authorization: `Bearer ${TEST_API_KEY}` };
@@ -172,8 +173,8 @@ async function signingCost(): Promise<{ local: number; request: number }> {
     maxPriorityFeePerGas: 1_000_000_000n,
   };
   const spent = { local: 0, request: 0 };
-  const PER_ROUND = 300;
-  for (let round = 0; round < 12; round++) {
+  const PER_ROUND = sized(300, 10);
+  for (let round = 0; round < sized(12, 3); round++) {
     for (const name of round % 2 === 0 ? (["local", "request"] as const) : (["request", "local"] as const)) {
       const started = performance.now();
       for (let nonce = 0; nonce < PER_ROUND; nonce++) await signers[name].signTransaction({ ...tx, nonce });

@@ -12,12 +12,13 @@ import { newEndpointSecret, signatureHeader, UrlGuard } from "../server/webhooks
 import { DeliverySender } from "../server/webhooks/sender";
 import { startChildReceiver } from "./child-receiver";
 import { median } from "./median";
+import { envSized, sized } from "./smoke";
 
-const POSTS = Number(process.env.BENCH_POSTS ?? 3000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const POSTS = envSized("BENCH_POSTS", 3000, 50);
+const ROUNDS = envSized("BENCH_ROUNDS", 3, 1);
 const BATCH = 13;
 const PAUSE_MS = 30;
-const WARMUP_POSTS = 3000;
+const WARMUP_POSTS = sized(3000, 50);
 
 type Post = (eventId: string) => Promise<void>;
 

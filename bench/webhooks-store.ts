@@ -20,9 +20,10 @@ import { OperationStore, type Operation } from "../server/engine";
 import { startWebhookApp, ROOT } from "../test/webhooks/fixture";
 import { startChildReceiver } from "./child-receiver";
 import { median } from "./median";
+import { envSized } from "./smoke";
 
-const MINTS = Number(process.env.BENCH_MINTS ?? 1000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const MINTS = envSized("BENCH_MINTS", 1000, 20);
+const ROUNDS = envSized("BENCH_ROUNDS", 5, 1);
 const WRITERS = 16;
 const COLLECTION = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 

@@ -39,12 +39,13 @@ import { startChildReceiver } from "./child-receiver";
 import { machineBusyMs, processCpu } from "./proc-cpu";
 import { median } from "./median";
 import { verdict, webhooksBurstChecks, webhooksCostChecks, type Check } from "./checks";
+import { envSized } from "./smoke";
 
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
-const MINTS = Number(process.env.BENCH_MINTS ?? 400);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
+const EVENTS = envSized("BENCH_EVENTS", 1000, 20);
+const MINTS = envSized("BENCH_MINTS", 400, 10);
+const ROUNDS = envSized("BENCH_ROUNDS", 8, 1);
 /** Pairs run first and not counted (see costToWrites). */
-const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP ?? 2);
+const WARMUP_ROUNDS = envSized("BENCH_WARMUP", 2, 0);
 const WRITERS = 16;
 // Targets: WEBHOOKS_P99_GOAL_MS and WEBHOOKS_COST_FLOORS in ./checks.
 /** Every check of the run, printed at the end by verdict(). */

@@ -682,7 +682,11 @@ class HoldersChart extends Component {
         width: 640,
         height: 220,
         title: "Tokens held by the largest holders",
-        scales: { x: { time: false, range: [0.5, owners.length + 0.5] } },
+        scales: {
+          x: { time: false, range: [0.5, owners.length + 0.5] },
+          // Bars start at zero, so that their lengths compare: uPlot's own range would start near the least.
+          y: { range: (_u, _min, max) => [0, uPlot.rangeNum(0, max, 0.1, true)[1]] },
+        },
         axes: [
           { label: "holder rank", values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? `#${t}` : "")) },
           { label: "tokens" },
@@ -692,6 +696,8 @@ class HoldersChart extends Component {
           {},
           { label: "tokens", stroke: "#0b4fa8", fill: "#0b4fa855", paths: uPlot.paths.bars({ size: [0.6, 60] }) },
         ],
+        // The y range drawn, on the element: the canvas has no text for a test (or a reader of the DOM) to check.
+        hooks: { draw: [(u) => (u.root.parentElement.dataset.yRange = `${u.scales.y.min} to ${u.scales.y.max}`)] },
       },
       [xs, ys],
       this.el,

@@ -225,9 +225,9 @@ export async function startService(
 
   const servers: DrainableServer[] = [];
   try {
-    servers.push(await listen(apps.api.callback(), config.port, config.host));
+    servers.push(await listen(apps.api.callback(), config.port, config.host, config));
     if (apps.demo && config.demoPort !== undefined)
-      servers.push(await listen(apps.demo.callback(), config.demoPort, config.host));
+      servers.push(await listen(apps.demo.callback(), config.demoPort, config.host, config));
   } catch (err) {
     await Promise.all(servers.map((s) => s.close(0)));
     await engine.stop();
@@ -283,8 +283,26 @@ export async function startService(
   };
 }
 
-async function listen(handler: RequestListener, port: number, host: string): Promise<DrainableServer> {
-  const server = createServer(handler);
+/**
+ * requestTimeout bounds the receipt of a request (headers and body), headersTimeout its headers: a
+ * client that sends them slowly gets 408 and its connection closed. Neither bounds a response, so an
+ * event stream (its GET received at once) is exempt; it has its own limit. Node checks them every
+ * connectionsCheckingInterval (30 s by default): a quarter of the headers' bound keeps them near.
+ */
+async function listen(
+  handler: RequestListener,
+  port: number,
+  host: string,
+  timeouts: Pick<Config, "requestTimeoutMs" | "headersTimeoutMs">,
+): Promise<DrainableServer> {
+  const server = createServer(
+    {
+      requestTimeout: timeouts.requestTimeoutMs,
+      headersTimeout: timeouts.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(timeouts.headersTimeoutMs / 4))),
+    },
+    handler,
+  );
   server.keepAliveTimeout = 65_000;
   const drainable = new DrainableServer(server);
   await new Promise<void>((resolve, reject) => {

@@ -24,6 +24,10 @@ export interface Config {
   logFormat: "auto" | "json" | "pretty";
   /** On SIGTERM/SIGINT, how long requests in flight may take to finish before connections are cut. */
   shutdownTimeoutMs: number;
+  /** How long a client may take to send a whole request (headers and body); Node's requestTimeout. */
+  requestTimeoutMs: number;
+  /** How long a client may take to send a request's headers; Node's headersTimeout. */
+  headersTimeoutMs: number;
   /** New blocks an unmined transaction waits before it is replaced with higher fees. */
   txResendBlocks: number;
   /** Blocks deep an operation is taken as final where the node has no finalized block (FINALITY_BLOCKS). */
@@ -89,6 +93,9 @@ const EnvSchema = z
     BLOCK_POLL_MS: optional(z.coerce.number().int().min(50).max(60_000)).default(500),
     LOG_FORMAT: optional(z.enum(["auto", "json", "pretty"])).default("auto"),
     SHUTDOWN_TIMEOUT_MS: optional(z.coerce.number().int().min(0).max(600_000)).default(10_000),
+    // The largest body (a 10 MB CSV) at a slow client's 100 kB/s is 100 s; headers (≤ 16 kB) take a second.
+    REQUEST_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(3_600_000)).default(120_000),
+    HEADERS_TIMEOUT_MS: optional(z.coerce.number().int().min(100).max(3_600_000)).default(20_000),
     TX_RESEND_BLOCKS: optional(z.coerce.number().int().min(1).max(1000)).default(3),
     FINALITY_BLOCKS: optional(z.coerce.number().int().min(1).max(10_000)).default(64),
     // Fault injection for the crash tests (issue 31): the process kills itself with SIGKILL at that step of its first write.
@@ -160,6 +167,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    headersTimeoutMs: Math.min(e.HEADERS_TIMEOUT_MS, e.REQUEST_TIMEOUT_MS),
     txResendBlocks: e.TX_RESEND_BLOCKS,
     finalityBlocks: e.FINALITY_BLOCKS,
     crashAt: e.CRASH_AT,

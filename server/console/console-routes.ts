@@ -37,6 +37,8 @@ const ASSETS: Record<string, { read: () => Buffer; type: string }> = {
   "scopes.mjs": { read: () => Buffer.from(`export const SCOPES = ${JSON.stringify(SCOPES)};\n`), type: JS },
   "app.js": { read: file(() => path.join(CONSOLE_DIR ?? "", "app.js")), type: JS },
   "app.css": { read: file(() => path.join(CONSOLE_DIR ?? "", "app.css")), type: CSS },
+  // Declared in the page, so that a browser does not ask for /favicon.ico (a 404 in its log).
+  "icon.svg": { read: file(() => path.join(CONSOLE_DIR ?? "", "icon.svg")), type: "image/svg+xml" },
   "vendor/preact.mjs": { read: file(() => require.resolve("preact")), type: JS },
   "vendor/htm.mjs": { read: file(() => path.join(path.dirname(require.resolve("htm")), "htm.mjs")), type: JS },
   "vendor/uPlot.iife.min.js": {

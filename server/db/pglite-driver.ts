@@ -1,12 +1,33 @@
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import type { SqlDriver, SqlExecutor } from "./driver";
 import { sanitized } from "./errors";
 
+/**
+ * PostgreSQL's memory settings inside PGlite, whose WASM memory grows and never shrinks (bench/memory.ts).
+ * shared_buffers (128 MB by default) is all touched at start: 16 MB holds the service's hot pages, the
+ * rest of its files stay in the OS's page cache. maintenance_work_mem (64 MB) is what one CREATE INDEX
+ * or VACUUM may grow the memory by for good. work_mem stays at its 4 MB.
+ */
+export const PGLITE_SETTINGS = { shared_buffers: "16MB", maintenance_work_mem: "16MB" };
+
 /** Embedded PostgreSQL (WASM) with its data directory on disk; one connection, queries serialised. */
 export async function openPgliteDriver(dataDir: string): Promise<SqlDriver> {
   await mkdir(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir);
+  const fresh = !existsSync(path.join(dataDir, "PG_VERSION"));
+  const db = await PGlite.create(dataDir, {
+    startParams: [
+      ...PGlite.defaultStartParams,
+      ...Object.entries(PGLITE_SETTINGS).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
+    ],
+  });
+  // A first start ran initdb in a WASM instance of its own: about 450 MB of buffers, garbage now,
+  // that an idle process would keep (V8 sees no pressure on its heap). Collected once, here.
+  if (fresh) await collectGarbage();
   return {
     backend: "pglite",
     ...executor(db),
@@ -26,4 +47,20 @@ function executor(db: PGlite | Transaction): SqlExecutor {
       await sanitized(() => db.exec(sql));
     },
   };
+}
+
+/**
+ * Full garbage collections, with or without node's --expose-gc: a second one, a turn of the event
+ * loop later, frees what the first only finalised (the WASM instance's memory is held by its module
+ * until then).
+ */
+async function collectGarbage(): Promise<void> {
+  let gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) {
+    setFlagsFromString("--expose-gc");
+    gc = runInNewContext("gc") as () => void;
+  }
+  gc();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  gc();
 }

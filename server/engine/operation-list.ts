@@ -94,9 +94,11 @@ const perAddress =
 
 /**
  * What a limited key reads, as GET /nft/operations/{id} decides for one (couldHaveMade): what it
- * made, and what was made on its collections by its wallets, where a deployment (its collection is
- * new) or a nonce fill names no collection, so only its wallet counts. Null: everything. Each part
- * walks its own index; an OR over them would walk the whole table for a key that sees little of it.
+ * made, and what was made by its wallets (if it is limited to some) on its collections (if it is
+ * limited to some). A deployment counts as an operation on the collection it made; a nonce fill, or a
+ * deployment not yet mined, names no collection, so a key limited to collections sees it only if it
+ * made it. Null: everything. Each part walks its own index; an OR over them would walk the whole
+ * table for a key that sees little of it.
  */
 function readableBranches(
   reader: Extract<OperationReader, { all: false }>,
@@ -104,18 +106,13 @@ function readableBranches(
 ): Branch[] | null {
   if (!reader.wallets && !reader.collections) return null;
   const own = rowsWhere(`access_key_id = ${param(reader.keyId)}`);
-  const noCollection = "operation = 'deploy' OR contract_address IS NULL";
   if (reader.wallets) {
     const collections = reader.collections
-      ? `(contract_address = ANY(${param(reader.collections.map(checksum))}::text[]) OR ${noCollection})`
+      ? `contract_address = ANY(${param(reader.collections.map(checksum))}::text[])`
       : undefined;
     return [own, perAddress("from_address", param(reader.wallets.map(checksum)), collections)];
   }
-  return [
-    own,
-    perAddress("contract_address", param(reader.collections!.map(checksum))),
-    rowsWhere(`(${noCollection})`),
-  ];
+  return [own, perAddress("contract_address", param(reader.collections!.map(checksum)))];
 }
 
 const checksum = (address: string) => getAddress(address.toLowerCase());

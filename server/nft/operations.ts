@@ -27,11 +27,18 @@ export function mountOperationRoute(router: Router, deps: NftDeps): void {
 
 const OPERATION_ACCESS = { scope: "nft:read", key: "open" } as const;
 
-/** Its own operations, or ones on its collections signed by a wallet within its limits. */
+/**
+ * Its own operations, or ones on its collections signed by a wallet within its limits. A deployment
+ * is on the collection it made; one that names no collection (a nonce fill, a deployment not yet
+ * mined) is not on any of a collection-limited key's collections.
+ */
 function couldHaveMade(principal: AccessPrincipal, op: Operation): boolean {
   if (principal.keyId !== null && op.accessKeyId === principal.keyId) return true;
-  const collection = op.operation === "deploy" ? undefined : (op.contractAddress ?? undefined);
-  return allows(principal, { collection, wallet: principal.wallets ? op.from : undefined });
+  if (principal.collections && !op.contractAddress) return false;
+  return allows(principal, {
+    collection: op.contractAddress ?? undefined,
+    wallet: principal.wallets ? op.from : undefined,
+  });
 }
 
 export function registerOperationOpenApi(registry: OpenAPIRegistry): void {

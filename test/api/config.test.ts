@@ -35,6 +35,8 @@ describe("configuration", function () {
     ["TRUST_PROXY", "yes"],
     ["SHUTDOWN_TIMEOUT_MS", "-1"],
     ["SHUTDOWN_TIMEOUT_MS", "10s"],
+    ["REQUEST_TIMEOUT_MS", "2m"],
+    ["HEADERS_TIMEOUT_MS", "0"],
     ["LOG_FORMAT", "xml"],
   ] as const) {
     it(`refuses ${name}=${value} with a message naming ${name}`, function () {

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:f
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Wallet, type JsonRpcProvider } from "ethers";
+import { Contract, Wallet, type JsonRpcProvider } from "ethers";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import {
   ApiClient,
@@ -23,7 +23,7 @@ import {
   sleep,
   usedSecrets,
 } from "../api/harness";
-import { DEFAULT_COLLECTION, deployTransaction } from "../../server/chain/collection";
+import { DEFAULT_COLLECTION, collectionArtifact, deployTransaction } from "../../server/chain/collection";
 import { Receiver } from "../webhooks/receiver";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -133,7 +133,9 @@ describe("the console (/console) in headless Chromium", function () {
 
   it("first load, everything fetched included, is at most 300 kB, served with a CSP that forbids inline script and framing", async function () {
     const sizes: Array<{ url: string; bytes: number }> = [];
+    const failed: string[] = [];
     const counting = async (response: import("playwright-core").Response) => {
+      if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
       const body = await response.body().catch(() => Buffer.alloc(0));
       sizes.push({ url: response.url(), bytes: body.length });
     };
@@ -158,6 +160,13 @@ describe("the console (/console) in headless Chromium", function () {
       "nothing fetched from elsewhere",
     ).to.equal(true);
     expect(total).to.be.at.most(300_000);
+    // No failed request in the log: the page declares its icon (a browser asks /favicon.ico otherwise).
+    expect(failed).to.deep.equal([]);
+    const icon = await page.getAttribute("link[rel=icon]", "href");
+    expect(icon, "an icon declared in the page").to.be.a("string");
+    const served = await fetch(new URL(icon!, service.url));
+    expect(served.status).to.equal(200);
+    expect(served.headers.get("content-type")).to.match(/^image\//);
   });
 
   it("signs in with a scoped key kept in sessionStorage only, never in the URL or localStorage", async function () {
@@ -346,6 +355,33 @@ describe("the console (/console) in headless Chromium", function () {
       /No allowlist is set[\s\S]*PUT \/collections\/0x[0-9a-fA-F]{40}\/allowlist/,
     );
     await page.screenshot({ path: path.join(SCREENSHOTS, "collections-hostile.png") });
+  });
+
+  it("the holders chart's y axis starts at zero: holders of 11 and 3 tokens are drawn as bars of 11 and 3", async function () {
+    const deployer = (await fundedWallet(provider)).connect(provider);
+    const sent = await deployer.sendTransaction(await deployTransaction({ ...DEFAULT_COLLECTION, name: "Holders" }));
+    const address = (await sent.wait())!.contractAddress!;
+    const nft = new Contract(address, collectionArtifact().abi, provider);
+    const other = (await fundedWallet(provider)).connect(provider);
+    const mint = async (who: typeof deployer, amount: number) =>
+      (await (nft.connect(who) as Contract).mint(amount, { value: DEFAULT_COLLECTION.cost * BigInt(amount) })).wait();
+    await mint(deployer, 10);
+    await mint(deployer, 1);
+    await mint(other, 3);
+    const registered = await api.post("/collections", { address }, { authorization: `Bearer ${operatorKey}` });
+    expect(registered.status, registered.text).to.be.oneOf([200, 201, 202]);
+    await signIn(operatorKey);
+    await show("collections");
+    const chart = page.locator("[data-y-range]");
+    for (let tries = 0; tries < 20 && (await page.locator(".chart + table tbody tr").count()) < 2; tries++) {
+      await page.locator("input[name=address]").fill(address);
+      await page.getByRole("button", { name: "Show" }).click();
+      await sleep(500);
+    }
+    await page.waitForSelector(`[data-collection="${address}"] ~ .chart[data-y-range]`);
+    const [low, high] = (await chart.getAttribute("data-y-range"))!.split(" to ").map(Number);
+    expect(low).to.equal(0);
+    expect(high).to.be.at.least(11);
   });
 
   it("Jobs shows a job's progress as a bar: an airdrop of 3 rows from a held wallet, 3 of 3 confirmed", async function () {

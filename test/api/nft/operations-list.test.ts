@@ -74,17 +74,35 @@ describe("GET /nft/operations", function () {
   });
 
   it("shows a key limited to one collection only that collection's operations, as the single read does", async function () {
+    // A deployment through the API on the shared service: not on the key's collection, so not shown.
+    const deployed = await f.deployThroughApi();
     const limited = await newKey({ scopes: ["nft:read"], collections: [second] });
     const res = await list("", limited);
     expect(res.status, res.text).to.equal(200);
     expect(res.body.operations.length).to.be.greaterThan(0);
-    // A deployment names no collection (the single read's rule): other files' deployments on the shared
-    // service show too; every other operation is on the key's collection.
-    for (const op of res.body.operations as JsonBody[])
-      if (op.operation !== "deploy") expect(op.contractAddress, JSON.stringify(op)).to.equal(second);
+    // No other collection's deployment, nor any nonce fill (it names no collection): only `second`.
+    for (const op of res.body.operations as JsonBody[]) expect(op.contractAddress, JSON.stringify(op)).to.equal(second);
     expect((await list(`?collection=${f.collection}`, limited)).body.operations).to.deep.equal([]);
     const single = await f.api.request("GET", `/nft/operations/${mints[0]}`, { headers: limited });
     expectError(single, 404, "OPERATION_NOT_FOUND");
+    // A deployment is on the collection it made: a key limited to that collection sees it, list and single.
+    const ofDeployed = await newKey({ scopes: ["nft:read"], collections: [deployed] });
+    const deploys = (await list("", ofDeployed)).body.operations as JsonBody[];
+    expect(deploys.map((op) => [op.operation, op.contractAddress])).to.deep.equal([["deploy", deployed]]);
+    const one = await f.api.request("GET", `/nft/operations/${deploys[0].operationId}`, { headers: ofDeployed });
+    expect(one.status, one.text).to.equal(200);
+    const notOne = await f.api.request("GET", `/nft/operations/${deploys[0].operationId}`, { headers: limited });
+    expectError(notOne, 404, "OPERATION_NOT_FOUND");
+  });
+
+  it("shows a key limited to collections the deployments and nonce fills it made itself, and no one else's", async function () {
+    const maker = await newKey({ scopes: ["nft:read", "nft:deploy"], collections: [second] });
+    const res = await f.api.post("/nft/deploy", { privateKey: f.owner.privateKey }, maker);
+    expect(res.status, res.text).to.equal(201);
+    const seen = (await list("", maker)).body.operations as JsonBody[];
+    expect(seen.map((op) => op.operationId)).to.include(res.body.operationId);
+    for (const op of seen)
+      if (op.operationId !== res.body.operationId) expect(op.contractAddress, JSON.stringify(op)).to.equal(second);
   });
 
   it("shows a key limited to a wallet only that wallet's operations, paged alike", async function () {

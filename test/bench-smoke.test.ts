@@ -1,0 +1,95 @@
+/**
+ * Every bench still runs: each `bench:*` script of package.json, and `soak`, in smoke mode
+ * (BENCH_SMOKE=1, bench/smoke.ts): tiny sizes through the same code paths, seconds each. A bench
+ * passes when it exits 0; its figures are not checked at those sizes (a figure it did not measure
+ * at all, or a correctness check such as soak's, still fails it).
+ *
+ * The convention, for whoever adds a bench:
+ *  - name its script `bench:NAME` in package.json (this file finds it there);
+ *  - take every size (rows, rounds, seconds, mints) through `sized(full, smoke)` or
+ *    `envSized(VARIABLE, full, smoke)` from bench/smoke.ts, so that smoke mode runs in seconds;
+ *  - end through `verdict` (bench/checks.ts) or `checked(code)` (bench/smoke.ts), which let a
+ *    figure off its target through in smoke mode; exit non-zero on anything that did not run.
+ *
+ * The benches run two at a time (each is mostly waiting on its node and service), so that the
+ * whole file takes a few minutes on two cores; each one's time is printed.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { expect } from "chai";
+
+const ROOT = path.resolve(__dirname, "..");
+const PER_BENCH_MS = 480_000;
+const AT_ONCE = 2;
+
+const scripts = Object.keys(
+  (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts,
+).filter((name) => name.startsWith("bench:") || name === "soak");
+
+interface Run {
+  code: number | null;
+  ms: number;
+  output: string;
+}
+
+/** `npm run NAME` in smoke mode, in its own process group (so that a timeout ends its node and service too). */
+function smoke(name: string): Promise<Run> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn("npm", ["run", "--silent", name], {
+      cwd: ROOT,
+      env: { ...process.env, BENCH_SMOKE: "1", FORCE_COLOR: "0" },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let output = "";
+    const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
+    const timer = setTimeout(() => {
+      output += `\n(killed after ${PER_BENCH_MS} ms)`;
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }, PER_BENCH_MS);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, ms: Date.now() - started, output });
+    });
+  });
+}
+
+describe("benches in smoke mode (BENCH_SMOKE=1): each still runs", function () {
+  /** Each bench's run, settled when the pool has run it. */
+  const runs = new Map<string, Promise<Run>>();
+  let started = 0;
+
+  before(function () {
+    expect(scripts.length, "bench scripts in package.json").to.be.greaterThan(10);
+    const done = new Map<string, (run: Run) => void>();
+    for (const name of scripts) runs.set(name, new Promise((resolve) => done.set(name, resolve)));
+    // A pool of AT_ONCE: each run starts when one before it ends.
+    const queue = [...scripts];
+    const next = async (): Promise<void> => {
+      for (let name = queue.shift(); name; name = queue.shift()) done.get(name)!(await smoke(name));
+    };
+    started = Date.now();
+    for (let i = 0; i < AT_ONCE; i++) void next();
+  });
+
+  after(function () {
+    console.log(`      all ${scripts.length} benches in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  });
+
+  for (const name of scripts) {
+    it(`npm run ${name}`, async function () {
+      this.timeout(scripts.length * PER_BENCH_MS);
+      const { code, ms, output } = await runs.get(name)!;
+      console.log(`      ${name}: ${(ms / 1000).toFixed(1)} s`);
+      expect(code, `${name} exited ${code}; its output ends:\n${output.slice(-4_000)}`).to.equal(0);
+    });
+  }
+});
