@@ -37,50 +37,66 @@ interface Answer {
 }
 
 /**
- * POSTs `path` with `Transfer-Encoding: chunked` (no Content-Length): `chunks` chunks from `next`,
- * as fast as the connection takes them, or, with `end: false`, the chunks and then nothing more
- * (the body never ends). Resolves with the answer once it is complete, or null if none came within
- * `waitMs`; `written` says how many bytes the connection took before the answer.
+ * POSTs `url` with `Transfer-Encoding: chunked` (no Content-Length): `chunks` chunks from `next`, as
+ * fast as the connection takes them, going on after the answer for as long as the server reads
+ * (`keepWriting`), or, with `end: false`, the chunks and then nothing more (the body never ends).
+ * Resolves with the answer, or null if none came within `waitMs`, once the writing is over too;
+ * `written` says how many bytes the connection took.
  */
 function chunkedPost(
   url: string,
   headers: Record<string, string>,
   next: (i: number) => Buffer,
-  opts: { chunks: number; end?: boolean; waitMs: number },
+  opts: { chunks: number; end?: boolean; keepWriting?: boolean; waitMs: number },
 ): Promise<{ answer: Answer | null; written: number }> {
   return new Promise((resolve) => {
     const started = Date.now();
     let written = 0;
+    let answer: Answer | null = null;
     let answered = false;
+    let writing = true;
     let settled = false;
-    const finish = (answer: Answer | null) => {
+    const settle = () => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       req.destroy();
       resolve({ answer, written });
     };
-    const timer = setTimeout(() => finish(null), opts.waitMs);
+    const maybeSettle = () => {
+      if (answer && (!writing || !opts.keepWriting)) settle();
+    };
+    const timer = setTimeout(settle, opts.waitMs);
     const req = httpRequest(url, { method: "POST", headers }, (res) => {
       answered = true;
       const ms = Date.now() - started;
       let body = "";
       res.setEncoding("utf8").on("data", (c: string) => (body += c));
-      res.on("end", () => finish({ status: res.statusCode!, body, ms }));
-      res.on("error", () => finish({ status: res.statusCode!, body, ms }));
+      const done = () => {
+        answer = { status: res.statusCode!, body, ms };
+        maybeSettle();
+      };
+      res.on("end", done).on("error", done);
     });
-    // The server may close the connection while we write: that is the point.
+    // The server closing the connection while we write is what a cut-off looks like.
     req.on("error", () => {
-      if (!answered) finish(null);
+      writing = false;
+      if (!answered) settle();
+      else maybeSettle();
     });
     let i = 0;
     const pump = () => {
-      while (!answered && !settled && i < opts.chunks) {
+      while (writing && !settled && (!answered || opts.keepWriting) && i < opts.chunks) {
         const chunk = next(i++);
         written += chunk.length;
         if (!req.write(chunk)) return void req.once("drain", pump);
       }
-      if (i >= opts.chunks && opts.end !== false && !settled) req.end();
+      if (i >= opts.chunks && opts.end !== false && writing) {
+        req.end(() => {
+          writing = false;
+          maybeSettle();
+        });
+      } else if (answered && !opts.keepWriting) writing = false;
     };
     pump();
   });
@@ -166,7 +182,7 @@ describe("jobs hardened (issue 47): bodies, broken lines, headers, row caps, wal
         jobsUrl(airdrop({ dryRun: "true" })),
         { ...ROOT_AUTH, "content-type": "text/csv" },
         () => chunk,
-        { chunks, waitMs: 60_000 },
+        { chunks, keepWriting: true, waitMs: 90_000 },
       ).finally(() => clearInterval(sampler));
       rssPeak = Math.max(rssPeak, rssMb(service.pid));
       console.log(
@@ -192,7 +208,7 @@ describe("jobs hardened (issue 47): bodies, broken lines, headers, row caps, wal
         `${service.url}/jobs`,
         { ...ROOT_AUTH, "content-type": "application/json" },
         (i) => (i === 0 ? head : chunk),
-        { chunks: Math.ceil((100 * 1024 * 1024) / chunk.length), waitMs: 60_000 },
+        { chunks: Math.ceil((100 * 1024 * 1024) / chunk.length), keepWriting: true, waitMs: 90_000 },
       );
       expect(answer, "an answer").to.not.equal(null);
       expect(answer!.status, answer!.body).to.equal(400);
@@ -308,8 +324,33 @@ describe("jobs hardened (issue 47): bodies, broken lines, headers, row caps, wal
     });
   });
 
-  void csvOf;
-  void waitForJob;
-  void collectionAt;
-  void sleep;
+  describe("a cancel racing a slow batch (finding 8)", function () {
+    it("a batch held 33 s between its claim and its broadcast is never broadcast once the cancel has answered", async () => {
+      const rows = recipientRows(20);
+      // The collection's gas model, measured now: the job's one eth_estimateGas to it is then its batch's.
+      const dry = await csvPost(csvOf(rows), airdrop({ dryRun: "true" }));
+      expect(dry.status, dry.text).to.equal(200);
+      const supply = await collectionAt(collection, provider).totalSupply();
+      const nonce = await provider.getTransactionCount(treasury, "pending");
+      const toCollection = (params: readonly unknown[]) =>
+        String((params[0] as { to?: string } | undefined)?.to ?? "").toLowerCase() === collection.toLowerCase();
+      const held = proxy.delay("eth_estimateGas", 33_000, { when: toCollection });
+      const made = await csvPost(csvOf(rows), airdrop());
+      expect(made.status, made.text).to.equal(202);
+      await held.done;
+      const heldAt = Date.now();
+      const cancelled = await root.post(`/jobs/${made.body.jobId}/cancel`, {});
+      expect(cancelled.status, cancelled.text).to.equal(200);
+      expect(cancelled.body.status).to.equal("cancelled");
+      const nonceAtAnswer = await provider.getTransactionCount(treasury, "pending");
+      console.log(`      cancel answered ${Date.now() - heldAt} ms into the 33 s hold`);
+      // The held simulation is answered at 33 s; the batch would be signed and sent right after.
+      await sleep(Math.max(0, heldAt + 33_000 - Date.now()) + 5_000);
+      expect(await provider.getTransactionCount(treasury, "pending")).to.equal(nonceAtAnswer);
+      expect(nonceAtAnswer).to.equal(nonce);
+      expect(await collectionAt(collection, provider).totalSupply()).to.equal(supply);
+      const job = await waitForJob(root, made.body.jobId as string, ["cancelled"]);
+      expect((job.batches as JsonBody[]).map((b) => b.status)).to.deep.equal(["cancelled"]);
+    });
+  });
 });
