@@ -33,8 +33,7 @@ export function registerJobEventsOpenApi(registry: OpenAPIRegistry): void {
     path: "/jobs/{id}/events",
     operationId: "jobEvents",
     tags: ["jobs"],
-    summary:
-      "Server-Sent Events of a job's progress: `progress` (at most one a second), then `final`; at most 10 open per access key, each ended when its key is revoked or expires, and after 1 h",
+    summary: "Server-Sent Events of a job's progress: `progress` (at most one a second), then `final`",
     security: [{ AccessKey: [] }],
     request: { params: JobParams },
     responses: {
