@@ -31,7 +31,10 @@ interface Stream {
   expiresAt: Date | null;
   events: number;
   last?: string;
+  /** When its last event was written (ms). */
+  lastAt: number;
   timer: NodeJS.Timeout;
+  finalTimer?: NodeJS.Timeout;
 }
 
 interface Watched {
@@ -83,6 +86,7 @@ export class JobEventStreams {
       secret,
       expiresAt: principal.expiresAt,
       events: 0,
+      lastAt: 0,
       timer: setTimeout(() => this.close(stream), this.limits.lifetimeMs).unref(),
     };
     this.byKey.set(key, mine.add(stream));
@@ -98,6 +102,7 @@ export class JobEventStreams {
   /** Ends a stream (its client left, its key went, its time is up); idempotent. */
   close(stream: Stream): void {
     clearTimeout(stream.timer);
+    clearTimeout(stream.finalTimer);
     const mine = this.byKey.get(stream.key);
     if (!mine?.delete(stream)) return;
     if (mine.size === 0) this.byKey.delete(stream.key);
@@ -157,12 +162,25 @@ export class JobEventStreams {
     for (const stream of [...watched.streams]) this.send(stream, watched.last);
   }
 
-  private send(stream: Stream, { data, final }: { data: string; final: boolean }): void {
-    if (data !== stream.last || final) {
-      stream.out.write(`id: ${++stream.events}\nevent: ${final ? "final" : "progress"}\ndata: ${data}\n\n`);
-      stream.last = data;
+  /**
+   * Writes an event if the job changed for this stream, at most one per interval: a change that comes
+   * sooner waits for the next read, a final event for the rest of the interval.
+   */
+  private send(stream: Stream, event: { data: string; final: boolean }): void {
+    if (event.data === stream.last && !event.final) return;
+    const wait = stream.lastAt + this.limits.intervalMs - Date.now();
+    if (wait > 0) {
+      if (event.final)
+        stream.finalTimer ??= setTimeout(() => {
+          stream.lastAt = 0;
+          this.send(stream, event);
+        }, wait).unref();
+      return;
     }
-    if (final) this.close(stream);
+    stream.out.write(`id: ${++stream.events}\nevent: ${event.final ? "final" : "progress"}\ndata: ${event.data}\n\n`);
+    stream.last = event.data;
+    stream.lastAt = Date.now();
+    if (event.final) this.close(stream);
   }
 
   /** Ends the streams of keys that expired or were revoked (a revocation anywhere shows within the authenticator's cache time). */
