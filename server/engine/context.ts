@@ -57,10 +57,10 @@ export interface SpendGuard {
 }
 
 /**
- * A say, from outside the engine, over a transaction the follower sends on its own once the
- * request is over: one the node never got (a crash before the broadcast), or a re-signature. A job
- * withdraws the operations of a cancelled job this way, so that nothing of it is sent after the
- * cancel. `sendAgain` runs `send` (one broadcast, no store access) and answers what it answers, or
+ * A say, from outside the engine, over each broadcast of a transaction not yet on its way: a
+ * request's first broadcast, and what the follower sends on its own once the request is over (one
+ * the node never got, a crash before the broadcast; a re-signature). A job withdraws the operations
+ * of a cancelled job this way, so that nothing of it is sent after the cancel. `sendAgain` runs `send` (one broadcast, no store access) and answers what it answers, or
  * answers "withdrawn" without running it; a guard holding a lock while `send` runs orders the
  * broadcast with the withdrawal.
  */
@@ -100,7 +100,7 @@ export interface EngineContext {
   signers: SignerDirectory;
   /** Spend limits checked before a new write is signed (the follower's re-signs are not counted again). */
   spendGuard?: SpendGuard;
-  /** Asked before the follower sends an operation again (a cancelled job's are withdrawn); none: always sent. */
+  /** Asked before an operation's first broadcast and before the follower sends one again (a cancelled job's are withdrawn); none: always sent. */
   resendGuard?: ResendGuard;
   kinds: Map<string, OperationKind>;
   options: EngineOptions;

@@ -259,7 +259,15 @@ export class TransactionEngine implements RequestPath {
   private async broadcastFirst(op: Operation, signer: TransactionSigner, refund: SpendRefund): Promise<boolean> {
     const deadline = Date.now() + Math.min(this.ctx.options.txTimeoutMs, GAP_WAIT_MS);
     for (let attempt = 1; ; attempt++) {
-      const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw, op.nonce!);
+      // The resend guard has its say over the first broadcast too: a cancelled job's batch never goes out.
+      const send = () => broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw, op.nonce!);
+      const outcome = this.ctx.resendGuard ? await this.ctx.resendGuard.sendAgain(op, send) : await send();
+      if (outcome === "withdrawn")
+        return this.giveUpUnsent(
+          op,
+          new ApiError("TRANSACTION_ABANDONED", "Withdrawn before its first broadcast (its job was cancelled)"),
+          refund,
+        );
       switch (outcome.kind) {
         case "accepted":
           return true;

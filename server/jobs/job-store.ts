@@ -33,6 +33,24 @@ export interface JobRecord {
   finishedAt: Date | null;
 }
 
+/** What a job's event streams show. */
+export interface JobProgress {
+  status: JobStatus;
+  rows: number;
+  error: JobError | null;
+  rowsByState: Record<RowStatus, number>;
+}
+
+/** Rows by state from the row counts of each batch status: claimed and cancelled batches' rows are pending. */
+function byRowState(counts: { batch_status: BatchStatus; n: string }[]): Record<RowStatus, number> {
+  const states: Record<RowStatus, number> = { pending: 0, sent: 0, confirmed: 0, failed: 0 };
+  for (const { batch_status: status, n } of counts) {
+    const state: RowStatus = status === "sent" || status === "confirmed" || status === "failed" ? status : "pending";
+    states[state] += Number(n);
+  }
+  return states;
+}
+
 export interface BatchRecord {
   jobId: string;
   index: number;
@@ -221,19 +239,38 @@ export class JobStore {
     return rows.map(toBatch);
   }
 
+  /** A job's status and rows by state in one read (what its event streams show); null for an unknown job. */
+  async progress(jobId: string): Promise<JobProgress | null> {
+    const { rows } = await this.db.query<{
+      status: JobStatus;
+      row_count: number;
+      error: JobError | null;
+      batch_status: BatchStatus | null;
+      n: string | null;
+    }>(
+      `SELECT j.status, j.row_count, j.error, b.status AS batch_status, sum(b.row_count)::text AS n
+       FROM jobs j LEFT JOIN job_batches b ON b.job_id = j.id
+       WHERE j.id = $1 GROUP BY j.id, b.status`,
+      [jobId],
+    );
+    if (rows.length === 0) return null;
+    return {
+      status: rows[0].status,
+      rows: Number(rows[0].row_count),
+      error: rows[0].error,
+      rowsByState: byRowState(
+        rows.filter((r) => r.batch_status !== null) as { batch_status: BatchStatus; n: string }[],
+      ),
+    };
+  }
+
   /** Rows by state, from the batches (no row is read). */
   async rowCounts(jobId: string): Promise<Record<RowStatus, number>> {
     const { rows } = await this.db.query<{ status: BatchStatus; n: string }>(
       "SELECT status, sum(row_count)::text AS n FROM job_batches WHERE job_id = $1 GROUP BY status",
       [jobId],
     );
-    const counts: Record<RowStatus, number> = { pending: 0, sent: 0, confirmed: 0, failed: 0 };
-    for (const row of rows) {
-      const state: RowStatus =
-        row.status === "sent" || row.status === "confirmed" || row.status === "failed" ? row.status : "pending";
-      counts[state] += Number(row.n);
-    }
-    return counts;
+    return byRowState(rows.map((r) => ({ batch_status: r.status, n: r.n })));
   }
 
   /** The entries of one batch, in order. */

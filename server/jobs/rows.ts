@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { parse } from "csv-parse";
+import { StringDecoder } from "node:string_decoder";
 import { addressFault } from "../chain/address-checksum";
 import { ApiError, type ErrorDetail } from "../http/errors";
 
@@ -10,7 +10,7 @@ export const MAX_ROWS = 100_000;
 /** At most this many bytes in one job's body: the one route allowed past 100 kB. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 /** Bad rows named in a 400 at most; the message says how many more there were. */
-const MAX_DETAILS = 1_000;
+export const MAX_DETAILS = 1_000;
 
 /** One row as sent: where it was (`line`: its row in the file, or its index + 1 in JSON), its address and amount. */
 export interface InputRow {
@@ -48,21 +48,40 @@ function amountOf(value: unknown): bigint | string {
   return amount;
 }
 
+/** Bad rows as found, in row order: the first MAX_DETAILS named, the others only counted. */
+export class RowProblems {
+  readonly named: ErrorDetail[] = [];
+  count = 0;
+
+  add(line: number, message: string): void {
+    this.count += 1;
+    if (this.named.length < MAX_DETAILS) this.named.push({ path: `row ${line}`, message });
+  }
+}
+
+/** 400 for a list over MAX_ROWS, before any row is looked at. */
+export function tooManyRows(count: number): ApiError {
+  return new ApiError("VALIDATION_ERROR", `At most ${MAX_ROWS} rows; this list has ${count}`, [
+    { path: "(body)", message: `at most ${MAX_ROWS} rows; this list has ${count}` },
+  ]);
+}
+
 /**
  * Checks every row and merges duplicates (amounts added for an airdrop, one entry for a
- * whitelist), in the order each address first appears. Throws 400 VALIDATION_ERROR naming each
- * bad row (`row N`), before anything is planned; `extra` are problems the reader found itself
- * (a broken CSV line).
+ * whitelist), in the order each address first appears. Throws 400 VALIDATION_ERROR naming the
+ * first MAX_DETAILS bad rows (`row N`) and counting the others, before anything is planned;
+ * `found` are problems the reader found itself (a broken CSV line), in row order.
  */
-export function checkRows(kind: JobKind, rows: InputRow[], extra: ErrorDetail[] = []): JobEntry[] {
-  const problems: ErrorDetail[] = [...extra];
+export function checkRows(kind: JobKind, rows: InputRow[], found: RowProblems = new RowProblems()): JobEntry[] {
+  if (rows.length > MAX_ROWS) throw tooManyRows(rows.length);
+  const problems = new RowProblems();
   const byAddress = new Map<string, JobEntry>();
   for (const row of rows) {
     const addressError = addressProblem(typeof row.address === "string" ? row.address.trim() : row.address);
     const amount = kind === "airdrop" ? amountOf(row.amount) : 1n;
     const message = addressError ?? (typeof amount === "string" ? amount : undefined);
     if (message) {
-      problems.push({ path: `row ${row.line}`, message });
+      problems.add(row.line, message);
       continue;
     }
     const address = (row.address as string).trim().toLowerCase();
@@ -70,19 +89,23 @@ export function checkRows(kind: JobKind, rows: InputRow[], extra: ErrorDetail[] 
     if (seen) seen.amount += amount as bigint;
     else byAddress.set(address, { line: row.line, address, amount: amount as bigint });
   }
-  if (rows.length > MAX_ROWS)
-    problems.unshift({ path: "(body)", message: `at most ${MAX_ROWS} rows; this list has ${rows.length}` });
-  if (rows.length === 0 && problems.length === 0) problems.push({ path: "(body)", message: "the list has no rows" });
-  if (problems.length > 0) {
-    problems.sort((a, b) => lineOf(a) - lineOf(b));
-    const shown = problems.slice(0, MAX_DETAILS);
-    const more = problems.length - shown.length;
+  const total = problems.count + found.count;
+  if (total === 0 && rows.length === 0)
+    throw new ApiError("VALIDATION_ERROR", "The list has no rows", [
+      { path: "(body)", message: "the list has no rows" },
+    ]);
+  if (total > 0) {
+    // Both lists are in row order, each cut at MAX_DETAILS: their first MAX_DETAILS together are the file's.
+    const shown = [...found.named, ...problems.named].sort((a, b) => lineOf(a) - lineOf(b)).slice(0, MAX_DETAILS);
+    const more = total - shown.length;
     throw new ApiError(
       "VALIDATION_ERROR",
-      `${problems.length} bad row${problems.length === 1 ? "" : "s"}: ${shown
+      `${total} bad row${total === 1 ? "" : "s"}: ${shown
         .slice(0, 5)
         .map((p) => `${p.path}: ${p.message}`)
-        .join("; ")}${problems.length > 5 ? "; …" : ""}${more > 0 ? ` (${more} more not listed)` : ""}`,
+        .join(
+          "; ",
+        )}${total > 5 ? "; …" : ""}${more > 0 ? ` (the first ${shown.length} listed, ${more} more not listed)` : ""}`,
       shown,
     );
   }
@@ -94,107 +117,182 @@ function lineOf(detail: ErrorDetail): number {
   return match ? Number(match[1]) : 0;
 }
 
-/** The text after the first `lines` lines of `text`. */
-function after(text: string, lines: number): string {
-  let at = 0;
-  for (let i = 0; i < lines; i++) {
-    const newline = text.indexOf("\n", at);
-    if (newline === -1) return "";
-    at = newline + 1;
-  }
-  return text.slice(at);
+/** 400 for a body past `limit` bytes; the connection is closed after the answer, so that the rest is never read. */
+export function bodyTooLarge(limit = MAX_BODY_BYTES): ApiError {
+  return new ApiError(
+    "VALIDATION_ERROR",
+    `Request body is over ${limit / 1024 / 1024} MB`,
+    [{ path: "(body)", message: "too large" }],
+    { Connection: "close" },
+  );
 }
 
 /**
- * Reads a CSV body as it streams in (csv-parse): rows `address,amount` (airdrop) or `address`
- * (whitelist), an optional header row, `line` being each record's row in the file. A line the
- * parser cannot read (a broken quote) is a problem of that row, and reading goes on from the next
- * line (the body read so far is kept for that: at most MAX_BODY_BYTES). Refuses more than
- * MAX_BODY_BYTES (400) as soon as it passes them.
+ * The length of the longest array among the top-level fields of a JSON object, counted in one scan
+ * of its text without parsing it (JSON.parse of 10 MB of bare numbers builds 5 million values first).
+ * Exact for valid JSON; for broken JSON any number (JSON.parse then refuses it).
  */
-export async function readCsvRows(body: Readable): Promise<{ rows: InputRow[]; problems: ErrorDetail[] }> {
-  const rows: InputRow[] = [];
-  const problems: ErrorDetail[] = [];
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  let offset = 0;
-  let lastLine = 0;
-  let first = true;
-  const tooLarge = () =>
-    new ApiError("VALIDATION_ERROR", `Request body is over ${MAX_BODY_BYTES / 1024 / 1024} MB`, [
-      { path: "(body)", message: "too large" },
-    ]);
-  // Records are taken as the parser makes them (on_record), so that those before a broken line are kept.
-  const newParser = () =>
-    parse({
-      relax_column_count: true,
-      skip_empty_lines: true,
-      trim: true,
-      bom: true,
-      on_record: (record: string[], context) => {
-        const line = offset + context.lines;
-        lastLine = line;
-        const [address, amount] = record;
-        if (first) {
-          first = false;
-          // A header row names its columns: anything in the first column that does not look like hex.
-          if (address !== undefined && !/^0x/i.test(address)) return null;
-        }
-        if (rows.length <= MAX_ROWS) rows.push({ line, address: address ?? "", amount });
-        return null;
-      },
-    });
-  const run = (parser: ReturnType<typeof parse>) =>
-    new Promise<void>((resolve, reject) => {
-      parser.once("end", resolve);
-      parser.once("error", reject);
-      parser.resume();
-    });
-  let parser = newParser();
-  body.on("data", (chunk: Buffer) => {
-    bytes += chunk.length;
-    chunks.push(chunk);
-    if (bytes > MAX_BODY_BYTES && !parser.destroyed) {
-      // The rest is read and dropped (the answer still goes out on this connection).
-      body.unpipe(parser);
-      body.resume();
-      parser.destroy(tooLarge());
+export function longestTopLevelArray(text: string): number {
+  let depth = 0;
+  let inString = false;
+  let longest = 0;
+  let items = 0;
+  let empty = true;
+  let inArray = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash escapes what follows
+      else if (c === 0x22) inString = false;
+      continue;
     }
-  });
-  body.on("error", (err) => parser.destroy(err));
-  let fromBody = true;
-  for (;;) {
-    try {
-      if (fromBody) body.pipe(parser);
-      await run(parser);
-      break;
-    } catch (err) {
-      if (err instanceof ApiError) throw err;
-      if (bytes > MAX_BODY_BYTES) throw tooLarge();
-      // The record that broke starts on the line after the last good one (an unclosed quote is
-      // only noticed at the end of the file); reading resumes after it.
-      const bad =
-        (err as { code?: string }).code === "CSV_QUOTE_NOT_CLOSED"
-          ? lastLine + 1
-          : offset + ((err as { lines?: number }).lines ?? 1);
-      problems.push({ path: `row ${bad}`, message: `not a valid CSV line: ${(err as Error).message.split(":")[0]}` });
-      if (fromBody) {
-        body.unpipe(parser);
-        const ended = new Promise<void>((resolve) => (body.readableEnded ? resolve() : body.once("end", resolve)));
-        body.resume();
-        await ended;
-        if (bytes > MAX_BODY_BYTES) throw tooLarge();
-        fromBody = false;
+    if (c === 0x22) {
+      inString = true;
+      if (depth === 2 && inArray) empty = false;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (depth === 1 && c === 0x5b) {
+        inArray = true;
+        items = 0;
+        empty = true;
+      } else if (depth === 2 && inArray) empty = false;
+      depth++;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+      if (depth === 1 && inArray) {
+        inArray = false;
+        longest = Math.max(longest, empty ? 0 : items + 1);
       }
-      const rest = after(Buffer.concat(chunks).toString("utf8"), bad);
-      if (rest.trim() === "" || problems.length > MAX_ROWS) break;
-      offset = bad;
-      lastLine = bad;
-      first = false;
-      parser = newParser();
-      parser.end(rest);
+    } else if (depth === 2 && inArray) {
+      if (c === 0x2c) items++;
+      else if (c > 0x20) empty = false;
     }
   }
-  if (bytes > MAX_BODY_BYTES) throw tooLarge();
+  return longest;
+}
+
+/** Reads a whole body of at most `limit` bytes: past them, 400 at once, and the rest is left unread. */
+export function readBoundedBody(body: Readable, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  return readChunks(body, limit, (chunk) => chunks.push(chunk)).then(() => Buffer.concat(chunks));
+}
+
+/** Hands each chunk of `body` to `onChunk` until its end; past `limit` bytes, 400 and no more reading. */
+function readChunks(body: Readable, limit: number, onChunk: (chunk: Buffer) => void): Promise<void> {
+  let bytes = 0;
+  return new Promise<void>((resolve, reject) => {
+    const stop = (err?: unknown) => {
+      body.off("data", onData).off("end", onEnd).off("error", stop);
+      // Paused, not destroyed: the answer still goes out on this connection, which it then closes.
+      body.pause();
+      if (err) reject(err);
+      else resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > limit) return stop(bodyTooLarge(limit));
+      onChunk(chunk);
+    };
+    const onEnd = () => stop();
+    body.on("data", onData).once("end", onEnd).once("error", stop);
+  });
+}
+
+/** The names a header row may hold: a first row made of these alone is the header. */
+const COLUMN_NAMES = new Set(["address", "amount"]);
+
+/**
+ * The fields of one CSV line (RFC 4180 within the line: a field may be quoted, `""` being a quote
+ * inside it; spaces around a field are dropped), or why it is no CSV line. A quoted field ends on
+ * its own line: a row is a line, so one broken line never takes the next ones with it.
+ */
+export function csvFields(line: string): string[] | string {
+  if (!line.includes('"')) return line.split(",").map((f) => f.trim());
+  const fields: string[] = [];
+  let at = 0;
+  for (;;) {
+    while (line[at] === " " || line[at] === "\t") at++;
+    let field: string;
+    if (line[at] === '"') {
+      let value = "";
+      let from = at + 1;
+      for (;;) {
+        const quote = line.indexOf('"', from);
+        if (quote === -1) return `a quote opened in field ${fields.length + 1} is not closed on its line`;
+        value += line.slice(from, quote);
+        if (line[quote + 1] === '"') {
+          value += '"';
+          from = quote + 2;
+          continue;
+        }
+        at = quote + 1;
+        break;
+      }
+      while (line[at] === " " || line[at] === "\t") at++;
+      if (at < line.length && line[at] !== ",") return `text after the closing quote of field ${fields.length + 1}`;
+      field = value;
+    } else {
+      const comma = line.indexOf(",", at);
+      field = (comma === -1 ? line.slice(at) : line.slice(at, comma)).trim();
+      if (field.includes('"')) return `a quote inside the unquoted field ${fields.length + 1}`;
+      at = comma === -1 ? line.length : comma;
+    }
+    fields.push(field);
+    if (at >= line.length) return fields;
+    at++; // the comma
+  }
+}
+
+/**
+ * Reads a CSV body as it streams in, in one pass: one row per line, `address,amount` (airdrop) or
+ * `address` (whitelist), `line` being the row's line in the file. The first row is a header when
+ * its fields are column names (`address`, `amount`); any other first row is data, checked as such.
+ * A line that is no CSV (a broken quote) is a problem of that row, and reading goes on at the next
+ * line. At most `limit` bytes are read: past them, 400 at once, and the rest is left unread.
+ */
+export async function readCsvRows(
+  body: Readable,
+  limit = MAX_BODY_BYTES,
+): Promise<{ rows: InputRow[]; problems: RowProblems }> {
+  const rows: InputRow[] = [];
+  const problems = new RowProblems();
+  const decoder = new StringDecoder("utf8");
+  let line = 0;
+  let partial = "";
+  let first = true;
+  let count = 0;
+  const take = (text: string) => {
+    if (line === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a byte order mark
+    line += 1;
+    const trimmed = text.endsWith("\r") ? text.slice(0, -1) : text;
+    if (trimmed.trim() === "") return;
+    const fields = csvFields(trimmed);
+    if (typeof fields === "string") {
+      problems.add(line, `not a valid CSV line: ${fields}`);
+      first = false;
+      return;
+    }
+    if (first) {
+      first = false;
+      const named = fields.filter((f) => f !== "");
+      if (named.length > 0 && named.every((f) => COLUMN_NAMES.has(f.toLowerCase()))) return;
+    }
+    // Past MAX_ROWS the list is refused whatever its rows say: they are counted, not kept.
+    count += 1;
+    if (count <= MAX_ROWS) rows.push({ line, address: fields[0], amount: fields[1] });
+  };
+  const feed = (text: string) => {
+    let start = 0;
+    for (let end = text.indexOf("\n"); end !== -1; end = text.indexOf("\n", start)) {
+      take(partial + text.slice(start, end));
+      partial = "";
+      start = end + 1;
+    }
+    partial += text.slice(start);
+  };
+  await readChunks(body, limit, (chunk) => feed(decoder.write(chunk)));
+  feed(decoder.end());
+  if (partial !== "") take(partial);
+  if (count > MAX_ROWS) throw tooManyRows(count);
   return { rows, problems };
 }

@@ -240,7 +240,10 @@ export class JobRunner {
       return await this.markSent(job.id, batch.index, operationIdOf(answer));
     } catch (err) {
       const apiError = err instanceof ApiError ? err : undefined;
-      if (apiError && PAUSING.has(apiError.code)) {
+      if (apiError?.code === "TRANSACTION_ABANDONED") {
+        // Withdrawn before its broadcast (resend-guard.ts): the job was cancelled meanwhile.
+        await this.release(job.id, batch.index, "cancelled");
+      } else if (apiError && PAUSING.has(apiError.code)) {
         await this.pause(job.id, batch.index, { code: apiError.code, message: apiError.message });
       } else {
         this.deps.logger.warn(

@@ -9,7 +9,8 @@
  *   all (`loseAnswer`),
  * - stop listening altogether and come back on the same port (`down` / `up`),
  * - judge a forwarded call by its params and the node's result, and answer an error instead
- *   (`judgeAnswers`: a hosted node's caps on eth_getLogs, say).
+ *   (`judgeAnswers`: a hosted node's caps on eth_getLogs, say),
+ * - hold a call for a while before forwarding it (`delay`: a slow node, one call at a time).
  *
  * Fault rules match a method name and, optionally, a predicate on the call's params; each applies a
  * given number of times, first rule first. In a batch (a JSON array body) with at least one matching
@@ -73,7 +74,8 @@ export interface ProxyOptions {
 /** What a matching call is answered instead of the node's answer. */
 export type ChosenAnswer = { result: unknown } | { error: JsonRpcErrorObject };
 
-type Action = { kind: "lose"; mode: LossMode } | { kind: "answer"; answer: ChosenAnswer };
+type Action =
+  { kind: "lose"; mode: LossMode } | { kind: "answer"; answer: ChosenAnswer } | { kind: "delay"; ms: number };
 
 interface Rule extends FaultRule {
   readonly action: Action;
@@ -167,6 +169,11 @@ export class RpcProxy {
     return this.addRule(method, { kind: "answer", answer: { error } }, opts);
   }
 
+  /** Holds matching calls (their whole request) `ms` before forwarding them; the answer then comes as usual. */
+  delay(method: string, ms: number, opts: RuleOptions = {}): FaultRule {
+    return this.addRule(method, { kind: "delay", ms }, opts);
+  }
+
   /** Answers matching calls with `answer` (a result, or an error), without forwarding them. */
   answerWith(method: string, answer: ChosenAnswer, opts: RuleOptions = {}): FaultRule {
     return this.addRule(method, { kind: "answer", answer }, opts);
@@ -250,7 +257,7 @@ export class RpcProxy {
     const parsed = parseCalls(body);
     this.record(parsed?.calls ?? []);
     const rule = parsed ? this.takeRule(parsed.calls) : undefined;
-    await sleep(this.latencyMs);
+    await sleep(this.latencyMs + (rule?.action.kind === "delay" ? rule.action.ms : 0));
 
     if (rule?.action.kind === "answer" && parsed) {
       await this.answerChosen(res, parsed, rule, rule.action.answer);

@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import { expect } from "chai";
 import { getAddress, hexlify } from "ethers";
 import { ApiError } from "../../server/http/errors";
-import { checkRows, readCsvRows } from "../../server/jobs/rows";
+import { checkRows, csvFields, longestTopLevelArray, readCsvRows } from "../../server/jobs/rows";
 
 const fresh = () => getAddress(hexlify(randomBytes(20)));
 /** The address with the case of every letter swapped: a wrong checksum (unless it has no letter). */
@@ -68,7 +68,43 @@ describe("a job's rows (server/jobs/rows.ts)", function () {
       const text = `address,amount\n${fresh()},1\n${broken.replace("ADDRESS", fresh())}\n${fresh()},2\n\n${fresh()},3\n`;
       const { rows, problems } = await csv(text);
       expect(rows.map((r) => r.line)).to.deep.equal([2, 4, 6]);
-      expect(problems.map((p) => p.path)).to.deep.equal(["row 3"]);
+      expect(problems.named.map((p) => p.path)).to.deep.equal(["row 3"]);
     });
   }
+
+  it("reads a line's fields as RFC 4180 does within the line, and says why a line is no CSV", function () {
+    expect(csvFields(" 0xab , 2 ")).to.deep.equal(["0xab", "2"]);
+    expect(csvFields(`"0xab", "2"`)).to.deep.equal(["0xab", "2"]);
+    expect(csvFields(`"a ""b"", c",1`)).to.deep.equal([`a "b", c`, "1"]);
+    expect(csvFields(`"0xab"x,1`)).to.equal("text after the closing quote of field 1");
+    expect(csvFields(`0xab,"1`)).to.equal("a quote opened in field 2 is not closed on its line");
+    expect(csvFields(`0x"ab,1`)).to.equal("a quote inside the unquoted field 1");
+  });
+
+  it("takes a first row of column names alone for the header, and any other first row for data", async function () {
+    const a = fresh();
+    for (const [text, lines] of [
+      [`address,amount\n${a},1\n`, [2]],
+      [`\uFEFF"Address" , AMOUNT\r\n${a},1\r\n`, [2]],
+      [`wallet,qty\n${a},1\n`, [1, 2]],
+      [`${a.slice(2)},1\n${a},1\n`, [1, 2]],
+      [`${a},1\n`, [1]],
+    ] as const) {
+      const { rows } = await csv(text);
+      expect(
+        rows.map((r) => r.line),
+        text,
+      ).to.deep.equal(lines);
+    }
+  });
+
+  it("counts the items of a JSON body's longest top-level array without parsing it", function () {
+    const cases: [unknown, number][] = [
+      [{ kind: "airdrop", recipients: [] }, 0],
+      [{ recipients: [{ address: "a,b", amount: [1, 2, 3] }, { address: "]" }] }, 2],
+      [{ a: [1, 2, 3], b: ["x"], c: { d: [1, 2, 3, 4, 5] } }, 3],
+      [{ addresses: ['"', "\\", ","] }, 3],
+    ];
+    for (const [body, n] of cases) expect(longestTopLevelArray(JSON.stringify(body)), JSON.stringify(body)).to.equal(n);
+  });
 });

@@ -5,13 +5,11 @@ import { FINISHED } from "../job-store";
 import { admitWrite, JobParams, jobOfPath, jobView, requireKind, type JobRouteDeps } from "./deps";
 import { JobView } from "./schemas";
 
-/** How long a cancel waits for batches caught between their claim and their broadcast. */
-const SETTLE_MS = 30_000;
-
 /**
- * POST /jobs/{id}/cancel: batches not yet sent are never sent. Answers once no batch is between
- * its claim and its broadcast, so nothing goes out after the answer; batches already sent are
- * followed to their end.
+ * POST /jobs/{id}/cancel: batches not yet sent are never sent. Every broadcast of a job's batch takes
+ * the job's row lock and checks its status under it (resend-guard.ts), as this cancel takes the lock
+ * to cancel it: once the cancel has committed, no broadcast of the job can start, so it answers at
+ * once. Batches already sent are followed to their end.
  */
 export function mountCancelJob(router: Router, deps: JobRouteDeps): void {
   router.post("/jobs/:id/cancel", async (ctx) => {
@@ -28,15 +26,6 @@ export function mountCancelJob(router: Router, deps: JobRouteDeps): void {
       ]);
       await tx.query("UPDATE job_batches SET status = 'cancelled' WHERE job_id = $1 AND status = 'pending'", [job.id]);
     });
-    const deadline = Date.now() + SETTLE_MS;
-    while (Date.now() < deadline) {
-      const { rows } = await deps.store.db.query<{ n: string }>(
-        "SELECT count(*)::text AS n FROM job_batches WHERE job_id = $1 AND status = 'sending'",
-        [found.id],
-      );
-      if (rows[0].n === "0") break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
     ctx.body = await jobView(deps, (await deps.store.find(found.id))!);
   });
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { bodyParser } from "@koa/bodyparser";
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod";
@@ -9,7 +8,20 @@ import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
 import { address, from } from "../../nft/fields";
 import { ROOT_KEY_ID } from "../../nft";
-import { checkRows, MAX_BODY_BYTES, MAX_ROWS, readCsvRows, type InputRow, type JobKind } from "../rows";
+import type { TransactionSigner } from "../../signers/signer";
+import {
+  bodyTooLarge,
+  checkRows,
+  longestTopLevelArray,
+  MAX_BODY_BYTES,
+  MAX_ROWS,
+  readBoundedBody,
+  readCsvRows,
+  tooManyRows,
+  type InputRow,
+  type JobKind,
+  type RowProblems,
+} from "../rows";
 import { admitWrite, requireKind, type JobRouteDeps } from "./deps";
 import { JobPlanView } from "./schemas";
 
@@ -52,34 +64,54 @@ const CreateBodyDoc = z
   })
   .openapi("CreateJobRequest");
 
-const parseJson = bodyParser({
-  enableTypes: ["json"],
-  jsonLimit: MAX_BODY_BYTES,
-  onError: (err) => {
-    const tooLarge = (err as { type?: string }).type === "entity.too.large";
-    throw new ApiError("VALIDATION_ERROR", tooLarge ? "Request body is over 10 MB" : "Request body is not valid JSON", [
-      { path: "(body)", message: tooLarge ? "too large" : "invalid JSON" },
+/**
+ * The JSON body, read to at most MAX_BODY_BYTES; a list past MAX_ROWS is refused on its length,
+ * counted in the text before anything is parsed or checked.
+ */
+async function readJson(ctx: Context): Promise<unknown> {
+  if (!ctx.request.is("json")) return {};
+  const text = (await readBoundedBody(ctx.req)).toString("utf8");
+  const longest = longestTopLevelArray(text);
+  if (longest > MAX_ROWS) throw tooManyRows(longest);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new ApiError("VALIDATION_ERROR", "Request body is not valid JSON", [
+      { path: "(body)", message: "invalid JSON" },
     ]);
-  },
-});
+  }
+}
 
 interface JobRequest {
   kind: JobKind;
   contractAddress: string;
-  from: string;
+  signer: TransactionSigner;
   dryRun: boolean;
   rows: InputRow[];
-  problems: { path: string; message: string }[];
+  problems?: RowProblems;
 }
 
-/** The request as JSON or CSV (kind, contractAddress and from in the query). */
-async function readRequest(ctx: Context): Promise<JobRequest> {
+/**
+ * What the key may do with the job's fields, before its rows are looked at: the kind's scope and
+ * the collection (403), then the wallet, among those the key may use (404 for one out of its reach,
+ * the same answer as for one the service does not hold, whatever state its signer is in).
+ */
+async function admitJob(ctx: Context, deps: JobRouteDeps, kind: JobKind, contractAddress: string, from: string) {
+  requireKind(ctx, deps, kind, contractAddress);
+  if (!deps.wallets) throw new ApiError("WALLET_NOT_FOUND", "The service holds no wallets");
+  const principal = ctx.state.access as AccessPrincipal | undefined;
+  return deps.wallets.signerFor(from, principal?.wallets ?? null);
+}
+
+/**
+ * The request as CSV (kind, contractAddress and from in the query: every check but the rows' is
+ * made before a byte of the body is read) or JSON (read first: the fields are in it).
+ */
+async function readRequest(ctx: Context, deps: JobRouteDeps): Promise<JobRequest> {
   const query = parseInput(CreateQuery, ctx.query);
   const declared = Number(ctx.get("content-length") || 0);
-  if (declared > MAX_BODY_BYTES) {
-    // Refused on its declared length, before a byte of it is read.
-    throw new ApiError("VALIDATION_ERROR", "Request body is over 10 MB", [{ path: "(body)", message: "too large" }]);
-  }
+  // Refused on its declared length, before a byte of it is read.
+  if (declared > MAX_BODY_BYTES) throw bodyTooLarge();
   if (ctx.request.is("text/csv")) {
     const missing = (["kind", "contractAddress", "from"] as const).filter((k) => query[k] === undefined);
     if (missing.length > 0)
@@ -88,18 +120,20 @@ async function readRequest(ctx: Context): Promise<JobRequest> {
         `A CSV job needs ${missing.join(", ")} as query parameters`,
         missing.map((path) => ({ path, message: "required with Content-Type: text/csv" })),
       );
+    const signer = await admitJob(ctx, deps, query.kind!, query.contractAddress!, query.from!);
     const { rows, problems } = await readCsvRows(ctx.req);
     return {
       kind: query.kind!,
       contractAddress: query.contractAddress!,
-      from: query.from!,
+      signer,
       dryRun: query.dryRun === "true",
       rows,
       problems,
     };
   }
-  await parseJson(ctx, async () => {});
-  const body = parseInput(CreateBody, ctx.request.body);
+  const raw = await readJson(ctx);
+  const body = parseInput(CreateBody, raw);
+  const signer = await admitJob(ctx, deps, body.kind, body.contractAddress, body.from);
   const list = (body.kind === "airdrop" ? body.recipients : body.addresses) ?? [];
   const rows: InputRow[] = list.map((item, i) =>
     body.kind === "airdrop"
@@ -113,10 +147,9 @@ async function readRequest(ctx: Context): Promise<JobRequest> {
   return {
     kind: body.kind,
     contractAddress: body.contractAddress,
-    from: body.from,
+    signer,
     dryRun: body.dryRun === true || query.dryRun === "true",
     rows,
-    problems: [],
   };
 }
 
@@ -125,11 +158,8 @@ export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
   router.post("/jobs", async (ctx) => {
     const queryKind = Kind.safeParse(ctx.query.kind);
     await admitWrite(ctx, deps, queryKind.success ? queryKind.data : undefined);
-    const request = await readRequest(ctx);
-    requireKind(ctx, deps, request.kind, request.contractAddress);
-    if (!deps.wallets) throw new ApiError("WALLET_NOT_FOUND", "The service holds no wallets");
-    const signer = await deps.wallets.signerFor(request.from);
-    deps.access.checkWallet(ctx, signer.address);
+    const request = await readRequest(ctx, deps);
+    const { signer } = request;
     const entries = checkRows(request.kind, request.rows, request.problems);
     const plan = await deps.planner.plan(request.kind, request.contractAddress, entries);
     const summary = {

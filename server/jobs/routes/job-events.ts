@@ -1,54 +1,29 @@
-import { PassThrough } from "node:stream";
 import type Router from "@koa/router";
 import { z } from "zod";
+import { presentedKey, type AccessPrincipal } from "../../access";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { FINISHED } from "../job-store";
+import { JobEventStreams } from "../event-streams";
 import { JobParams, jobOfPath, READ, type JobRouteDeps } from "./deps";
-
-/** At most one event a second (API.md). */
-const EVENT_INTERVAL_MS = 1_000;
 
 /**
  * GET /jobs/{id}/events: Server-Sent Events. A `progress` event when the job's counts or status
  * changed (at most one a second), and a `final` event once it is completed, failed or cancelled,
- * after which the stream ends.
+ * after which the stream ends. At most 10 open per access key (429 past that); each ends when its
+ * key is revoked or expires, and after 1 h (event-streams.ts).
  */
 export function mountJobEvents(router: Router, deps: JobRouteDeps): void {
+  const streams = new JobEventStreams(deps.store, deps.access.authenticator);
   router.get("/jobs/:id/events", deps.access.require(READ), async (ctx) => {
     const job = await jobOfPath(ctx, deps);
+    const out = streams.open(job.id, ctx.state.access as AccessPrincipal, presentedKey(ctx)!);
+    ctx.res.once("close", () => streams.closeOutput(out));
     ctx.req.socket.setTimeout(0);
     ctx.req.socket.setNoDelay(true);
     ctx.set("Cache-Control", "no-cache");
     ctx.set("X-Accel-Buffering", "no");
     ctx.type = "text/event-stream";
     ctx.status = 200;
-    const stream = new PassThrough();
-    ctx.body = stream;
-    let open = true;
-    ctx.req.once("close", () => (open = false));
-    void (async () => {
-      let last = "";
-      let id = 0;
-      while (open) {
-        const current = (await deps.store.find(job.id))!;
-        const rowsByState = await deps.store.rowCounts(job.id);
-        const final = FINISHED.includes(current.status);
-        const data = JSON.stringify({
-          jobId: job.id,
-          status: current.status,
-          rows: current.rows,
-          rowsByState,
-          ...(current.error ? { error: current.error } : {}),
-        });
-        if (data !== last || final) {
-          stream.write(`id: ${++id}\nevent: ${final ? "final" : "progress"}\ndata: ${data}\n\n`);
-          last = data;
-        }
-        if (final) break;
-        await new Promise((resolve) => setTimeout(resolve, EVENT_INTERVAL_MS));
-      }
-      stream.end();
-    })().catch((err: unknown) => stream.destroy(err as Error));
+    ctx.body = out;
   });
 }
 
