@@ -238,7 +238,7 @@ export class FailoverTransport {
         lastError = makeError("every RPC URL that answers is behind", "SERVER_ERROR");
         continue;
       }
-      if (more && this.lacksShownBlock(e, calls, answers)) {
+      if (more && this.lacksShownBlock(calls, answers)) {
         lastAnswer = answer;
         continue;
       }
@@ -412,23 +412,18 @@ export class FailoverTransport {
   }
 
   /**
-   * Whether `e` answered "no such block" for a height another URL not behind has shown (its
-   * fresh head is at or above it): a lagging node's gap, which the next URL is asked about.
+   * Whether `e` answered "no such block" for a height the chain has shown (the highest fresh head
+   * seen, from any URL, is at or above it): a lagging node's gap, which the next URL is asked about.
    */
-  private lacksShownBlock(e: Endpoint, calls: JsonRpcCall[], answers: JsonRpcAnswer[]): boolean {
+  private lacksShownBlock(calls: JsonRpcCall[], answers: JsonRpcAnswer[]): boolean {
     const byId = new Map(answers.map((a) => [JSON.stringify(a?.id ?? null), a]));
-    const since = Date.now() - HEAD_FRESH_MS;
     for (const call of calls) {
       if (call?.method !== "eth_getBlockByNumber" || !Array.isArray(call.params)) continue;
       const tag = call.params[0];
       if (typeof tag !== "string" || !tag.startsWith("0x")) continue;
       const answer = byId.get(JSON.stringify(call.id ?? null));
       if (!answer || !("result" in answer) || answer.result !== null) continue;
-      const height = Number(BigInt(tag));
-      const shown = this.endpoints.some(
-        (o) => o !== e && o.status === "ok" && o.head !== undefined && o.head.at >= since && o.head.number >= height,
-      );
-      if (shown) return true;
+      if (this.highestHead() >= Number(BigInt(tag))) return true;
     }
     return false;
   }
