@@ -230,7 +230,8 @@ export async function startService(
       maxGasPerTx: config.maxGasPerTx,
     },
     jobs: { store: jobStore, runner: jobRunner, planner: new JobPlanner(chain, config.maxGasPerTx) },
-    rpcUrls,
+    // With one URL its state is the chain's: /health keeps its one-chain shape.
+    rpcUrls: config.rpcUrls.length > 1 ? rpcUrls : undefined,
   });
 
   const servers: DrainableServer[] = [];

@@ -33,7 +33,7 @@ export interface ReadinessChecks {
   chain(): Promise<{ chainId: string; blockNumber: number }>;
   /** Resolves when the store answers a trivial query; unset = no store to check. */
   store?(): Promise<unknown>;
-  /** Each RPC URL's state (masked), added to GET /health; unset = not shown (the embedded chain). */
+  /** Each RPC URL's state (masked), added to GET /health; unset = not shown (the embedded chain, or one URL). */
   rpcUrls?(): RpcUrlState[];
 }
 
@@ -136,7 +136,7 @@ export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
         )
         .optional()
         .openapi({
-          description: "Each RPC URL of the chain (RPC_URL), in failover order; absent for the embedded chain",
+          description: "Each RPC URL of the chain (RPC_URL), in failover order, when it lists several",
         }),
     })
     .openapi("Health");

@@ -7,6 +7,7 @@ import {
   accessChecks,
   apiChecks,
   blocktimeBurstChecks,
+  failoverChecks,
   gasChecks,
   indexChecks,
   jobsChecks,
@@ -118,6 +119,36 @@ const benches: Array<{ bench: string; passing: Check[]; failing: Record<string, 
     failing: {
       "a job at 0.7x the raw script": jobsChecks({ ratio: 0.7, gasRatio: 0.6, csvMs: 1_500 }),
       "no ratio measured": jobsChecks({ ratio: NaN, gasRatio: 0.6, csvMs: 1_500 }),
+    },
+  },
+  {
+    bench: "failover",
+    passing: failoverChecks({ readRatio: 0.95, readErrors: 0, perChain: { mint: 4.04 }, baseline: { mint: 4.04 } }),
+    failing: {
+      "reads at 0.8x with the first URL hung": failoverChecks({
+        readRatio: 0.8,
+        readErrors: 0,
+        perChain: { mint: 4.04 },
+        baseline: { mint: 4.04 },
+      }),
+      "a read answered an error": failoverChecks({
+        readRatio: 1,
+        readErrors: 1,
+        perChain: { mint: 4.04 },
+        baseline: { mint: 4.04 },
+      }),
+      "one more call per mint": failoverChecks({
+        readRatio: 1,
+        readErrors: 0,
+        perChain: { mint: 5.04 },
+        baseline: { mint: 4.04 },
+      }),
+      "calls per chain not measured": failoverChecks({
+        readRatio: 1,
+        readErrors: 0,
+        perChain: {},
+        baseline: { mint: 4.04 },
+      }),
     },
   },
 ];
