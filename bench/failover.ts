@@ -1,10 +1,11 @@
 /**
  * What RPC failover costs (issue 43), on a `hardhat node` (automining) reached through RpcProxy
  * instances, the service a separate process (`npm start` with RPC_URL):
- *  (a) JSON-RPC calls per operation, counted at the proxy, OPS sequential tokenURI and mint
- *      requests each: with one URL (today's shape; the baseline), then with two URLs, counted per
- *      chain (the service's rpc_calls_total, what the provider asks) and at both proxies (a
- *      signed transaction goes to every URL: one more eth_sendRawTransaction per write per URL).
+ *  (a) JSON-RPC calls per operation, OPS sequential tokenURI and mint requests each, on two
+ *      services started together: one URL (today's shape; the baseline, counted at its proxy) and
+ *      two URLs, counted per chain (the service's rpc_calls_total, what the provider asks) and at
+ *      both proxies (a signed transaction goes to every URL: one more eth_sendRawTransaction per
+ *      write per extra URL).
  *  (b) reads (tokenURI, CONCURRENCY loops for SECONDS) with two URLs: both healthy, against the
  *      first URL hanging, measured once its first timeout has marked it down: no read waits on it.
  *      ROUNDS rounds, healthy and hung in turn; the ratio is hung / healthy requests per second.
@@ -59,33 +60,36 @@ async function main(): Promise<void> {
       mint: { privateKey: minter.privateKey, contractAddress: collection, mintAmount: 1 },
     };
 
-    // (a) one URL: today's calls per operation.
-    const one = await ServiceProcess.start({ rpcUrl: only.url, env: SERVICE_ENV });
-    services.push(one);
+    // (a) One URL (today's shape) and two URLs side by side, started together on the same chain, so
+    // that each indexes the same blocks; each operation measured on one, then on the other.
+    const [one, two] = await Promise.all([
+      ServiceProcess.start({ rpcUrl: only.url, env: SERVICE_ENV }),
+      ServiceProcess.start({ rpcUrl: `${first.url},${second.url}`, env: SERVICE_ENV }),
+    ]);
+    services.push(one, two);
     const oneApi = new ApiClient(one.url);
-    await expectOk(await oneApi.post("/nft/mint", bodies.mint)); // token 1, for tokenURI
-    const baseline = await callsPerOperation(oneApi, bodies, () => [only]);
-    await one.stop();
-    services.pop();
-
-    // (a) two URLs: per chain (rpc_calls_total) and at both proxies.
-    const two = await ServiceProcess.start({ rpcUrl: `${first.url},${second.url}`, env: SERVICE_ENV });
-    services.push(two);
     const api = new ApiClient(two.url);
-    let chainMark = await rpcCallsTotal(api);
-    const sinceLast = async () => {
-      const now = await rpcCallsTotal(api);
-      const delta = now - chainMark;
-      chainMark = now;
-      return delta;
-    };
-    const atProxies = await callsPerOperation(api, bodies, () => [first, second], sinceLast);
+    await expectOk(await oneApi.post("/nft/mint", bodies.mint)); // token 1, for tokenURI
+    const baseline: Counted = { perOp: {}, byMethod: {} };
+    const atProxies: Counted = { perOp: {}, byMethod: {} };
+    const perChain: Record<string, number> = {};
+    for (const [name, body] of Object.entries(bodies)) {
+      const a = await callsPerOperation(oneApi, `/nft/${name}`, body, [only]);
+      baseline.perOp[name] = a.perOp;
+      baseline.byMethod[name] = a.byMethod;
+      const b = await callsPerOperation(api, `/nft/${name}`, body, [first, second]);
+      atProxies.perOp[name] = b.perOp;
+      atProxies.byMethod[name] = b.byMethod;
+      perChain[name] = b.perChain;
+    }
     console.table({
       "one URL (baseline), at the proxy": baseline.perOp,
-      "two URLs, per chain (rpc_calls_total)": atProxies.chain,
+      "two URLs, per chain (rpc_calls_total)": perChain,
       "two URLs, at both proxies": atProxies.perOp,
     });
     console.table({ "one URL": baseline.byMethod, "two URLs, both proxies": atProxies.byMethod });
+    await one.stop();
+    services.splice(services.indexOf(one), 1);
 
     // (b) reads: healthy, then the first URL hanging (after its first timeout), in turn.
     const healthy: number[] = [];
@@ -114,7 +118,7 @@ async function main(): Promise<void> {
       failoverChecks({
         readRatio: ratio,
         readErrors: errors,
-        perChain: atProxies.chain,
+        perChain,
         baseline: baseline.perOp,
       }),
     );
@@ -140,34 +144,33 @@ async function rpcCallsTotal(api: ApiClient): Promise<number> {
   return sum;
 }
 
-/** OPS sequential requests of each operation, calls counted at `proxies` (and per chain by `chain`). */
+/**
+ * OPS sequential requests of `path`: JSON-RPC calls per request counted at `proxies`, by method, and
+ * per chain (the service's rpc_calls_total: what its provider asked, whatever the URLs).
+ */
 async function callsPerOperation(
   api: ApiClient,
-  bodies: Record<string, Record<string, unknown>>,
-  proxies: () => RpcProxy[],
-  chain?: () => Promise<number>,
-): Promise<Counted & { chain: Record<string, number> }> {
-  const perOp: Record<string, number> = {};
-  const perChain: Record<string, number> = {};
-  const byMethod: Record<string, string> = {};
-  for (const [name, body] of Object.entries(bodies)) {
-    const path = `/nft/${name}`;
-    // Steady state, not counted: the collection checked and indexed, its first blocks read.
-    for (let i = 0; i < 3; i++) await expectOk(await api.post(path, body));
-    await sleep(2_000);
-    for (const p of proxies()) p.resetCounts();
-    await chain?.();
-    for (let i = 0; i < OPS; i++) await expectOk(await api.post(path, body));
-    const counts = new Map<string, number>();
-    for (const p of proxies()) for (const [method, n] of p.calls) counts.set(method, (counts.get(method) ?? 0) + n);
-    perOp[name] = round2([...counts.values()].reduce((a, b) => a + b, 0) / OPS);
-    if (chain) perChain[name] = round2((await chain()) / OPS);
-    byMethod[name] = [...counts]
+  path: string,
+  body: Record<string, unknown>,
+  proxies: RpcProxy[],
+): Promise<{ perOp: number; perChain: number; byMethod: string }> {
+  // Steady state, not counted: the collection checked and indexed, its first blocks read.
+  for (let i = 0; i < 3; i++) await expectOk(await api.post(path, body));
+  await sleep(2_000);
+  for (const p of proxies) p.resetCounts();
+  const chainBefore = await rpcCallsTotal(api);
+  for (let i = 0; i < OPS; i++) await expectOk(await api.post(path, body));
+  const chainCalls = (await rpcCallsTotal(api)) - chainBefore;
+  const counts = new Map<string, number>();
+  for (const p of proxies) for (const [method, n] of p.calls) counts.set(method, (counts.get(method) ?? 0) + n);
+  return {
+    perOp: round2([...counts.values()].reduce((a, b) => a + b, 0) / OPS),
+    perChain: round2(chainCalls / OPS),
+    byMethod: [...counts]
       .sort((a, b) => b[1] - a[1])
       .map(([method, n]) => `${method} ${(n / OPS).toFixed(2)}`)
-      .join(", ");
-  }
-  return { perOp, byMethod, chain: perChain };
+      .join(", "),
+  };
 }
 
 /** CONCURRENCY loops of `body` for SECONDS: requests answered 200 per second, and the others. */
