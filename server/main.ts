@@ -6,7 +6,8 @@ import { openAccess } from "./access";
 import { createServiceApps } from "./service-app";
 import { BlockFeed } from "./chain/block-feed";
 import { ChainClient } from "./chain/chain-client";
-import { connectProvider } from "./chain/provider";
+import { connectRpcUrls } from "./chain/provider";
+import type { RpcUrlState } from "./chain/rpc-failover";
 import { bindStoreToChain, ChainBlockRecorder, type ChainDataCleared } from "./chain/store-binding";
 import { CollectionIndex } from "./collections";
 import { AllowlistStore } from "./drops/allowlist-store";
@@ -33,6 +34,8 @@ import { LowBalanceWatcher, openWallets, resolveMasterKey, WalletStore, type Mas
 export interface ConnectedChain {
   provider: JsonRpcProvider;
   chainId: bigint;
+  /** Each RPC URL's state (RPC_URL); unset for the embedded chain. */
+  rpcUrls?: () => RpcUrlState[];
 }
 
 export interface StartOptions {
@@ -94,9 +97,15 @@ export async function startService(
     options.connect ??
     ((observer: RpcObserver) => {
       if (!rpcUrl) throw new Error("RPC_URL is not set");
-      return connectProvider(rpcUrl, config.rpcTimeoutMs, observer);
+      return connectRpcUrls({
+        rpcUrls: config.rpcUrls,
+        timeoutMs: config.rpcTimeoutMs,
+        maxLagBlocks: config.rpcMaxLagBlocks,
+        observer,
+        urlObserver: metrics,
+      });
     });
-  const { provider, chainId } = await connect(metrics);
+  const { provider, chainId, rpcUrls } = await connect(metrics);
   const chain = new ChainClient(provider, {
     chainId,
     maxFeePerGas: config.maxFeePerGas,
@@ -221,6 +230,8 @@ export async function startService(
       maxGasPerTx: config.maxGasPerTx,
     },
     jobs: { store: jobStore, runner: jobRunner, planner: new JobPlanner(chain, config.maxGasPerTx) },
+    // With one URL its state is the chain's: /health keeps its one-chain shape.
+    rpcUrls: config.rpcUrls.length > 1 ? rpcUrls : undefined,
   });
 
   const servers: DrainableServer[] = [];

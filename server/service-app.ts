@@ -18,6 +18,7 @@ import {
 } from "./http/service-routes";
 import { createJobRouter, registerJobOpenApi, type JobRouteDeps } from "./jobs";
 import { ServiceMetrics } from "./metrics/metrics";
+import type { RpcUrlState } from "./chain/rpc-failover";
 import { createDropsRouter, registerDropsOpenApi } from "./drops/routes";
 import { createNftRouter, registerNftOpenApi } from "./nft";
 import type { DropsDeps } from "./nft/route";
@@ -56,6 +57,8 @@ export interface ServiceAppDeps {
   drops?: DropsDeps;
   /** The /jobs routes (the store, planner and runner of jobs); unset = not served. */
   jobs?: Omit<JobRouteDeps, "access" | "chain" | "wallets">;
+  /** Each RPC URL's state, shown by /health; unset (the embedded chain) = not shown. */
+  rpcUrls?: () => RpcUrlState[];
 }
 
 export interface ServiceApps {
@@ -121,6 +124,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   const { database, wallets } = deps;
   const serviceRouter = createServiceRouter({
     chain: async () => ({ chainId: deps.chain.options.chainId.toString(), blockNumber: await deps.chain.ping() }),
+    rpcUrls: deps.rpcUrls,
     store: database ? () => database.query("SELECT 1") : undefined,
     metrics: async () => ({ contentType: metrics.contentType, text: await metrics.render() }),
     metricsAccess: deps.access.require({ scope: "metrics:read", key: "open" }),

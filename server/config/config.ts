@@ -6,8 +6,12 @@ export interface Config {
   host: string;
   /** Port of the separate listener for /v2/user; unset = served on `port`. */
   demoPort?: number;
-  /** JSON-RPC endpoint; unset = the embedded Hardhat chain. */
+  /** JSON-RPC endpoint(s), as set (RPC_URL, comma-separated); unset = the embedded Hardhat chain. */
   rpcUrl?: string;
+  /** RPC_URL's URLs, in the order given (failover order); empty = the embedded chain. */
+  rpcUrls: string[];
+  /** RPC_MAX_LAG_BLOCKS: a URL whose head is more than this below the highest seen is `behind`. */
+  rpcMaxLagBlocks: number;
   /** Port the embedded chain's JSON-RPC is served on. */
   chainPort: number;
   contractAddress?: string;
@@ -80,7 +84,21 @@ const EnvSchema = z
     PORT: optional(port).default(3000),
     HOST: optional(z.string()).default("127.0.0.1"),
     DEMO_PORT: optional(port),
-    RPC_URL: optional(z.url({ protocol: /^(https?|wss?)$/, error: "must be an http(s) or ws(s) URL" })),
+    RPC_URL: optional(
+      z
+        .string()
+        .transform((v) => v.split(",").map((url) => url.trim()))
+        .pipe(
+          z
+            .array(
+              z.url({
+                protocol: /^(https?|wss?)$/,
+                error: "must be an http(s) or ws(s) URL (or several, comma-separated)",
+              }),
+            )
+            .refine((urls) => new Set(urls).size === urls.length, "lists a URL twice"),
+        ),
+    ),
     CHAIN_PORT: optional(port).default(8545),
     CONTRACT_ADDRESS: optional(z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 20-byte hex address")),
     API_KEY: optional(z.string().min(16, "must be at least 16 characters")),
@@ -88,7 +106,8 @@ const EnvSchema = z
     DATA_DIR: optional(z.string()).default(".data"),
     TX_TIMEOUT_MS: optional(z.coerce.number().int().positive()).default(60_000),
     CONFIRMATIONS: optional(z.coerce.number().int().min(1).max(64)).default(1),
-    RPC_TIMEOUT_MS: optional(z.coerce.number().int().positive()).default(10_000),
+    RPC_TIMEOUT_MS: optional(z.coerce.number().int().positive()).default(5_000),
+    RPC_MAX_LAG_BLOCKS: optional(z.coerce.number().int().min(0).max(10_000)).default(5),
     LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])).default("info"),
     BLOCK_POLL_MS: optional(z.coerce.number().int().min(50).max(60_000)).default(500),
     LOG_FORMAT: optional(z.enum(["auto", "json", "pretty"])).default("auto"),
@@ -155,7 +174,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST,
     demoPort: e.DEMO_PORT,
-    rpcUrl: e.RPC_URL,
+    rpcUrl: e.RPC_URL?.join(","),
+    rpcUrls: e.RPC_URL ?? [],
+    rpcMaxLagBlocks: e.RPC_MAX_LAG_BLOCKS,
     chainPort: e.CHAIN_PORT,
     contractAddress: e.CONTRACT_ADDRESS,
     apiKey: e.API_KEY,

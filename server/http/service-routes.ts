@@ -6,6 +6,7 @@ import { getAbsoluteFSPath } from "swagger-ui-dist";
 import { z } from "zod";
 import { ApiError, type ErrorDetail } from "./errors";
 import { errorResponse, type OpenAPIRegistry } from "./openapi";
+import type { RpcUrlState } from "../chain/rpc-failover";
 
 const DOCS_ASSETS = new Map([
   ["swagger-ui.css", "text/css; charset=utf-8"],
@@ -32,6 +33,8 @@ export interface ReadinessChecks {
   chain(): Promise<{ chainId: string; blockNumber: number }>;
   /** Resolves when the store answers a trivial query; unset = no store to check. */
   store?(): Promise<unknown>;
+  /** Each RPC URL's state (masked), added to GET /health; unset = not shown (the embedded chain, or one URL). */
+  rpcUrls?(): RpcUrlState[];
 }
 
 export interface ServiceRouteDeps extends ReadinessChecks {
@@ -45,7 +48,8 @@ export interface ServiceRouteDeps extends ReadinessChecks {
 export function createServiceRouter(deps: ServiceRouteDeps): Router {
   const router = new Router();
   const ready = async (ctx: RouterContext) => {
-    ctx.body = { status: "ok", ...(await readiness(deps)) };
+    const ready = await readiness(deps);
+    ctx.body = { status: "ok", ...ready, ...(deps.rpcUrls ? { rpcUrls: deps.rpcUrls() } : {}) };
   };
   router.get("/health", ready);
   router.get("/health/ready", ready);
@@ -117,7 +121,24 @@ async function storeCheck(check: () => Promise<unknown>): Promise<void> {
 
 export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
   const Health = z
-    .object({ status: z.literal("ok"), chainId: z.string(), blockNumber: z.number().int() })
+    .object({
+      status: z.literal("ok"),
+      chainId: z.string(),
+      blockNumber: z.number().int(),
+      rpcUrls: z
+        .array(
+          z.object({
+            url: z.string().openapi({ description: "Masked: no path key, no query value, no password" }),
+            status: z.enum(["ok", "down", "behind"]),
+            lastError: z.string().optional(),
+            calls: z.number().int(),
+          }),
+        )
+        .optional()
+        .openapi({
+          description: "Each RPC URL of the chain (RPC_URL), in failover order, when it lists several",
+        }),
+    })
     .openapi("Health");
   const readinessResponses = {
     200: {

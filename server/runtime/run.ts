@@ -48,7 +48,7 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
 /** The service's logger: credentials of RPC_URL and DATABASE_URL scrubbed, pretty on a terminal. */
 export function serviceLogger(config: Config): Logger {
   return createLogger(config.logLevel, undefined, {
-    secretUrls: [config.rpcUrl, config.databaseUrl],
+    secretUrls: [...config.rpcUrls, config.databaseUrl],
     pretty: wantsPrettyLogs(config.logFormat, process.stdout.isTTY === true),
   });
 }
@@ -78,7 +78,7 @@ export async function runService(
     const prepared = (await chainSource?.prepare?.(service)) ?? {};
     console.log(
       banner(config, service, {
-        rpc: chainSource ? `${chainSource.rpcUrl}   (${chainSource.note})` : maskUrl(config.rpcUrl ?? ""),
+        rpc: chainSource ? `${chainSource.rpcUrl}   (${chainSource.note})` : config.rpcUrls.map(maskUrl).join(", "),
         contractAddress: prepared.contractAddress ?? config.contractAddress,
         ownerKey: prepared.ownerKey,
         apiKey: config.apiKey ? undefined : apiKey,
@@ -93,7 +93,7 @@ export async function runService(
       config.shutdownTimeoutMs + CLOSE_GRACE_MS,
     );
   } catch (err) {
-    const scrub = credentialScrubber([config.rpcUrl, config.databaseUrl].flatMap(credentialFragments));
+    const scrub = credentialScrubber([...config.rpcUrls, config.databaseUrl].flatMap(credentialFragments));
     console.error(scrub(`Failed to start: ${err instanceof Error ? err.message : String(err)}`));
     process.exit(1);
   }

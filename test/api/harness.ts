@@ -260,7 +260,8 @@ export class ServiceProcess {
     if (!env.DATA_DIR && !env.DATABASE_URL) await seedPglite(path.join(dataDir, "pglite"));
     const chainPort = rpcUrl ? undefined : await freePort();
     const chain: Record<string, string> = rpcUrl
-      ? { RPC_URL: rpcUrl, API_KEY: TEST_API_KEY }
+      ? // RPC_TIMEOUT_MS' 5 s default is short for a hardhat node on a machine under the whole suite's load.
+        { RPC_URL: rpcUrl, API_KEY: TEST_API_KEY, RPC_TIMEOUT_MS: "10000" }
       : { CHAIN_PORT: String(chainPort) };
     const [command, ...args] = entry ? [entry.command, ...entry.args] : npmStartCommand();
     const spawned = spawnChild(
