@@ -42,6 +42,8 @@ interface Watched {
   /** The progress last read, as an event's data, and whether the job had finished. */
   last?: { data: string; final: boolean };
   reading: boolean;
+  /** The next read, an interval after the last one ended (as a stream's own loop would). */
+  next?: NodeJS.Timeout;
 }
 
 /**
@@ -52,7 +54,6 @@ interface Watched {
 export class JobEventStreams {
   private readonly byKey = new Map<string, Set<Stream>>();
   private readonly byJob = new Map<string, Watched>();
-  private readTimer?: NodeJS.Timeout;
   private keyTimer?: NodeJS.Timeout;
 
   constructor(
@@ -108,7 +109,10 @@ export class JobEventStreams {
     if (mine.size === 0) this.byKey.delete(stream.key);
     const watched = this.byJob.get(stream.jobId);
     watched?.streams.delete(stream);
-    if (watched?.streams.size === 0) this.byJob.delete(stream.jobId);
+    if (watched?.streams.size === 0) {
+      clearTimeout(watched.next);
+      this.byJob.delete(stream.jobId);
+    }
     stream.out.end();
     if (this.byKey.size === 0) this.stopTimers();
   }
@@ -120,16 +124,12 @@ export class JobEventStreams {
   }
 
   private startTimers(): void {
-    this.readTimer ??= setInterval(() => {
-      for (const [jobId, watched] of this.byJob) void this.read(jobId, watched);
-    }, this.limits.intervalMs).unref();
     this.keyTimer ??= setInterval(() => void this.checkKeys(), this.limits.keyCheckMs).unref();
   }
 
   private stopTimers(): void {
-    clearInterval(this.readTimer);
     clearInterval(this.keyTimer);
-    this.readTimer = this.keyTimer = undefined;
+    this.keyTimer = undefined;
   }
 
   /** One read of a job's progress for all its streams: an event to each stream it changed for, then the end if it finished. */
@@ -143,6 +143,8 @@ export class JobEventStreams {
       return; // a store hiccup: the next interval reads again
     } finally {
       watched.reading = false;
+      if (this.byJob.get(jobId) === watched)
+        watched.next = setTimeout(() => void this.read(jobId, watched), this.limits.intervalMs).unref();
     }
     if (!progress) {
       for (const stream of [...watched.streams]) this.close(stream);
