@@ -171,6 +171,27 @@ export async function startService(
         })),
     );
   });
+  // collection.metadata_updated webhooks: every ERC-4906 event read of any collection, once final.
+  collections.onMetadataUpdatesFinal(async (tx, updates) => {
+    await emitEvents(
+      tx,
+      updates
+        .filter((u) => u.news)
+        .map((u) => ({
+          type: "collection.metadata_updated" as const,
+          data: {
+            chainId: u.chainId,
+            address: getAddress(u.collection),
+            fromTokenId: u.fromTokenId,
+            toTokenId: u.toTokenId,
+            blockNumber: u.blockNumber,
+            transactionHash: u.transactionHash,
+          },
+          collection: u.collection,
+          orderKey: `metadata:${u.collection}`,
+        })),
+    );
+  });
   await collections.start();
   const chainBlocks = new ChainBlockRecorder(db, chain.rpc, chainId.toString(), logger);
   chainBlocks.start();
