@@ -25,6 +25,7 @@ import {
   JobStore,
 } from "./jobs";
 import { OPERATION_KINDS } from "./nft";
+import { openMetadata } from "./metadata";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
 import { emitEvents, openWebhooks, type WebhookWorkerOptions } from "./webhooks";
@@ -222,6 +223,9 @@ export async function startService(
     { engine, wallets, chain, logger: logger.child({ component: "jobs" }) },
     { ...DEFAULT_RUNNER_OPTIONS, concurrency: config.jobConcurrency },
   );
+  // PUBLIC_URL, else the API's own address once it listens (PORT=0 picks one).
+  let publicUrl = config.publicUrl;
+  const metadata = openMetadata({ db, chain, index: collections, blocks, publicUrl: () => publicUrl ?? "" });
   const apps = createServiceApps({
     chain,
     engine,
@@ -242,6 +246,7 @@ export async function startService(
       maxGasPerTx: config.maxGasPerTx,
     },
     jobs: { store: jobStore, runner: jobRunner, planner: new JobPlanner(chain, config.maxGasPerTx) },
+    metadata,
   });
 
   const servers: DrainableServer[] = [];
@@ -264,6 +269,7 @@ export async function startService(
     throw err;
   }
   const [api, demo] = servers;
+  publicUrl ??= urlOf(api.server, config.host);
   const hooks = new ShutdownHooks(logger);
   webhooks.worker.start();
   lowBalance.start();

@@ -20,6 +20,7 @@ import { createJobRouter, registerJobOpenApi, type JobRouteDeps } from "./jobs";
 import { ServiceMetrics } from "./metrics/metrics";
 import { createDropsRouter, registerDropsOpenApi } from "./drops/routes";
 import { createNftRouter, registerNftOpenApi } from "./nft";
+import { createMetadataRouter, registerMetadataOpenApi, type MetadataDeps } from "./metadata";
 import type { DropsDeps } from "./nft/route";
 import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
 import { createWebhookRouter, registerWebhookOpenApi, type WebhookRouteDeps } from "./webhooks";
@@ -56,6 +57,8 @@ export interface ServiceAppDeps {
   drops?: DropsDeps;
   /** The /jobs routes (the store, planner and runner of jobs); unset = not served. */
   jobs?: Omit<JobRouteDeps, "access" | "chain" | "wallets">;
+  /** Hosted metadata and the tokenURI cache (openMetadata); unset = no metadata routes. */
+  metadata?: MetadataDeps;
 }
 
 export interface ServiceApps {
@@ -89,6 +92,7 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   registerCollectionsOpenApi(api);
   registerDropsOpenApi(api);
   registerJobOpenApi(api);
+  registerMetadataOpenApi(api);
   if (!separateDemo) {
     registerUserOpenApi(api);
     return { api: once(() => buildOpenApiDocument(api)) };
@@ -133,7 +137,11 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     collections: deps.collections,
     operationList: database ? new OperationList(database) : undefined,
     drops: deps.drops,
+    metadata: deps.metadata,
   });
+  const metadataRouter = deps.metadata
+    ? createMetadataRouter({ chain: deps.chain, access: deps.access, metadata: deps.metadata, index: deps.collections })
+    : undefined;
   const dropsRouter =
     deps.drops && deps.collections
       ? createDropsRouter({ chain: deps.chain, access: deps.access, drops: deps.drops, index: deps.collections })
@@ -166,7 +174,15 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         serviceRouter,
         createDocsRouter(documents.api),
         nftRouter,
-        ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter, jobRouter),
+        ...routers(
+          collectionsRouter,
+          dropsRouter,
+          accessRouter,
+          webhookRouter,
+          walletRouter,
+          jobRouter,
+          metadataRouter,
+        ),
         createConsoleRouter(),
       ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
@@ -178,7 +194,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       serviceRouter,
       createDocsRouter(documents.api),
       nftRouter,
-      ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter, jobRouter),
+      ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter, jobRouter, metadataRouter),
       userRouter,
       createConsoleRouter(),
     ]),
