@@ -26,6 +26,7 @@ import {
 } from "./jobs";
 import { OPERATION_KINDS } from "./nft";
 import { openMetadata } from "./metadata";
+import { metadataFastPath } from "./metadata/fast-path";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
 import { emitEvents, openWebhooks, type WebhookWorkerOptions } from "./webhooks";
@@ -251,7 +252,8 @@ export async function startService(
 
   const servers: DrainableServer[] = [];
   try {
-    servers.push(await listen(apps.api.callback(), config.port, config.host));
+    // Hosted documents are answered before Koa (server/metadata/fast-path.ts): marketplaces' load.
+    servers.push(await listen(metadataFastPath(metadata.service, apps.api.callback()), config.port, config.host));
     if (apps.demo && config.demoPort !== undefined)
       servers.push(await listen(apps.demo.callback(), config.demoPort, config.host));
   } catch (err) {
