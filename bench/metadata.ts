@@ -98,6 +98,16 @@ async function tokenUriRatio(apiUrl: string, rpcUrl: string, address: string, pr
   return { ratio: apiRun.rps / directRun.rps, directRun, apiRun, calls };
 }
 
+/** Waits until the service's index of `address` reflects `block`. */
+async function indexed(apiUrl: string, address: string, block: number): Promise<void> {
+  for (const deadline = Date.now() + 600_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
+    const res = await fetch(`${apiUrl}/collections/${address}`).catch(() => undefined);
+    const body = res?.status === 200 ? ((await res.json()) as { indexedBlock?: number }) : {};
+    if ((body.indexedBlock ?? -1) >= block) return;
+  }
+  throw new Error(`the index of ${address} did not reach block ${block}`);
+}
+
 function rssMb(pid: number): Promise<number> {
   return new Promise((resolve, reject) =>
     readFile(`/proc/${pid}/status`, "utf8", (err, text) => {
@@ -128,6 +138,8 @@ async function main(): Promise<void> {
     body: JSON.stringify({ address }),
   });
   if (registered.status >= 300) throw new Error(await registered.text());
+  // The index's backfill of the mints (PGlite's work holds the service's event loop) is not what is measured.
+  await indexed(service.url, address, await rpc.getBlockNumber());
   const separate = await tokenUriRatio(service.url, proxy.url, address, proxy);
   figures.tokenUriSeparate = separate.ratio;
   figures.repeatCalls = separate.calls ?? 0;
@@ -232,11 +244,13 @@ async function main(): Promise<void> {
   const chainUrl = `http://127.0.0.1:${embedded.chainPort}`;
   const embeddedRpc = provider(chainUrl);
   const embeddedAddress = await deployWithTokens(embeddedRpc, EMBEDDED_KEY, READ_TOKENS);
-  await fetch(`${embedded.url}/collections`, {
+  const embeddedRegistered = await fetch(`${embedded.url}/collections`, {
     method: "POST",
     headers: AUTH,
     body: JSON.stringify({ address: embeddedAddress }),
   });
+  if (embeddedRegistered.status >= 300) throw new Error(await embeddedRegistered.text());
+  await indexed(embedded.url, embeddedAddress, await embeddedRpc.getBlockNumber());
   const inProcess = await tokenUriRatio(embedded.url, chainUrl, embeddedAddress);
   figures.tokenUriEmbedded = inProcess.ratio;
   figures.errors += inProcess.apiRun.errors;

@@ -1,3 +1,5 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { Wallet, concat, keccak256, type Contract, type JsonRpcProvider } from "ethers";
 import canonicalize from "canonicalize";
@@ -48,6 +50,9 @@ for (const kind of ["PGlite", "PostgreSQL"] as const) {
     let nft: Contract;
     let collection: string;
     let chainId: string;
+    /** What the webhook endpoint received: each event's type and data. */
+    const delivered: Array<{ type: string; data: Record<string, unknown> }> = [];
+    let receiver: Server;
 
     before(async function () {
       this.timeout(400_000);
@@ -63,16 +68,38 @@ for (const kind of ["PGlite", "PostgreSQL"] as const) {
         postgres ??= startPostgresServer();
         env = { DATABASE_URL: await (await postgres).createDatabase() };
       }
-      service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env: { BLOCK_POLL_MS: "100", ...env } });
+      service = await ServiceProcess.start({
+        rpcUrl: node.rpcUrl,
+        env: { BLOCK_POLL_MS: "100", WEBHOOK_ALLOW_PRIVATE: "true", ...env },
+      });
       api = new ApiClient(service.url);
       const res = await api.post("/collections", { address: collection, fromBlock: deployed.blockNumber }, ROOT_KEY);
       expect(res.status, res.text).to.equal(201);
+      receiver = createServer((req, reply) => {
+        let body = "";
+        req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+        req.on("end", () => {
+          delivered.push(JSON.parse(body) as { type: string; data: Record<string, unknown> });
+          reply.writeHead(204).end();
+        });
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+      const hook = await api.post(
+        "/webhooks",
+        {
+          url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+          events: ["collection.metadata_updated"],
+        },
+        ROOT_KEY,
+      );
+      expect(hook.status, hook.text).to.equal(201);
       chainId = (await provider.getNetwork()).chainId.toString();
     });
 
     after(async function () {
       this.timeout(60_000);
       provider?.destroy();
+      receiver?.close();
       await service?.stop();
       await node?.stop();
     });
@@ -285,6 +312,17 @@ for (const kind of ["PGlite", "PostgreSQL"] as const) {
       await until("the index to read the BatchMetadataUpdate", async () =>
         (await read()) === "https://example.com/b/3.json" ? true : undefined,
       );
+      // The index's ERC-4906 events reach the webhook: the reveal's, the API's setBaseURI and the direct one.
+      const updates = await until("collection.metadata_updated deliveries", async () => {
+        const seen = delivered.filter((e) => e.type === "collection.metadata_updated");
+        return seen.length >= 3 ? seen : undefined;
+      });
+      expect(updates[updates.length - 1].data).to.deep.include({
+        chainId,
+        address: collection,
+        fromTokenId: "1",
+        toTokenId: (2n ** 256n - 1n).toString(),
+      });
       const host = await api.post(`/collections/${collection}/metadata/host`, { privateKey: owner.privateKey });
       expect(host.status, host.text).to.equal(200);
       expect(host.body.baseURI).to.equal(`${service.url}/metadata/${chainId}/${collection}/`);
