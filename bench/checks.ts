@@ -240,3 +240,45 @@ export function failoverChecks(f: {
   }
   return checks;
 }
+
+/** bench/metadata.ts (issue 44): tokenURI vs eth_call, serving vs a static file server, the upload and the CAR. */
+export const METADATA_TARGETS = {
+  tokenUri: 1.5,
+  serve: 0.8,
+  serveP99Ms: 50,
+  putMs: 5_000,
+  carMs: 10_000,
+  carRssMb: 100,
+};
+export interface MetadataFigures {
+  tokenUriSeparate: number;
+  tokenUriEmbedded: number;
+  /** eth_calls counted at the proxy while every tokenURI read was a repeat. */
+  repeatCalls: number;
+  serve: number;
+  serveP99Ms: number;
+  putMs: number;
+  carMs: number;
+  carRssMb: number;
+  errors: number;
+}
+export function metadataChecks(f: MetadataFigures): Check[] {
+  const t = METADATA_TARGETS;
+  return [
+    check(
+      f.tokenUriSeparate >= t.tokenUri,
+      `tokenURI vs eth_call, separate node: ${x(f.tokenUriSeparate)} (≥ ${t.tokenUri}x)`,
+    ),
+    check(
+      f.tokenUriEmbedded >= t.tokenUri,
+      `tokenURI vs eth_call, embedded: ${x(f.tokenUriEmbedded)} (≥ ${t.tokenUri}x)`,
+    ),
+    check(f.repeatCalls === 0, `JSON-RPC calls of repeat tokenURI reads: ${f.repeatCalls} (0)`),
+    check(f.serve >= t.serve, `serving vs a static file server: ${x(f.serve)} (≥ ${t.serve}x)`),
+    check(f.serveP99Ms < t.serveP99Ms, `serving p99: ${f.serveP99Ms} ms (< ${t.serveP99Ms} ms)`),
+    check(f.putMs < t.putMs, `PUT of the documents: ${f.putMs.toFixed(0)} ms (< ${t.putMs} ms)`),
+    check(f.carMs < t.carMs, `CAR streamed: ${f.carMs.toFixed(0)} ms (< ${t.carMs} ms)`),
+    check(f.carRssMb < t.carRssMb, `CAR RSS growth: ${f.carRssMb.toFixed(0)} MB (< ${t.carRssMb} MB)`),
+    check(f.errors === 0, `errors and non-2xx answers under load: ${f.errors} (0)`),
+  ];
+}

@@ -745,7 +745,27 @@ class Collections extends View {
       if (error.status === 401) throw error;
       allowlist = error.code === "ALLOWLIST_NOT_FOUND" ? { none: true } : { error };
     }
-    return { known, address, collection, owners, transfers, allowlist };
+    let metadata;
+    try {
+      metadata = { value: await api("GET", `/collections/${enc}/metadata?limit=1`) };
+    } catch (error) {
+      if (error.status === 401) throw error;
+      metadata = { error };
+    }
+    return { known, address, collection, owners, transfers, allowlist, metadata };
+  }
+  /** A token's document as wallets read it (GET /metadata/…: public, the served bytes), shown as text. */
+  async preview(event) {
+    event.preventDefault();
+    const tokenId = String(new FormData(event.target).get("tokenId")).trim();
+    const { chainId, address } = this.state.data.metadata.value;
+    const path = `/metadata/${encodeURIComponent(chainId)}/${encodeURIComponent(address)}/${encodeURIComponent(tokenId)}.json`;
+    try {
+      const document = await api("GET", path);
+      this.setState({ preview: { tokenId, text: JSON.stringify(document, null, 2) } });
+    } catch (error) {
+      this.setState({ preview: { tokenId, error } });
+    }
   }
   pick(event) {
     event.preventDefault();
@@ -871,12 +891,37 @@ class Collections extends View {
                             ${data.allowlist.value.pending.entries} entries.
                           </p>`
                         }`
-              }`
+              }
+              <h3>Metadata</h3>
+              ${data.metadata.error ? html`<${ErrorBox} error=${data.metadata.error} />` : this.metadataPanel(data.metadata.value)}`
           : null
       }
     </section>`;
   }
 }
+
+/** The collection's hosted metadata: its state, the provenance and reveal, the CAR's root, a token preview. */
+Collections.prototype.metadataPanel = function (m) {
+  const preview = this.state.preview;
+  return html`<dl class="facts" data-metadata=${m.state}>
+      <dt>Documents</dt>
+      <dd>${m.count}</dd>
+      <dt>State</dt>
+      <dd>${m.state === "revealed" ? "revealed" : m.state === "committed" ? "hidden (committed)" : "hidden"}</dd>
+      <dt>Provenance</dt>
+      <dd class="mono">${m.provenance ?? "not set"}</dd>
+      <dt>Starting index</dt>
+      <dd>${m.startingIndex ?? "not revealed"}</dd>
+      <dt>Root CID</dt>
+      <dd class="mono">${m.rootCid ?? "not built (GET …/metadata.car after the reveal)"}</dd>
+    </dl>
+    <form class="inline" onSubmit=${(e) => this.preview(e)}>
+      <label>Token <input name="tokenId" type="number" min="1" required value=${preview?.tokenId ?? "1"} /></label>
+      <button type="submit">Preview</button>
+    </form>
+    ${preview?.error ? html`<${ErrorBox} error=${preview.error} />` : null}
+    ${preview?.text ? html`<pre class="preview" aria-label=${`Token ${preview.tokenId}'s document`}>${preview.text}</pre>` : null}`;
+};
 
 // ---------------------------------------------------------------- Jobs
 

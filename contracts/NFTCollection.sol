@@ -9,6 +9,7 @@ import {ERC2981} from "@openzeppelin/contracts/token/common/ERC2981.sol";
 import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
+import {IERC4906} from "@openzeppelin/contracts/interfaces/IERC4906.sol";
 
 /// @title NFTCollection
 /// @notice The reference ERC-721 collection that the NFT operations service acts on:
@@ -119,6 +120,39 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     address public voucherSigner;
     mapping(bytes32 id => bool used) private _voucherUsed;
 
+    // Metadata: a provenance committed before the sale, then a reveal that shifts every token by a
+    // starting index no one knew at the commit. ERC-4906's events come from OpenZeppelin's IERC4906;
+    // the interface is not inherited because its IERC721 would clash with ERC721A's own declarations.
+
+    /// @dev ERC-4906's interface id (the EIP fixes it; IERC4906 declares no function of its own).
+    bytes4 private constant ERC4906_INTERFACE_ID = bytes4(0x49064906);
+
+    /// @notice The provenance has already been set; it is set once.
+    error ProvenanceAlreadySet();
+    /// @notice A provenance needs a non-zero hash and a count of at least one.
+    error InvalidProvenance(bytes32 hash, uint256 count);
+    /// @notice `reveal` needs the provenance set first.
+    error ProvenanceNotSet();
+    /// @notice The collection has already been revealed; it is revealed once.
+    error AlreadyRevealed();
+    /// @notice `refreshMetadata` needs `fromTokenId <= toTokenId`.
+    error InvalidTokenRange(uint256 fromTokenId, uint256 toTokenId);
+
+    /// @notice The provenance was committed: `hash` of the `count` token documents, in token id order.
+    event ProvenanceSet(bytes32 hash, uint256 count);
+    /// @notice The collection was revealed: token `t` shows document `((t - 1 + startingIndex) % count) + 1`.
+    event Revealed(uint256 startingIndex);
+
+    /// @notice keccak256 of the concatenated keccak256 of each token document (RFC 8785 bytes), ids 1..count;
+    /// zero until set.
+    bytes32 public provenance;
+    /// @notice How many token documents `provenance` covers; zero until set.
+    uint256 public provenanceCount;
+    /// @notice The shift of every token's document, fixed by `reveal`; zero before.
+    uint256 public startingIndex;
+    /// @notice Whether `reveal` has run.
+    bool public revealed;
+
     /// @param name_ The collection name.
     /// @param symbol_ The collection symbol.
     /// @param baseURI_ The prefix of every token URI (the id and ".json" follow it).
@@ -206,11 +240,53 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
         emit CostChanged(previous, newCost);
     }
 
-    /// @notice Sets the prefix of every token URI; owner only.
+    /// @notice Sets the prefix of every token URI; owner only. Emits ERC-4906's `BatchMetadataUpdate`
+    /// over every token id, so marketplaces read the metadata again.
     /// @param baseURI_ The new prefix.
     function setBaseURI(string calldata baseURI_) external onlyOwner {
         _baseTokenURI = baseURI_;
         emit BaseURIChanged(baseURI_);
+        emit IERC4906.BatchMetadataUpdate(1, type(uint256).max);
+    }
+
+    /// @notice Asks marketplaces to read the metadata of tokens `fromTokenId` to `toTokenId` again
+    /// (ERC-4906); owner only.
+    /// @param fromTokenId The first token id.
+    /// @param toTokenId The last token id (inclusive).
+    function refreshMetadata(uint256 fromTokenId, uint256 toTokenId) external onlyOwner {
+        if (fromTokenId > toTokenId) revert InvalidTokenRange(fromTokenId, toTokenId);
+        if (fromTokenId == toTokenId) emit IERC4906.MetadataUpdate(fromTokenId);
+        else emit IERC4906.BatchMetadataUpdate(fromTokenId, toTokenId);
+    }
+
+    /// @notice Commits the provenance of the collection's metadata, once; owner only.
+    /// @dev `hash` is keccak256(concat(keccak256(document 1), ..., keccak256(document count))), each document
+    /// in its RFC 8785 canonical bytes, so anyone can recompute it from the served documents after the reveal.
+    /// @param hash The provenance hash.
+    /// @param count The number of documents it covers (token ids 1 to `count`).
+    function setProvenance(bytes32 hash, uint256 count) external onlyOwner {
+        if (provenanceCount != 0) revert ProvenanceAlreadySet();
+        if (hash == bytes32(0) || count == 0) revert InvalidProvenance(hash, count);
+        provenance = hash;
+        provenanceCount = count;
+        emit ProvenanceSet(hash, count);
+    }
+
+    /// @notice Reveals the collection, once, after the provenance is set; owner only. Fixes
+    /// `startingIndex = uint256(blockhash(block.number - 1)) % provenanceCount`.
+    /// @dev What the owner can still influence: which block reveals. The owner chooses when to send
+    /// this transaction (and a block producer could withhold a block), so it can pick among the starting
+    /// indexes of the blocks it waits through, but it cannot choose a block hash, nor change the documents
+    /// or their order, which the provenance fixed before the sale.
+    function reveal() external onlyOwner {
+        uint256 count = provenanceCount;
+        if (count == 0) revert ProvenanceNotSet();
+        if (revealed) revert AlreadyRevealed();
+        uint256 index = uint256(blockhash(block.number - 1)) % count;
+        startingIndex = index;
+        revealed = true;
+        emit Revealed(index);
+        emit IERC4906.BatchMetadataUpdate(1, type(uint256).max);
     }
 
     /// @notice Sends the contract's whole balance to the owner; owner only.
@@ -378,13 +454,17 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
         return _getAux(account);
     }
 
-    /// @notice Whether the contract implements `interfaceId` (ERC-165): ERC-721, its metadata, and ERC-2981.
+    /// @notice Whether the contract implements `interfaceId` (ERC-165): ERC-721, its metadata, ERC-2981
+    /// and ERC-4906.
     /// @param interfaceId The interface id.
     /// @return True when implemented.
     function supportsInterface(
         bytes4 interfaceId
     ) public view override(ERC721A, IERC721A, ERC2981) returns (bool) {
-        return ERC721A.supportsInterface(interfaceId) || ERC2981.supportsInterface(interfaceId);
+        return
+            interfaceId == ERC4906_INTERFACE_ID ||
+            ERC721A.supportsInterface(interfaceId) ||
+            ERC2981.supportsInterface(interfaceId);
     }
 
     /// @notice The price of one token in wei.

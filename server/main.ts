@@ -26,6 +26,8 @@ import {
   JobStore,
 } from "./jobs";
 import { OPERATION_KINDS } from "./nft";
+import { openMetadata } from "./metadata";
+import { metadataFastPath } from "./metadata/fast-path";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
 import { emitEvents, openWebhooks, type WebhookWorkerOptions } from "./webhooks";
@@ -180,6 +182,27 @@ export async function startService(
         })),
     );
   });
+  // collection.metadata_updated webhooks: every ERC-4906 event read of any collection, once final.
+  collections.onMetadataUpdatesFinal(async (tx, updates) => {
+    await emitEvents(
+      tx,
+      updates
+        .filter((u) => u.news)
+        .map((u) => ({
+          type: "collection.metadata_updated" as const,
+          data: {
+            chainId: u.chainId,
+            address: getAddress(u.collection),
+            fromTokenId: u.fromTokenId,
+            toTokenId: u.toTokenId,
+            blockNumber: u.blockNumber,
+            transactionHash: u.transactionHash,
+          },
+          collection: u.collection,
+          orderKey: `metadata:${u.collection}`,
+        })),
+    );
+  });
   await collections.start();
   const chainBlocks = new ChainBlockRecorder(db, chain.rpc, chainId.toString(), logger);
   chainBlocks.start();
@@ -210,6 +233,9 @@ export async function startService(
     { engine, wallets, chain, logger: logger.child({ component: "jobs" }) },
     { ...DEFAULT_RUNNER_OPTIONS, concurrency: config.jobConcurrency },
   );
+  // PUBLIC_URL, else the API's own address once it listens (PORT=0 picks one).
+  let publicUrl = config.publicUrl;
+  const metadata = openMetadata({ db, chain, index: collections, blocks, publicUrl: () => publicUrl ?? "" });
   const apps = createServiceApps({
     chain,
     engine,
@@ -232,11 +258,15 @@ export async function startService(
     jobs: { store: jobStore, runner: jobRunner, planner: new JobPlanner(chain, config.maxGasPerTx) },
     // With one URL its state is the chain's: /health keeps its one-chain shape.
     rpcUrls: config.rpcUrls.length > 1 ? rpcUrls : undefined,
+    metadata,
   });
 
   const servers: DrainableServer[] = [];
   try {
-    servers.push(await listen(apps.api.callback(), config.port, config.host, config));
+    // Hosted documents are answered before Koa (server/metadata/fast-path.ts): marketplaces' load.
+    servers.push(
+      await listen(metadataFastPath(metadata.service, apps.api.callback()), config.port, config.host, config),
+    );
     if (apps.demo && config.demoPort !== undefined)
       servers.push(await listen(apps.demo.callback(), config.demoPort, config.host, config));
   } catch (err) {
@@ -254,6 +284,7 @@ export async function startService(
     throw err;
   }
   const [api, demo] = servers;
+  publicUrl ??= urlOf(api.server, config.host);
   const hooks = new ShutdownHooks(logger);
   webhooks.worker.start();
   lowBalance.start();

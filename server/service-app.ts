@@ -21,6 +21,7 @@ import { ServiceMetrics } from "./metrics/metrics";
 import type { RpcUrlState } from "./chain/rpc-failover";
 import { createDropsRouter, registerDropsOpenApi } from "./drops/routes";
 import { createNftRouter, registerNftOpenApi } from "./nft";
+import { createMetadataRouter, registerMetadataOpenApi, type MetadataDeps } from "./metadata";
 import type { DropsDeps } from "./nft/route";
 import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
 import { createWebhookRouter, registerWebhookOpenApi, type WebhookRouteDeps } from "./webhooks";
@@ -59,6 +60,8 @@ export interface ServiceAppDeps {
   jobs?: Omit<JobRouteDeps, "access" | "chain" | "wallets">;
   /** Each RPC URL's state, shown by /health; unset (the embedded chain) = not shown. */
   rpcUrls?: () => RpcUrlState[];
+  /** Hosted metadata and the tokenURI cache (openMetadata); unset = no metadata routes. */
+  metadata?: MetadataDeps;
 }
 
 export interface ServiceApps {
@@ -92,6 +95,7 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   registerCollectionsOpenApi(api);
   registerDropsOpenApi(api);
   registerJobOpenApi(api);
+  registerMetadataOpenApi(api);
   if (!separateDemo) {
     registerUserOpenApi(api);
     return { api: once(() => buildOpenApiDocument(api)) };
@@ -137,7 +141,11 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     collections: deps.collections,
     operationList: database ? new OperationList(database) : undefined,
     drops: deps.drops,
+    metadata: deps.metadata,
   });
+  const metadataRouter = deps.metadata
+    ? createMetadataRouter({ chain: deps.chain, access: deps.access, metadata: deps.metadata, index: deps.collections })
+    : undefined;
   const dropsRouter =
     deps.drops && deps.collections
       ? createDropsRouter({ chain: deps.chain, access: deps.access, drops: deps.drops, index: deps.collections })
@@ -170,7 +178,15 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         serviceRouter,
         createDocsRouter(documents.api),
         nftRouter,
-        ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter, jobRouter),
+        ...routers(
+          collectionsRouter,
+          dropsRouter,
+          accessRouter,
+          webhookRouter,
+          walletRouter,
+          jobRouter,
+          metadataRouter,
+        ),
         createConsoleRouter(),
       ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
@@ -182,7 +198,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       serviceRouter,
       createDocsRouter(documents.api),
       nftRouter,
-      ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter, jobRouter),
+      ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter, jobRouter, metadataRouter),
       userRouter,
       createConsoleRouter(),
     ]),

@@ -69,6 +69,8 @@ export async function forgetChain(db: SqlDriver, chainId: string): Promise<Chain
     await tx.query("DELETE FROM allowlist_entries WHERE chain_id = $1", [chainId]);
     await tx.query("DELETE FROM allowlists WHERE chain_id = $1", [chainId]);
     await tx.query("DELETE FROM vouchers WHERE chain_id = $1", [chainId]);
+    await tx.query("DELETE FROM metadata_documents WHERE chain_id = $1", [chainId]);
+    await tx.query("DELETE FROM metadata_collections WHERE chain_id = $1", [chainId]);
     // Its jobs (their batches and rows go with them): their operations are gone with the chain.
     await tx.query("DELETE FROM jobs WHERE chain_id = $1", [chainId]);
     // Undelivered: the deliveries still pending (the delivered and failed ones are the delivery log).

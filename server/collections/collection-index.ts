@@ -9,6 +9,7 @@ import type { Logger } from "../http/logger";
 import { ChainWalletReader } from "./chain-wallet";
 import { collectionMetadata } from "./deployment";
 import { CollectionIndexer, LIVE_WINDOW } from "./indexer";
+import type { MetadataUpdatesFinalHook } from "./metadata-events";
 import { CollectionStore, type CollectionRecord, type RegisteredBy, type TransfersFinalHook } from "./store";
 
 export interface CollectionIndexOptions {
@@ -245,5 +246,13 @@ export class CollectionIndex {
    */
   onTransfersFinal(hook: TransfersFinalHook): void {
     this.indexer.addFinalHook(hook);
+  }
+
+  /**
+   * Registers `hook`, run inside the transaction that makes indexed ERC-4906 events CONFIRMATIONS
+   * deep (webhooks write their `collection.metadata_updated` events there).
+   */
+  onMetadataUpdatesFinal(hook: MetadataUpdatesFinalHook): void {
+    this.indexer.addMetadataFinalHook(hook);
   }
 }

@@ -9,7 +9,8 @@ import { listOwnersRoute } from "./routes/list-owners";
 import { registerCollectionRoute } from "./routes/register-collection";
 
 export { CollectionIndex, MIN_BLOCK_WAIT_MS, type CollectionIndexOptions } from "./collection-index";
-export { LIVE_WINDOW } from "./indexer";
+export { LIVE_WINDOW, type MetadataUpdateRead } from "./indexer";
+export type { IndexedMetadataUpdate, MetadataUpdatesFinalHook } from "./metadata-events";
 export {
   CollectionStore,
   ReorgDetected,

@@ -4,6 +4,7 @@ import type { Rpc } from "../chain/rpc";
 import type { Logger } from "../http/logger";
 import { collectionMetadata, deploymentBlock } from "./deployment";
 import type { DropLog } from "./drop-events";
+import type { MetadataUpdateLog, MetadataUpdatesFinalHook } from "./metadata-events";
 import { LogRangeSizer, RangeRefused, collectionLogs, type RangeLogs } from "./log-ranges";
 import { ReorgDetected, type CollectionStore, type TransferLog, type TransfersFinalHook } from "./store";
 
@@ -43,7 +44,17 @@ interface ReadRange {
   members: Array<{ id: number; indexedBlock: number }>;
   logs: TransferLog[];
   drops: DropLog[];
+  metadata: MetadataUpdateLog[];
   blocks?: BlockHeader[];
+}
+
+/** An ERC-4906 event just read (not yet final), for what keeps a collection's metadata in memory. */
+export interface MetadataUpdateRead {
+  /** Lower-case. */
+  address: string;
+  fromTokenId: string;
+  toTokenId: string;
+  blockNumber: number;
 }
 
 /**
@@ -58,6 +69,8 @@ export class CollectionIndexer {
   private readonly sizer = new LogRangeSizer();
   private readonly progress = new Set<(ids: number[]) => void>();
   private readonly hooks: TransfersFinalHook[] = [];
+  private readonly metadataHooks: MetadataUpdatesFinalHook[] = [];
+  private readonly metadataListeners = new Set<(updates: MetadataUpdateRead[]) => void>();
   private subscription?: Subscription;
   private scanTimer?: NodeJS.Timeout;
   private running = false;
@@ -100,6 +113,16 @@ export class CollectionIndexer {
 
   addFinalHook(hook: TransfersFinalHook): void {
     this.hooks.push(hook);
+  }
+
+  addMetadataFinalHook(hook: MetadataUpdatesFinalHook): void {
+    this.metadataHooks.push(hook);
+  }
+
+  /** Called after a range holding ERC-4906 events is committed (as they are read, before they are final). */
+  onMetadataUpdates(listener: (updates: MetadataUpdateRead[]) => void): () => void {
+    this.metadataListeners.add(listener);
+    return () => this.metadataListeners.delete(listener);
   }
 
   /** Whether this process indexes collection `id` now (holds its lease). */
@@ -322,7 +345,7 @@ export class CollectionIndexer {
         this.logger.debug({ from, to: end, next: this.sizer.span }, "eth_getLogs range refused: smaller ranges");
         continue;
       }
-      this.sizer.succeeded(end - from + 1, read.transfers.length + read.drops.length);
+      this.sizer.succeeded(end - from + 1, read.transfers.length + read.drops.length + read.metadata.length);
       const position = new Map(members.map((c) => [c.id, positionOf(c)]));
       const unread = (log: { collectionId: number; blockNumber: number }) =>
         log.blockNumber > position.get(log.collectionId)!;
@@ -332,13 +355,14 @@ export class CollectionIndexer {
         members: members.map((c) => ({ id: c.id, indexedBlock: position.get(c.id)! })),
         logs: read.transfers.filter(unread),
         drops: read.drops.filter(unread),
+        metadata: read.metadata.filter(unread),
       };
       if (withBlocks) {
         const blocks = await this.feed.blocks(from, end);
         if (!blocks) return null;
         const linked = (log: { blockNumber: number; blockHash: string }) =>
           blocks[log.blockNumber - from]?.hash === log.blockHash;
-        if (!range.logs.every(linked) || !range.drops.every(linked)) return null;
+        if (!range.logs.every(linked) || !range.drops.every(linked) || !range.metadata.every(linked)) return null;
         range.blocks = blocks;
       }
       for (const c of members) planned?.set(c.id, end);
@@ -359,6 +383,8 @@ export class CollectionIndexer {
         blocks: range.blocks,
         logs: range.logs,
         drops: range.drops,
+        metadata: range.metadata,
+        metadataHooks: this.metadataHooks,
         finalTo: Math.min(range.to, head - this.options.confirmations + 1),
         hooks: this.hooks,
       });
@@ -378,7 +404,23 @@ export class CollectionIndexer {
       else c.indexedBlock = stale.indexedBlock;
     }
     if (result.applied.length > 0) this.notify(result.applied);
+    this.notifyMetadata(range, new Set(result.applied));
     return result.stale.length === 0;
+  }
+
+  private notifyMetadata(range: ReadRange, applied: Set<number>): void {
+    if (range.metadata.length === 0 || this.metadataListeners.size === 0) return;
+    const updates = range.metadata
+      .filter((log) => applied.has(log.collectionId))
+      .map((log) => ({
+        address: this.followed.get(log.collectionId)?.address ?? "",
+        fromTokenId: log.fromTokenId,
+        toTokenId: log.toTokenId,
+        blockNumber: log.blockNumber,
+      }))
+      .filter((update) => update.address !== "");
+    if (updates.length === 0) return;
+    for (const listener of this.metadataListeners) listener(updates);
   }
 
   private notify(ids: number[]): void {

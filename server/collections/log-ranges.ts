@@ -1,6 +1,12 @@
 import { toQuantity } from "ethers";
 import type { Rpc } from "../chain/rpc";
 import { ALLOWLIST_MINTED_TOPIC, VOUCHER_REDEEMED_TOPIC, dropEvent, type DropLog } from "./drop-events";
+import {
+  BATCH_METADATA_UPDATE_TOPIC,
+  METADATA_UPDATE_TOPIC,
+  metadataUpdate,
+  type MetadataUpdateLog,
+} from "./metadata-events";
 import { ZERO_ADDRESS, type TransferLog } from "./store";
 
 /** keccak256("Transfer(address,address,uint256)"): ERC-721's and ERC-20's, told apart by their topic count. */
@@ -108,10 +114,14 @@ interface RawLog {
   removed?: boolean;
 }
 
-/** What one range holds: the Transfer logs, and the drop events of the reference contract (drop-events.ts). */
+/**
+ * What one range holds: the Transfer logs, the drop events of the reference contract
+ * (drop-events.ts), and the ERC-4906 events of any collection (metadata-events.ts).
+ */
 export interface RangeLogs {
   transfers: TransferLog[];
   drops: DropLog[];
+  metadata: MetadataUpdateLog[];
 }
 
 /**
@@ -127,7 +137,15 @@ export async function collectionLogs(
 ): Promise<RangeLogs> {
   const filter = {
     address: [...addresses.keys()],
-    topics: [[TRANSFER_TOPIC, ALLOWLIST_MINTED_TOPIC, VOUCHER_REDEEMED_TOPIC]],
+    topics: [
+      [
+        TRANSFER_TOPIC,
+        ALLOWLIST_MINTED_TOPIC,
+        VOUCHER_REDEEMED_TOPIC,
+        METADATA_UPDATE_TOPIC,
+        BATCH_METADATA_UPDATE_TOPIC,
+      ],
+    ],
     fromBlock: toQuantity(from),
     toBlock: toQuantity(to),
   };
@@ -136,6 +154,7 @@ export async function collectionLogs(
   if (!Array.isArray(answer.result)) throw new RangeRefused(to - from + 1, "eth_getLogs answered no list");
   const transfers: TransferLog[] = [];
   const drops: DropLog[] = [];
+  const metadata: MetadataUpdateLog[] = [];
   for (const raw of answer.result as RawLog[]) {
     const collectionId = addresses.get(raw.address.toLowerCase());
     if (raw.removed || collectionId === undefined) continue;
@@ -149,6 +168,8 @@ export async function collectionLogs(
     if (raw.topics[0] !== TRANSFER_TOPIC) {
       const drop = dropEvent(raw, base);
       if (drop) drops.push(drop);
+      const update = drop ? undefined : metadataUpdate(raw, base);
+      if (update) metadata.push(update);
       continue;
     }
     // ERC-721's Transfer indexes all three arguments; ERC-20's (same signature) keeps the amount in data.
@@ -164,7 +185,8 @@ export async function collectionLogs(
     a.blockNumber - b.blockNumber || a.logIndex - b.logIndex;
   transfers.sort(chainOrder);
   drops.sort(chainOrder);
-  return { transfers, drops };
+  metadata.sort(chainOrder);
+  return { transfers, drops, metadata };
 }
 
 function topicAddress(topic: string): string {

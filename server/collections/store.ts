@@ -1,6 +1,13 @@
 import type { SqlDriver, SqlExecutor } from "../db";
 import type { BlockHeader } from "../chain/block-feed";
 import { insertDropLogs, removeDropLogsAbove, type DropLog } from "./drop-events";
+import {
+  finalMetadataUpdates,
+  insertMetadataUpdates,
+  removeMetadataUpdatesAbove,
+  type MetadataUpdateLog,
+  type MetadataUpdatesFinalHook,
+} from "./metadata-events";
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 
@@ -80,9 +87,13 @@ export interface ApplyBatch {
   logs: TransferLog[];
   /** The range's drop events (AllowlistMinted, VoucherRedeemed), likewise; none when unset. */
   drops?: DropLog[];
+  /** The range's ERC-4906 events, likewise; none when unset. */
+  metadata?: MetadataUpdateLog[];
   /** Transfers up to here are CONFIRMATIONS deep. */
   finalTo: number;
   hooks: TransfersFinalHook[];
+  /** Run with the ERC-4906 events that become final, in the same transaction. */
+  metadataHooks?: MetadataUpdatesFinalHook[];
 }
 
 export interface ApplyResult {
@@ -338,7 +349,16 @@ export class CollectionStore {
         [JSON.stringify(counters(applied, supply, holders)), batch.to, batch.finalTo, batch.blocks !== undefined],
       );
       const finalFrom = new Map([...applied].map((id) => [id, numberOrNull(now.get(id)!.final_block) ?? -1]));
+      await insertMetadataUpdates(
+        tx,
+        (batch.metadata ?? []).filter((log) => applied.has(log.collectionId)),
+      );
       if (batch.hooks.length > 0) await this.runFinalHooks(tx, batch, finalFrom);
+      if (batch.metadataHooks && batch.metadataHooks.length > 0) {
+        const ranges = [...finalFrom].filter(([, from]) => from < batch.finalTo).map(([id, after]) => ({ id, after }));
+        const updates = ranges.length > 0 ? await finalMetadataUpdates(tx, batch.chainId, ranges, batch.finalTo) : [];
+        if (updates.length > 0) for (const hook of batch.metadataHooks) await hook(tx, updates);
+      }
       return { applied: [...applied], stale, stored: stored.length };
     });
   }
@@ -532,6 +552,7 @@ export class CollectionStore {
         for (const id of new Set(affected.map((row) => Number(row.c)))) await this.recount(tx, id);
       }
       await removeDropLogsAbove(tx, ids, fork);
+      await removeMetadataUpdatesAbove(tx, ids, fork);
       await tx.query(
         `UPDATE indexed_collections SET indexed_block = LEAST(indexed_block, $2::bigint),
            final_block = LEAST(final_block, $2::bigint),

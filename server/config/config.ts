@@ -58,6 +58,8 @@ export interface Config {
   maxGasPerTx?: bigint;
   /** JOB_CONCURRENCY: batches of one job unconfirmed at once, across every instance. */
   jobConcurrency: number;
+  /** PUBLIC_URL: where the world reaches the service (hosted metadata's base URI); unset = http://HOST:PORT. */
+  publicUrl?: string;
 }
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -148,6 +150,9 @@ const EnvSchema = z
         .refine((v) => v >= 21_000n, "must be at least 21000"),
     ),
     JOB_CONCURRENCY: optional(z.coerce.number().int().min(1).max(64)).default(4),
+    PUBLIC_URL: optional(
+      z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).transform((v) => v.replace(/\/+$/, "")),
+    ),
   })
   .superRefine((env, ctx) => {
     const pkcs11 = [env.PKCS11_MODULE, env.PKCS11_TOKEN_LABEL, env.PKCS11_PIN];
@@ -206,5 +211,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxCollectionsPerKey: e.MAX_COLLECTIONS_PER_KEY,
     maxGasPerTx: e.MAX_GAS_PER_TX,
     jobConcurrency: e.JOB_CONCURRENCY,
+    publicUrl: e.PUBLIC_URL,
   };
 }

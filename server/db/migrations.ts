@@ -16,6 +16,7 @@ import { PENDING_ALLOWLISTS_MIGRATION } from "./migration-25-pending-allowlists"
 import { CHAIN_BINDING_MIGRATION } from "./migration-18-chain-binding";
 import { JOBS_MIGRATION } from "./migration-22-jobs";
 import { DROP_INDEX_MIGRATION } from "./migration-23-drop-index";
+import { METADATA_MIGRATION } from "./migration-26-metadata";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -673,6 +674,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   JOBS_MIGRATION,
   DROP_INDEX_MIGRATION,
   PENDING_ALLOWLISTS_MIGRATION,
+  METADATA_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

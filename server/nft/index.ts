@@ -21,12 +21,20 @@ import { mintRoute } from "./mint";
 import { mintForFreeRoute } from "./mint-for-free";
 import { mountListOperations, registerListOperationsOpenApi } from "./list-operations";
 import { mountOperationRoute, registerOperationOpenApi } from "./operations";
-import { IdempotencyHeaders, openApiResponses, type NftDeps, type NftRoute, type WriteRoute } from "./route";
+import {
+  IdempotencyHeaders,
+  openApiResponses,
+  type NftDeps,
+  type NftRoute,
+  type WritePlan,
+  type WriteRoute,
+} from "./route";
 import { setCostRoute } from "./set-cost";
 import { setPausedRoute } from "./set-paused";
 import { tokenUriRoute } from "./token-uri";
 import { totalSupplyRoute } from "./total-supply";
 import { withdrawRoute } from "./withdraw";
+import { METADATA_WRITE_ROUTES } from "../metadata/write-routes";
 
 /** What operations made by the root key (API_KEY) record as their access key. */
 export const ROOT_KEY_ID = "root";
@@ -50,6 +58,7 @@ export const NFT_ROUTES: NftRoute[] = [
   setRoyaltyRoute,
   putAllowlistRoute,
   createVoucherRoute,
+  ...METADATA_WRITE_ROUTES,
 ] as NftRoute[];
 
 /** What every /nft body holds once parsed: exactly one of `privateKey` and `from`. */
@@ -149,6 +158,27 @@ async function runWrite(
     if (replayed) return replayed;
   }
   const plan = await route.plan(input, { ...deps, signer });
+  if (route.failed && !("unchanged" in plan)) {
+    try {
+      return await submitPlan(route, input, signer, deps, ctx, plan, fingerprint, idempotencyKey);
+    } catch (err) {
+      await route.failed(input, deps).catch(() => {});
+      throw err;
+    }
+  }
+  return submitPlan(route, input, signer, deps, ctx, plan, fingerprint, idempotencyKey);
+}
+
+function submitPlan(
+  route: WriteRoute,
+  input: NftInput,
+  signer: TransactionSigner,
+  deps: NftDeps,
+  ctx: Context,
+  plan: WritePlan,
+  fingerprint: string,
+  idempotencyKey: ReturnType<typeof idempotencyKeyOf>,
+): Promise<WriteAnswer> {
   const principal = ctx.state.access as AccessPrincipal | undefined;
   const request = {
     operation: route.operation,

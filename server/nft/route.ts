@@ -13,6 +13,7 @@ import { errorResponse } from "../http/openapi";
 import type { AllowlistStore } from "../drops/allowlist-store";
 import type { DropsConfig } from "../drops/one-transaction";
 import type { VoucherStore } from "../drops/voucher-store";
+import type { MetadataDeps } from "../metadata/deps";
 
 export interface NftDeps {
   chain: ChainClient;
@@ -27,6 +28,8 @@ export interface NftDeps {
   operationList?: OperationList;
   /** Drops: the allowlists the service keeps and MAX_GAS_PER_TX; unset = no allowlists (403 NOT_ALLOWLISTED). */
   drops?: DropsDeps;
+  /** Hosted metadata and the tokenURI cache; unset = no metadata routes (tokenURI always read from the chain). */
+  metadata?: MetadataDeps;
 }
 
 export interface DropsDeps extends DropsConfig {
@@ -88,6 +91,8 @@ export interface WriteRoute<Body extends z.ZodType = z.ZodType> extends RouteBas
   plan(input: z.output<Body>, deps: NftDeps & { signer: TransactionSigner }): Promise<WritePlan>;
   /** The route's own success fields, from the receipt and the plan's context. */
   result(receipt: Receipt, op: Operation): Record<string, unknown>;
+  /** After `plan` succeeded but the write failed before or at sending: undoes what `plan` kept. */
+  failed?(input: z.output<Body>, deps: NftDeps): Promise<void>;
   /** After a 200 or 202 answer (a replay's too: the first may have ended before it kept anything): what the route keeps beside the operation. */
   answered?(answer: WriteAnswer, input: z.output<Body>, deps: NftDeps): Promise<void>;
 }

@@ -11,10 +11,13 @@ export const tokenUriRoute = defineRead({
   body: nftBody({ ...common, tokenId: uint("tokenId") }).openapi("TokenUriRequest"),
   response: z.object({ tokenId: decimal, tokenURI: z.string() }).openapi("TokenUriResponse"),
   errors: ["CONTRACT_NOT_FOUND", "TOKEN_NOT_FOUND", "UNSUPPORTED_CONTRACT"],
-  async handle(input, { chain }) {
-    const tokenURI: string = await chain.read(input.contractAddress, () =>
-      chain.view(input.contractAddress, "tokenURI", [input.tokenId]),
-    );
+  async handle(input, { chain, metadata }) {
+    const read = () =>
+      chain.read(input.contractAddress, () => chain.view(input.contractAddress, "tokenURI", [input.tokenId]));
+    // Kept in memory until the collection's metadata changes (ERC-4906), or for one block (server/metadata).
+    const tokenURI: string = metadata
+      ? await metadata.tokenUris.tokenURI(input.contractAddress, input.tokenId, read)
+      : await read();
     return { tokenId: input.tokenId.toString(), tokenURI };
   },
 });

@@ -10,6 +10,7 @@ export const EVENT_TYPES = [
   "operation.reorged",
   "wallet.low_balance",
   "collection.transfer",
+  "collection.metadata_updated",
   "job.completed",
   "job.failed",
 ] as const;

@@ -11,6 +11,7 @@ import {
   gasChecks,
   indexChecks,
   jobsChecks,
+  metadataChecks,
   verdict,
   walletsChecks,
   webhooksBurstChecks,
@@ -160,5 +161,35 @@ describe("bench checks (bench/checks.ts): a failing figure makes the bench exit 
 
   it("exits 1 when a bench made no check at all", function () {
     expect(exitCodeOf([]).code).to.equal(1);
+  });
+});
+
+describe("bench/metadata.ts's checks", function () {
+  const good = {
+    tokenUriSeparate: 3,
+    tokenUriEmbedded: 2,
+    repeatCalls: 0,
+    serve: 1,
+    serveP99Ms: 10,
+    putMs: 1_000,
+    carMs: 2_000,
+    carRssMb: 10,
+    errors: 0,
+  };
+  it("passes figures on target, and fails each one off target", function () {
+    expect(exitCodeOf(metadataChecks(good)).code).to.equal(0);
+    const bad = {
+      tokenUriSeparate: 1.2,
+      tokenUriEmbedded: 1.2,
+      repeatCalls: 1,
+      serve: 0.5,
+      serveP99Ms: 80,
+      putMs: 6_000,
+      carMs: 11_000,
+      carRssMb: 150,
+      errors: 1,
+    };
+    for (const [field, value] of Object.entries(bad))
+      expect(exitCodeOf(metadataChecks({ ...good, [field]: value })).code, field).to.equal(1);
   });
 });

@@ -36,6 +36,16 @@ const DROP_OPERATIONS = [
   "POST /collections/{address}/vouchers createVoucher",
   "GET /collections/{address}/vouchers/{id} getVoucher",
 ];
+const METADATA_OPERATIONS = [
+  "POST /collections/{address}/metadata/commit commitMetadata",
+  "POST /collections/{address}/reveal reveal",
+  "POST /nft/setBaseURI setBaseURI",
+  "POST /collections/{address}/metadata/host hostMetadata",
+  "PUT /collections/{address}/metadata putMetadata",
+  "GET /collections/{address}/metadata getMetadata",
+  "GET /metadata/{chainId}/{address}/{tokenId} serveMetadata",
+  "GET /collections/{address}/metadata.car getMetadataCar",
+];
 const SERVICE_OPERATIONS = [
   "GET /health health",
   "GET /health/ready healthReady",
@@ -110,6 +120,7 @@ describe("the OpenAPI documents", function () {
         ...NFT_OPERATIONS,
         ...COLLECTION_OPERATIONS,
         ...DROP_OPERATIONS,
+        ...METADATA_OPERATIONS,
         ...SERVICE_OPERATIONS,
         ...ACCESS_OPERATIONS,
         ...WEBHOOK_OPERATIONS,
@@ -124,6 +135,7 @@ describe("the OpenAPI documents", function () {
         ...NFT_OPERATIONS,
         ...COLLECTION_OPERATIONS,
         ...DROP_OPERATIONS,
+        ...METADATA_OPERATIONS,
         ...SERVICE_OPERATIONS,
         ...ACCESS_OPERATIONS,
         ...WEBHOOK_OPERATIONS,

@@ -1,0 +1,154 @@
+/**
+ * Token metadata documents (API.md, "Metadata"): the ERC-721 metadata JSON fields marketplaces
+ * read, checked, then kept and served in their RFC 8785 canonical bytes, so that anyone can hash
+ * what is served and compare with the provenance on chain.
+ */
+import canonicalizeJson from "canonicalize";
+import { z } from "zod";
+import { invalid } from "../http/validation";
+
+/** The most tokens one PUT takes, and its largest body. */
+export const MAX_TOKENS_PER_REQUEST = 10_000;
+export const METADATA_BODY_LIMIT = "10mb";
+/** The largest canonical document of one token. */
+export const MAX_DOCUMENT_BYTES = 16 * 1024;
+/** The largest `data:` URI a document may hold. */
+export const MAX_DATA_URI_BYTES = 32 * 1024;
+/** Token ids are stored as bigint; the reference contract's ids start at 1. */
+const MAX_TOKEN_ID = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** What a wallet may be sent to: content-addressed or TLS URIs, or a small inline `data:` URI; never `javascript:`. */
+const uri = (name: string) =>
+  z
+    .string()
+    .refine(
+      (v) =>
+        /^(ipfs|ar):\/\/[^\s]+$/.test(v) ||
+        /^https:\/\/[^\s]+$/.test(v) ||
+        (/^data:[^\s]*$/.test(v) && Buffer.byteLength(v) < MAX_DATA_URI_BYTES),
+      `${name} must be an ipfs://, ar:// or https:// URI, or a data: URI under 32 kB`,
+    );
+
+const Attribute = z.looseObject({
+  trait_type: z.string().optional(),
+  value: z.union([z.string(), z.number()], "value must be a string or a number"),
+  display_type: z.enum(["number", "boost_number", "boost_percentage", "date"]).optional(),
+});
+
+/** One document: the fields marketplaces read, checked; any other field kept as given. */
+export const MetadataDocument = z
+  .looseObject({
+    name: z.string().optional(),
+    description: z.string().optional(),
+    image: uri("image").optional(),
+    animation_url: uri("animation_url").optional(),
+    external_url: uri("external_url").optional(),
+    background_color: z
+      .string()
+      .regex(/^[0-9a-fA-F]{6}$/, "background_color must be six hex digits, no #")
+      .optional(),
+    attributes: z.array(Attribute).optional(),
+  })
+  .openapi("MetadataDocument");
+
+export const MetadataToken = MetadataDocument.extend({
+  tokenId: z.union([z.string(), z.number()]).openapi({ description: "The token (1, 2, …); not part of its document" }),
+}).openapi("MetadataToken");
+
+export const PutMetadataBody = z
+  .object({
+    placeholder: MetadataDocument.optional(),
+    tokens: z.array(MetadataToken).max(MAX_TOKENS_PER_REQUEST).optional(),
+    chain: z.union([z.string(), z.number()]).optional(),
+  })
+  .openapi("PutMetadataRequest");
+
+/** A document ready to store: its canonical bytes. */
+export interface CanonicalToken {
+  tokenId: bigint;
+  document: string;
+}
+
+export interface MetadataUpload {
+  placeholder?: string;
+  tokens: CanonicalToken[];
+}
+
+/** RFC 8785 canonical JSON of `value` (the `canonicalize` package). */
+export function canonical(value: unknown): string {
+  const text = canonicalizeJson(value);
+  if (text === undefined) throw new Error("not JSON");
+  return text;
+}
+
+/**
+ * Checks a PUT body: every bad token is named (`tokens.41.image`) in one 400, and the answer is
+ * all or nothing, so a 400 stores nothing.
+ */
+export function checkUpload(body: unknown): MetadataUpload {
+  const details: Array<{ path: string; message: string }> = [];
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw invalid([{ path: "(body)", message: "must be an object with placeholder and/or tokens" }]);
+  const { placeholder, tokens, chain, ...rest } = body as Record<string, unknown>;
+  void chain;
+  for (const field of Object.keys(rest))
+    details.push({ path: field, message: "unknown field (this route takes placeholder, tokens, chain)" });
+  let placeholderBytes: string | undefined;
+  if (placeholder !== undefined) placeholderBytes = checkDocument(placeholder, "placeholder", details);
+  const out: CanonicalToken[] = [];
+  if (tokens !== undefined) {
+    if (!Array.isArray(tokens)) details.push({ path: "tokens", message: "must be an array" });
+    else if (tokens.length > MAX_TOKENS_PER_REQUEST)
+      details.push({ path: "tokens", message: `at most ${MAX_TOKENS_PER_REQUEST} tokens a request` });
+    else {
+      const seen = new Set<bigint>();
+      tokens.forEach((token: unknown, n) => {
+        const at = `tokens.${n}`;
+        if (typeof token !== "object" || token === null || Array.isArray(token)) {
+          details.push({ path: at, message: "must be an object" });
+          return;
+        }
+        const { tokenId, ...document } = token as Record<string, unknown>;
+        const id = tokenIdOf(tokenId);
+        if (id === undefined) details.push({ path: `${at}.tokenId`, message: "tokenId must be an integer ≥ 1" });
+        else if (seen.has(id)) details.push({ path: `${at}.tokenId`, message: `token ${id} is named twice` });
+        else seen.add(id);
+        const bytes = checkDocument(document, at, details);
+        if (id !== undefined && bytes !== undefined) out.push({ tokenId: id, document: bytes });
+      });
+    }
+  }
+  if (placeholder === undefined && tokens === undefined)
+    details.push({ path: "(body)", message: "send placeholder, tokens, or both" });
+  if (details.length > 0) throw invalid(details);
+  return { placeholder: placeholderBytes, tokens: out };
+}
+
+function tokenIdOf(value: unknown): bigint | undefined {
+  let id: bigint;
+  if (typeof value === "number" && Number.isSafeInteger(value)) id = BigInt(value);
+  else if (typeof value === "string" && /^[0-9]{1,20}$/.test(value)) id = BigInt(value);
+  else return undefined;
+  return id >= 1n && id <= MAX_TOKEN_ID ? id : undefined;
+}
+
+/** The document's canonical bytes, or undefined after adding what is wrong with it to `details`. */
+function checkDocument(
+  document: unknown,
+  at: string,
+  details: Array<{ path: string; message: string }>,
+): string | undefined {
+  const result = MetadataDocument.safeParse(document);
+  if (!result.success) {
+    for (const issue of result.error.issues)
+      details.push({ path: [at, ...issue.path.map(String)].join("."), message: issue.message });
+    return undefined;
+  }
+  const bytes = canonical(document);
+  const size = Buffer.byteLength(bytes);
+  if (size > MAX_DOCUMENT_BYTES) {
+    details.push({ path: at, message: `${size} bytes canonical; at most ${MAX_DOCUMENT_BYTES} (16 kB) a token` });
+    return undefined;
+  }
+  return bytes;
+}

@@ -1,0 +1,154 @@
+/**
+ * Serving hosted metadata (API.md, "Metadata"): every document a collection serves is kept in
+ * memory as the bytes to send, with what the chain says of its reveal (read once, then again only
+ * when the index reads an ERC-4906 event of the collection or a reveal through the service
+ * confirms), and which tokens exist (from the index). A request never reaches the chain.
+ */
+import type { ChainClient } from "../chain/chain-client";
+import type { CollectionIndex } from "../collections";
+import { ZERO_ADDRESS } from "../collections";
+import { ApiError } from "../http/errors";
+import { canonical } from "./documents";
+import { metadataChainId } from "./chain-id";
+import { revealedDocumentId } from "./provenance";
+import type { MetadataRecord, MetadataStore } from "./store";
+
+/** Served before the reveal when the collection uploaded no placeholder. */
+export const DEFAULT_PLACEHOLDER = canonical({ name: "Unrevealed", description: "This token is not revealed yet." });
+
+/** What the chain says of a collection's provenance and reveal. */
+export interface RevealState {
+  provenance: string | null;
+  count: bigint;
+  revealed: boolean;
+  startingIndex: bigint | null;
+}
+
+const NO_REVEAL: RevealState = { provenance: null, count: 0n, revealed: false, startingIndex: null };
+
+interface Entry {
+  record: MetadataRecord | null;
+  placeholder: Buffer;
+  /** Uploaded documents by token id (loaded once revealed; the placeholder alone is served before). */
+  documents: Map<bigint, Buffer>;
+  reveal: RevealState;
+}
+
+export class MetadataService {
+  private readonly entries = new Map<string, Promise<Entry>>();
+  private readonly minted = new Map<string, Set<bigint>>();
+  private readonly unminted = new Map<string, Set<bigint>>();
+  private readonly dropListeners = new Set<(address: string) => void>();
+
+  constructor(
+    readonly store: MetadataStore,
+    readonly chain: ChainClient,
+    private readonly index?: CollectionIndex,
+  ) {
+    // A token not there yet may be there once the index moves on.
+    index?.indexer.onProgress(() => this.unminted.clear());
+  }
+
+  get chainId(): string {
+    return metadataChainId(this.chain);
+  }
+
+  /** Forgets what is kept of `address` (its documents changed, or an ERC-4906 event was read). */
+  drop(address: string): void {
+    const key = address.toLowerCase();
+    this.entries.delete(key);
+    for (const listener of this.dropListeners) listener(key);
+  }
+
+  onDrop(listener: (address: string) => void): void {
+    this.dropListeners.add(listener);
+  }
+
+  /** The bytes served for token `tokenId` of `address` on `chainId`. */
+  async serve(chainId: string, address: string, tokenId: bigint): Promise<Buffer> {
+    if (chainId !== this.chainId) throw new ApiError("NOT_FOUND", `No metadata is hosted on chain ${chainId}`);
+    const entry = await this.entry(address);
+    if (!entry.record) throw new ApiError("NOT_FOUND", `No metadata is hosted for ${address}`);
+    if (!(await this.exists(address, tokenId)))
+      throw new ApiError("TOKEN_NOT_FOUND", `Token ${tokenId} of ${address} is not minted`);
+    if (!entry.reveal.revealed || entry.reveal.startingIndex === null) return entry.placeholder;
+    const document = entry.documents.get(revealedDocumentId(tokenId, entry.reveal.startingIndex, entry.reveal.count));
+    if (!document) throw new ApiError("NOT_FOUND", `No document is uploaded for token ${tokenId} of ${address}`);
+    return document;
+  }
+
+  /** The collection's state as kept (loaded once; the chain read with it). */
+  async state(address: string): Promise<{ record: MetadataRecord | null; reveal: RevealState }> {
+    const { record, reveal } = await this.entry(address);
+    return { record, reveal };
+  }
+
+  /** What the chain says of the reveal, read now. Not the reference contract: no provenance, never revealed. */
+  async readReveal(address: string): Promise<RevealState> {
+    const { chain } = this;
+    try {
+      const [provenance, count, revealed, startingIndex] = await chain.read(address, () =>
+        Promise.all([
+          chain.view(address, "provenance", []),
+          chain.view(address, "provenanceCount", []),
+          chain.view(address, "revealed", []),
+          chain.view(address, "startingIndex", []),
+        ]),
+      );
+      return {
+        provenance: count > 0n ? provenance : null,
+        count,
+        revealed,
+        startingIndex: revealed ? startingIndex : null,
+      };
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "CHAIN_UNAVAILABLE") throw err;
+      return NO_REVEAL;
+    }
+  }
+
+  private entry(address: string): Promise<Entry> {
+    const key = address.toLowerCase();
+    let entry = this.entries.get(key);
+    if (!entry) {
+      entry = this.load(key);
+      this.entries.set(key, entry);
+      // A failed load (the chain or the store down) is not kept: the next request tries again.
+      entry.catch(() => {
+        if (this.entries.get(key) === entry) this.entries.delete(key);
+      });
+    }
+    return entry;
+  }
+
+  private async load(address: string): Promise<Entry> {
+    const [record, reveal] = await Promise.all([this.store.find(this.chainId, address), this.readReveal(address)]);
+    const documents = new Map<bigint, Buffer>();
+    if (record && reveal.revealed) {
+      for (const [id, text] of await this.store.documents(this.chainId, address)) documents.set(id, Buffer.from(text));
+      if (record.startingIndex === null && reveal.startingIndex !== null)
+        await this.store.setRevealed(this.chainId, address, reveal.startingIndex);
+    }
+    const placeholder = Buffer.from(record?.placeholder ?? DEFAULT_PLACEHOLDER);
+    return { record, placeholder, documents, reveal };
+  }
+
+  /** Whether token `tokenId` exists, from the index (a token seen once is kept; one not seen, until the index moves). */
+  private async exists(address: string, tokenId: bigint): Promise<boolean> {
+    if (!this.index) return true;
+    const key = address.toLowerCase();
+    if (this.minted.get(key)?.has(tokenId)) return true;
+    if (this.unminted.get(key)?.has(tokenId)) return false;
+    const { rows } = await this.index.store.db.query<{ owner: string }>(
+      `SELECT k.owner FROM index_tokens k JOIN indexed_collections c ON c.id = k.collection_id
+       WHERE c.chain_id = $1 AND c.address = $2 AND k.token_id = $3`,
+      [this.chainId, key, tokenId.toString()],
+    );
+    const exists = rows.length > 0 && rows[0].owner !== ZERO_ADDRESS;
+    const cache = exists ? this.minted : this.unminted;
+    let set = cache.get(key);
+    if (!set) cache.set(key, (set = new Set()));
+    set.add(tokenId);
+    return exists;
+  }
+}

@@ -1,0 +1,83 @@
+import { expect } from "chai";
+import { loadFixture, mine } from "@nomicfoundation/hardhat-network-helpers";
+import { ethers } from "hardhat";
+import { collectionFixture } from "./fixtures";
+
+const MAX_UINT = ethers.MaxUint256;
+const HASH = ethers.keccak256(ethers.toUtf8Bytes("documents"));
+
+describe("NFTCollection: metadata (ERC-4906, provenance, reveal)", function () {
+  it("declares ERC-4906 (0x49064906) beside ERC-721 and ERC-2981", async function () {
+    const { nft } = await loadFixture(collectionFixture);
+    expect(await nft.supportsInterface("0x49064906")).to.equal(true);
+    expect(await nft.supportsInterface("0x80ac58cd")).to.equal(true);
+    expect(await nft.supportsInterface("0x2a55205a")).to.equal(true);
+    expect(await nft.supportsInterface("0xffffffff")).to.equal(false);
+  });
+
+  it("setBaseURI emits BatchMetadataUpdate over every token id", async function () {
+    const { nft, owner } = await loadFixture(collectionFixture);
+    await expect(nft.connect(owner).setBaseURI("ar://new/")).to.emit(nft, "BatchMetadataUpdate").withArgs(1n, MAX_UINT);
+  });
+
+  it("refreshMetadata emits MetadataUpdate for one token and BatchMetadataUpdate for a range; owner only", async function () {
+    const { nft, owner, alice } = await loadFixture(collectionFixture);
+    await expect(nft.connect(owner).refreshMetadata(3, 3)).to.emit(nft, "MetadataUpdate").withArgs(3n);
+    await expect(nft.connect(owner).refreshMetadata(2, 9)).to.emit(nft, "BatchMetadataUpdate").withArgs(2n, 9n);
+    await expect(nft.connect(owner).refreshMetadata(9, 2))
+      .to.be.revertedWithCustomError(nft, "InvalidTokenRange")
+      .withArgs(9n, 2n);
+    await expect(nft.connect(alice).refreshMetadata(1, 2)).to.be.revertedWithCustomError(
+      nft,
+      "OwnableUnauthorizedAccount",
+    );
+  });
+
+  it("sets the provenance once, with ProvenanceSet; owner only; not zero", async function () {
+    const { nft, owner, alice } = await loadFixture(collectionFixture);
+    expect(await nft.provenance()).to.equal(ethers.ZeroHash);
+    expect(await nft.provenanceCount()).to.equal(0n);
+    await expect(nft.connect(alice).setProvenance(HASH, 40)).to.be.revertedWithCustomError(
+      nft,
+      "OwnableUnauthorizedAccount",
+    );
+    await expect(nft.connect(owner).setProvenance(ethers.ZeroHash, 40)).to.be.revertedWithCustomError(
+      nft,
+      "InvalidProvenance",
+    );
+    await expect(nft.connect(owner).setProvenance(HASH, 0)).to.be.revertedWithCustomError(nft, "InvalidProvenance");
+    await expect(nft.connect(owner).setProvenance(HASH, 40)).to.emit(nft, "ProvenanceSet").withArgs(HASH, 40n);
+    expect(await nft.provenance()).to.equal(HASH);
+    expect(await nft.provenanceCount()).to.equal(40n);
+    await expect(nft.connect(owner).setProvenance(HASH, 41)).to.be.revertedWithCustomError(nft, "ProvenanceAlreadySet");
+  });
+
+  it("reveals only after the provenance, and only once, with Revealed and BatchMetadataUpdate", async function () {
+    const { nft, owner, alice } = await loadFixture(collectionFixture);
+    await expect(nft.connect(owner).reveal()).to.be.revertedWithCustomError(nft, "ProvenanceNotSet");
+    await nft.connect(owner).setProvenance(HASH, 40);
+    await expect(nft.connect(alice).reveal()).to.be.revertedWithCustomError(nft, "OwnableUnauthorizedAccount");
+    const tx = nft.connect(owner).reveal();
+    await expect(tx).to.emit(nft, "BatchMetadataUpdate").withArgs(1n, MAX_UINT);
+    const receipt = (await (await tx).wait())!;
+    const parent = (await ethers.provider.getBlock(receipt.blockNumber - 1))!;
+    const expected = BigInt(parent.hash!) % 40n;
+    await expect(tx).to.emit(nft, "Revealed").withArgs(expected);
+    expect(await nft.startingIndex()).to.equal(expected);
+    expect(await nft.revealed()).to.equal(true);
+    await expect(nft.connect(owner).reveal()).to.be.revertedWithCustomError(nft, "AlreadyRevealed");
+  });
+
+  it("keeps the starting index within the count, over many blocks and counts", async function () {
+    const [owner] = await ethers.getSigners();
+    const factory = await ethers.getContractFactory("NFTCollection");
+    for (const count of [1n, 2n, 7n, 10_000n]) {
+      const nft = await factory.deploy("N", "S", "ipfs://x/", 0, 10_000, 10);
+      await nft.connect(owner).setProvenance(HASH, count);
+      await mine(Number(count % 5n) + 1);
+      await nft.connect(owner).reveal();
+      const index = await nft.startingIndex();
+      expect(index < count, `startingIndex ${index} of count ${count}`).to.equal(true);
+    }
+  });
+});
