@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ChainSpec } from "../chains/spec";
 
 /** The service's configuration, parsed once at start from the environment. */
 export interface Config {
@@ -8,6 +9,10 @@ export interface Config {
   demoPort?: number;
   /** JSON-RPC endpoint; unset = the embedded Hardhat chain. */
   rpcUrl?: string;
+  /** RPC_URL's URLs (the one-chain form); unset = the embedded chain or CHAINS. */
+  rpcUrls?: string[];
+  /** CHAINS: every chain the service serves; unset = RPC_URL's chain or the embedded chain. */
+  chains?: ChainSpec[];
   /** Port the embedded chain's JSON-RPC is served on. */
   chainPort: number;
   contractAddress?: string;
@@ -149,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     demoPort: e.DEMO_PORT,
     rpcUrl: e.RPC_URL,
+    rpcUrls: e.RPC_URL ? [e.RPC_URL] : undefined,
     chainPort: e.CHAIN_PORT,
     contractAddress: e.CONTRACT_ADDRESS,
     apiKey: e.API_KEY,
