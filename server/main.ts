@@ -51,7 +51,7 @@ export interface RunningService {
   /** The first configured chain's client (the only one in the one-chain forms). */
   chain: ChainClient;
   /** Every configured chain's unit. */
-  chains: ChainRegistry;
+  chains: ChainRegistry<ChainUnit>;
   metrics: ServiceMetrics;
   /** Where the wallets' master key came from, for the banner (never the key). */
   masterKey: Pick<MasterKeySource, "from" | "file" | "created">;

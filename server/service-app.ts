@@ -9,6 +9,7 @@ import { OperationList } from "./engine/operation-list";
 import { createConsoleRouter } from "./console/console-routes";
 import { createKoaApp } from "./http/koa-app";
 import { chainDispatcher } from "./chains/dispatch";
+import { chainStatuses, mountChainsRoute, registerChainsOpenApi } from "./chains/status";
 import { ChainRegistry } from "./chains/registry";
 import type { Logger } from "./http/logger";
 import { OpenAPIRegistry, buildOpenApiDocument } from "./http/openapi";
@@ -86,6 +87,7 @@ export interface OpenApiDocuments {
 export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   const api = new OpenAPIRegistry();
   registerServiceOpenApi(api);
+  registerChainsOpenApi(api);
   registerDocsOpenApi(api);
   registerAccessOpenApi(api);
   registerWebhookOpenApi(api);
@@ -129,9 +131,11 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   const serviceRouter = createServiceRouter({
     chain: async () => ({ chainId: first.id, blockNumber: await first.client.ping() }),
     store: database ? () => database.query("SELECT 1") : undefined,
+    chains: chains.units.length > 1 ? () => chainStatuses(chains) : undefined,
     metrics: async () => ({ contentType: metrics.contentType, text: await metrics.render() }),
     metricsAccess: deps.access.require({ scope: "metrics:read", key: "open" }),
   });
+  mountChainsRoute(serviceRouter, chains);
   const nftRouter = createNftRouter({
     chains,
     access: deps.access,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ChainSpec } from "../chains/spec";
+import { parseChains } from "./chains-config";
 
 /** The service's configuration, parsed once at start from the environment. */
 export interface Config {
@@ -76,12 +77,20 @@ export function masterKeyBytes(value: string): Buffer | null {
   return null;
 }
 
+const rpcUrl = z.url({ protocol: /^(https?|wss?)$/, error: "must be an http(s) or ws(s) URL" });
+
 const EnvSchema = z
   .object({
     PORT: optional(port).default(3000),
     HOST: optional(z.string()).default("127.0.0.1"),
     DEMO_PORT: optional(port),
-    RPC_URL: optional(z.url({ protocol: /^(https?|wss?)$/, error: "must be an http(s) or ws(s) URL" })),
+    RPC_URL: optional(
+      z
+        .string()
+        .transform((v) => v.split(",").map((url) => url.trim()))
+        .pipe(z.array(rpcUrl).min(1)),
+    ),
+    CHAINS: optional(z.string()),
     CHAIN_PORT: optional(port).default(8545),
     CONTRACT_ADDRESS: optional(z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 20-byte hex address")),
     API_KEY: optional(z.string().min(16, "must be at least 16 characters")),
@@ -137,6 +146,16 @@ const EnvSchema = z
     if (env.RPC_URL && !env.API_KEY) {
       ctx.addIssue({ code: "custom", path: ["API_KEY"], message: "is required when RPC_URL is set" });
     }
+    if (env.CHAINS && !env.API_KEY) {
+      ctx.addIssue({ code: "custom", path: ["API_KEY"], message: "is required when CHAINS is set" });
+    }
+    if (env.CHAINS && env.RPC_URL) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["RPC_URL"],
+        message: "must not be set with CHAINS (name each chain's URLs there)",
+      });
+    }
   });
 
 export class ConfigError extends Error {}
@@ -149,12 +168,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${String(issue.path[0])} ${issue.message}`);
   }
   const e = result.data;
+  const defaults = {
+    confirmations: e.CONFIRMATIONS,
+    finalityBlocks: e.FINALITY_BLOCKS,
+    txResendBlocks: e.TX_RESEND_BLOCKS,
+    maxFeePerGas: e.MAX_FEE_PER_GAS,
+  };
   return {
     port: e.PORT,
     host: e.HOST,
     demoPort: e.DEMO_PORT,
-    rpcUrl: e.RPC_URL,
-    rpcUrls: e.RPC_URL ? [e.RPC_URL] : undefined,
+    rpcUrl: e.RPC_URL?.[0],
+    rpcUrls: e.RPC_URL,
+    chains: e.CHAINS === undefined ? undefined : parseChains(e.CHAINS, defaults),
     chainPort: e.CHAIN_PORT,
     contractAddress: e.CONTRACT_ADDRESS,
     apiKey: e.API_KEY,
