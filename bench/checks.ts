@@ -179,3 +179,33 @@ export function jobsChecks(f: { ratio: number; gasRatio: number; csvMs: number }
     ),
   ];
 }
+
+/**
+ * bench/failover.ts: reads with the first RPC URL hung (after its first timeout) / with it healthy;
+ * JSON-RPC calls per operation per chain with two URLs against one URL's (today's), within a
+ * background poll's worth.
+ */
+export const FAILOVER_TARGETS = { read: 0.9, callsSlack: 0.05 };
+export function failoverChecks(f: {
+  readRatio: number;
+  readErrors: number;
+  perChain: Record<string, number>;
+  baseline: Record<string, number>;
+}): Check[] {
+  const checks = [
+    check(
+      f.readRatio >= FAILOVER_TARGETS.read && f.readErrors === 0,
+      `reads with the first URL hung / healthy = ${x(f.readRatio)}, ${f.readErrors} errors (target >= ${FAILOVER_TARGETS.read}x, 0 errors)`,
+    ),
+  ];
+  for (const [name, baseline] of Object.entries(f.baseline)) {
+    const perChain = f.perChain[name];
+    checks.push(
+      check(
+        perChain !== undefined && perChain <= baseline + FAILOVER_TARGETS.callsSlack,
+        `${name} JSON-RPC calls/op per chain with two URLs: ${perChain?.toFixed(2) ?? "not measured"} (one URL: ${baseline.toFixed(2)}; target <= ${(baseline + FAILOVER_TARGETS.callsSlack).toFixed(2)})`,
+      ),
+    );
+  }
+  return checks;
+}

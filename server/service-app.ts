@@ -21,6 +21,7 @@ import {
 } from "./http/service-routes";
 import { createJobRouter, registerJobOpenApi, type JobRouteDeps } from "./jobs";
 import { ServiceMetrics } from "./metrics/metrics";
+import type { RpcUrlState } from "./chain/rpc-failover";
 import { createDropsRouter, registerDropsOpenApi } from "./drops/routes";
 import { createNftRouter, registerNftOpenApi } from "./nft";
 import type { DropsDeps } from "./nft/route";
@@ -130,6 +131,8 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   const first = chains.units[0];
   const serviceRouter = createServiceRouter({
     chain: async () => ({ chainId: first.id, blockNumber: await first.client.ping() }),
+    // One chain with several URLs: their states beside its one-chain answer (several chains: in `chains`).
+    rpcUrls: chains.only?.rpcUrls && (chains.only.urlCount ?? 0) > 1 ? chains.only.rpcUrls : undefined,
     store: database ? () => database.query("SELECT 1") : undefined,
     chains: chains.units.length > 1 ? () => chainStatuses(chains) : undefined,
     metrics: async () => ({ contentType: metrics.contentType, text: await metrics.render() }),

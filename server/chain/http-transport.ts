@@ -31,10 +31,15 @@ export class HttpJsonRpcTransport {
   private readonly agent: http.Agent;
   private readonly options: http.RequestOptions;
 
+  private readonly throttleRetries: number;
+
   constructor(
     url: string,
     private readonly timeoutMs: number,
+    /** retryThrottled false: a 429 is an error at once (another URL is asked instead). */
+    options: { retryThrottled?: boolean } = {},
   ) {
+    this.throttleRetries = options.retryThrottled === false ? 0 : MAX_THROTTLE_RETRIES;
     const parsed = new URL(url);
     if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
       throw makeError(`unsupported protocol ${parsed.protocol.replace(/:$/, "")}`, "UNSUPPORTED_OPERATION", {
@@ -75,7 +80,7 @@ export class HttpJsonRpcTransport {
         if (err instanceof StaleConnection && resendable) return this.post(payload, deadline);
         throw err;
       });
-      if (answer.status === 429 && attempt < MAX_THROTTLE_RETRIES) {
+      if (answer.status === 429 && attempt < this.throttleRetries) {
         const pause = throttlePause(answer.retryAfter, attempt);
         if (Date.now() + pause < deadline) {
           await new Promise((resolve) => setTimeout(resolve, pause));

@@ -7,7 +7,13 @@ import {
   type JsonRpcResult,
 } from "ethers";
 import type { RpcObserver } from "../metrics/metrics";
-import { HttpJsonRpcTransport } from "./http-transport";
+import { FailoverTransport, type RpcUrlObserver, type RpcUrlState } from "./rpc-failover";
+
+/** What carries a provider's JSON-RPC: one call or a batch in, the parsed JSON answer out. */
+export interface JsonRpcSender {
+  send(body: unknown): Promise<unknown>;
+  close(): void;
+}
 
 /**
  * Caching is off (a cached nonce read right after a send comes back stale) and so is batching (it
@@ -69,10 +75,10 @@ export abstract class ObservedJsonRpcProvider extends JsonRpcProvider {
   protected abstract transport(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]>;
 }
 
-/** The service's provider for a JSON-RPC endpoint over HTTP(S) (RPC_URL). */
+/** The service's provider for a chain's JSON-RPC URLs over HTTP(S) (RPC_URL). */
 export class HttpJsonRpcProvider extends ObservedJsonRpcProvider {
   constructor(
-    private readonly http: HttpJsonRpcTransport,
+    private readonly http: JsonRpcSender,
     network: Network,
     observer?: RpcObserver,
   ) {
@@ -90,27 +96,71 @@ export class HttpJsonRpcProvider extends ObservedJsonRpcProvider {
   }
 }
 
+/** One chain's RPC URLs, as the chain's configuration names them (CHAINS, or RPC_URL's comma list). */
+export interface RpcUrlsSpec {
+  /** The chain id every URL must answer; unset = the id the first URL that answers gives. */
+  chainId?: bigint;
+  rpcUrls: string[];
+  /** RPC_TIMEOUT_MS: bound on one round trip to one URL. */
+  timeoutMs: number;
+  /** RPC_MAX_LAG_BLOCKS. */
+  maxLagBlocks: number;
+  /** JSON-RPC calls as the provider makes them (by method), for rpc_calls_total and friends. */
+  observer?: RpcObserver;
+  /** Requests per URL and outcome, for rpc_requests_total{chain,url,outcome}. */
+  urlObserver?: RpcUrlObserver;
+}
+
+/** What a chain's client needs from its URLs: the provider, the chain id, and each URL's state. */
+export interface ConnectedRpcUrls {
+  provider: JsonRpcProvider;
+  chainId: bigint;
+  /** Each URL's state (masked URL, ok|down|behind, last error, calls), for /health and GET /chains. */
+  rpcUrls(): RpcUrlState[];
+}
+
 /**
- * A provider for `rpcUrl` whose every round trip is bounded by `timeoutMs`, with the options of
- * PROVIDER_OPTIONS and its calls reported to `observer`. The chain id is asked once, directly:
- * a provider would retry a dead endpoint forever while it starts.
+ * A provider over `spec.rpcUrls` with failover (server/chain/rpc-failover.ts), whose every round
+ * trip is bounded by `timeoutMs`, with the options of PROVIDER_OPTIONS. Every URL is asked
+ * `eth_chainId` at start: one that answers another id throws (one line naming it, masked), one that
+ * does not answer starts down; none answering throws the first URL's error.
+ */
+export async function connectRpcUrls(spec: RpcUrlsSpec): Promise<ConnectedRpcUrls> {
+  const transport = new FailoverTransport(spec.rpcUrls, {
+    timeoutMs: spec.timeoutMs,
+    maxLagBlocks: spec.maxLagBlocks,
+    observer: spec.urlObserver,
+  });
+  try {
+    const chainId = await transport.checkChainId(spec.chainId);
+    transport.label(chainId.toString());
+    return {
+      provider: new HttpJsonRpcProvider(transport, Network.from(chainId), spec.observer),
+      chainId,
+      rpcUrls: () => transport.states(),
+    };
+  } catch (err) {
+    transport.close();
+    throw err;
+  }
+}
+
+/** RPC_URL's comma-separated URLs. */
+export function splitRpcUrls(rpcUrl: string): string[] {
+  return rpcUrl
+    .split(",")
+    .map((url) => url.trim())
+    .filter((url) => url !== "");
+}
+
+/**
+ * A provider for `rpcUrl` (one URL, or several comma-separated), PROVIDER_OPTIONS, its calls
+ * reported to `observer`: connectRpcUrls with RPC_MAX_LAG_BLOCKS' default.
  */
 export async function connectProvider(
   rpcUrl: string,
   timeoutMs: number,
   observer?: RpcObserver,
 ): Promise<{ provider: JsonRpcProvider; chainId: bigint }> {
-  const http = new HttpJsonRpcTransport(rpcUrl, timeoutMs);
-  try {
-    const answer = (await http.send({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] })) as {
-      result?: unknown;
-    };
-    if (typeof answer?.result !== "string")
-      throw new Error("The JSON-RPC endpoint answered eth_chainId without a result");
-    const chainId = BigInt(answer.result);
-    return { provider: new HttpJsonRpcProvider(http, Network.from(chainId), observer), chainId };
-  } catch (err) {
-    http.close();
-    throw err;
-  }
+  return connectRpcUrls({ rpcUrls: splitRpcUrls(rpcUrl), timeoutMs, maxLagBlocks: 5, observer });
 }

@@ -7,7 +7,8 @@
 import { getAddress, type JsonRpcProvider } from "ethers";
 import { BlockFeed } from "../chain/block-feed";
 import { ChainClient } from "../chain/chain-client";
-import { connectProvider } from "../chain/provider";
+import { connectRpcUrls } from "../chain/provider";
+import type { RpcUrlState } from "../chain/rpc-failover";
 import { bindStoreToChain, ChainBlockRecorder, type ChainDataCleared } from "../chain/store-binding";
 import { CollectionIndex } from "../collections";
 import type { Config } from "../config/config";
@@ -34,6 +35,8 @@ import { chainNameOf, type ChainSpec } from "./spec";
 export interface ConnectedChain {
   provider: JsonRpcProvider;
   chainId: bigint;
+  /** Each RPC URL's state (the failover transport's); unset for the embedded chain. */
+  rpcUrls?: () => RpcUrlState[];
 }
 
 /** A chain reached (its id known) but not yet wired: the store is bound to it before anything reads the store. */
@@ -43,6 +46,7 @@ export interface ReachedChain {
   chainId: bigint;
   provider: JsonRpcProvider;
   client: ChainClient;
+  rpcUrls?: () => RpcUrlState[];
 }
 
 /** What every unit shares: the store, the wallets, the logger and metrics, the settings that are not per chain. */
@@ -69,6 +73,10 @@ export interface ChainUnit {
   readonly collections: CollectionIndex;
   readonly drops: DropsDeps;
   readonly jobs: { runner: JobRunner; planner: JobPlanner };
+  /** Each RPC URL's state (masked), for /health, GET /chains; unset for the embedded chain. */
+  readonly rpcUrls?: () => RpcUrlState[];
+  /** How many RPC URLs the chain has. */
+  readonly urlCount: number;
   /** Starts the unit's background work that may wait for the rest of the service (webhooks, jobs). */
   start(): Promise<void>;
   /** Stops the unit's background work; what is unfinished stays in the store. */
@@ -76,23 +84,33 @@ export interface ChainUnit {
 }
 
 /**
- * Reaches a chain: `connect` (the embedded chain's in-process provider) or its first RPC URL, and
- * checks the id the node answers against the one configured.
+ * Reaches a chain: `connect` (the embedded chain's in-process provider) or its RPC URLs through the
+ * failover transport, which asks every URL eth_chainId and stops the start on one that answers
+ * another id than the one configured.
  */
 export async function reachChain(
   spec: ChainSpec,
-  config: Pick<Config, "rpcTimeoutMs">,
-  observer: RpcObserver,
+  config: Pick<Config, "rpcTimeoutMs" | "rpcMaxLagBlocks">,
+  observer: ServiceMetrics,
   options: { connect?: (observer: RpcObserver) => Promise<ConnectedChain>; fundingHint?: ChainFundingHint } = {},
 ): Promise<ReachedChain> {
   const connect =
     options.connect ??
     ((o: RpcObserver) => {
-      const url = spec.rpcUrls[0];
-      if (!url) throw new Error("RPC_URL is not set");
-      return connectProvider(url, config.rpcTimeoutMs, o);
+      if (spec.rpcUrls.length === 0) throw new Error("RPC_URL is not set");
+      return connectRpcUrls({
+        chainId: spec.id,
+        rpcUrls: spec.rpcUrls,
+        timeoutMs: config.rpcTimeoutMs,
+        maxLagBlocks: config.rpcMaxLagBlocks,
+        observer: o,
+        urlObserver: observer,
+      }).catch((err: unknown) => {
+        // One line naming the chain (the transport's names the URL, masked).
+        throw spec.id === undefined ? err : new Error(`chain ${chainNameOf(spec, spec.id)}: ${(err as Error).message}`);
+      });
     });
-  const { provider, chainId } = await connect(observer);
+  const { provider, chainId, rpcUrls } = await connect(observer);
   if (spec.id !== undefined && spec.id !== chainId) {
     provider.destroy();
     throw new Error(`chain ${chainNameOf(spec, spec.id)}: its RPC URL answers chain id ${chainId}, not ${spec.id}`);
@@ -102,7 +120,7 @@ export async function reachChain(
     maxFeePerGas: spec.maxFeePerGas,
     fundingHint: options.fundingHint,
   });
-  return { spec, name: chainNameOf(spec, chainId), chainId, provider, client };
+  return { spec, name: chainNameOf(spec, chainId), chainId, provider, client, rpcUrls };
 }
 
 export type ChainFundingHint = (address: string, wei: bigint) => string;
@@ -203,6 +221,8 @@ export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): 
       maxGasPerTx: config.maxGasPerTx,
     },
     jobs: { runner, planner: new JobPlanner(client, config.maxGasPerTx) },
+    rpcUrls: chain.rpcUrls,
+    urlCount: spec.rpcUrls.length,
     async start() {
       lowBalance.start();
       // Jobs left running by an earlier run (or another instance) go on with no request.

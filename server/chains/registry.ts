@@ -1,4 +1,5 @@
 import type { ChainClient } from "../chain/chain-client";
+import type { RpcUrlState } from "../chain/rpc-failover";
 import type { CollectionIndex } from "../collections";
 import type { TransactionEngine } from "../engine";
 import { z } from "zod";
@@ -18,6 +19,10 @@ export interface RoutedChain {
   readonly collections?: CollectionIndex;
   readonly drops?: DropsDeps;
   readonly jobs?: { runner: JobRunner; planner: JobPlanner };
+  /** Each RPC URL's state (the failover transport's); unset for the embedded chain. */
+  readonly rpcUrls?: () => RpcUrlState[];
+  /** How many RPC URLs the chain has (0 for the embedded chain). */
+  readonly urlCount?: number;
 }
 
 /** A chain's value in a request: its id (a number or a decimal string) or its name. */

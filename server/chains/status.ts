@@ -1,9 +1,9 @@
 import type Router from "@koa/router";
 import { z } from "zod";
-import { maskUrl } from "../config/credentials";
+import type { RpcUrlState } from "../chain/rpc-failover";
 import type { Rpc } from "../chain/rpc";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
-import type { ChainRegistry, RoutedChain } from "./registry";
+import type { ChainRegistry } from "./registry";
 
 /** What /health and GET /chains say of one chain. */
 export interface ChainStatus {
@@ -12,11 +12,8 @@ export interface ChainStatus {
   status: "ok" | "down";
   blockNumber?: number;
   finalizedBlock?: number;
-  rpcUrls: { url: string; status: "ok" | "down" | "behind" }[];
+  rpcUrls: RpcUrlState[];
 }
-
-/** A unit with the URLs its configuration names (the embedded chain has none). */
-type StatusUnit = RoutedChain & { spec?: { rpcUrls: string[] } };
 
 /**
  * Every chain asked at once, each on its own: a chain that does not answer is `down` and holds
@@ -24,7 +21,7 @@ type StatusUnit = RoutedChain & { spec?: { rpcUrls: string[] } };
  */
 export async function chainStatuses(chains: ChainRegistry, withFinalized = false): Promise<ChainStatus[]> {
   return Promise.all(
-    (chains.units as StatusUnit[]).map(async (unit) => {
+    chains.units.map(async (unit) => {
       const [head, finalized] = await Promise.allSettled([
         unit.client.ping(),
         withFinalized ? finalizedBlock(unit.client.rpc) : Promise.resolve(undefined),
@@ -38,11 +35,7 @@ export async function chainStatuses(chains: ChainRegistry, withFinalized = false
         ...(finalized.status === "fulfilled" && finalized.value !== undefined
           ? { finalizedBlock: finalized.value }
           : {}),
-        // The first URL is the one this unit's client reads; its state is the chain's.
-        rpcUrls: (unit.spec?.rpcUrls ?? []).map((url, i) => ({
-          url: maskUrl(url),
-          status: i === 0 ? (up ? "ok" : "down") : "down",
-        })),
+        rpcUrls: unit.rpcUrls?.() ?? [],
       } satisfies ChainStatus;
     }),
   );
@@ -53,7 +46,14 @@ async function finalizedBlock(rpc: Rpc): Promise<number | undefined> {
   return block ? Number(BigInt(block.number)) : undefined;
 }
 
-const RpcUrlState = z.object({ url: z.string(), status: z.enum(["ok", "down", "behind"]) });
+export const RpcUrlStateView = z
+  .object({
+    url: z.string().openapi({ description: "Masked: no path key, no query value, no password" }),
+    status: z.enum(["ok", "down", "behind"]),
+    lastError: z.string().optional(),
+    calls: z.number().int().optional(),
+  })
+  .openapi("RpcUrlState");
 
 export const ChainStatusView = z
   .object({
@@ -62,7 +62,7 @@ export const ChainStatusView = z
     status: z.enum(["ok", "down"]),
     blockNumber: z.number().int().optional().openapi({ description: "The chain's head, when it answers" }),
     finalizedBlock: z.number().int().optional(),
-    rpcUrls: z.array(RpcUrlState).openapi({ description: "Each RPC URL, masked, with its state" }),
+    rpcUrls: z.array(RpcUrlStateView).openapi({ description: "Each RPC URL, masked, with its state" }),
   })
   .openapi("ChainStatus");
 

@@ -8,10 +8,12 @@ export interface Config {
   host: string;
   /** Port of the separate listener for /v2/user; unset = served on `port`. */
   demoPort?: number;
-  /** JSON-RPC endpoint; unset = the embedded Hardhat chain. */
+  /** JSON-RPC endpoint(s), as set (RPC_URL, comma-separated); unset = the embedded Hardhat chain. */
   rpcUrl?: string;
-  /** RPC_URL's URLs (the one-chain form); unset = the embedded chain or CHAINS. */
-  rpcUrls?: string[];
+  /** RPC_URL's URLs, in the order given (failover order); empty = the embedded chain. */
+  rpcUrls: string[];
+  /** RPC_MAX_LAG_BLOCKS: a URL whose head is more than this below the highest seen is `behind`. */
+  rpcMaxLagBlocks: number;
   /** CHAINS: every chain the service serves; unset = RPC_URL's chain or the embedded chain. */
   chains?: ChainSpec[];
   /** Port the embedded chain's JSON-RPC is served on. */
@@ -77,8 +79,6 @@ export function masterKeyBytes(value: string): Buffer | null {
   return null;
 }
 
-const rpcUrl = z.url({ protocol: /^(https?|wss?)$/, error: "must be an http(s) or ws(s) URL" });
-
 const EnvSchema = z
   .object({
     PORT: optional(port).default(3000),
@@ -88,7 +88,16 @@ const EnvSchema = z
       z
         .string()
         .transform((v) => v.split(",").map((url) => url.trim()))
-        .pipe(z.array(rpcUrl).min(1)),
+        .pipe(
+          z
+            .array(
+              z.url({
+                protocol: /^(https?|wss?)$/,
+                error: "must be an http(s) or ws(s) URL (or several, comma-separated)",
+              }),
+            )
+            .refine((urls) => new Set(urls).size === urls.length, "lists a URL twice"),
+        ),
     ),
     CHAINS: optional(z.string()),
     CHAIN_PORT: optional(port).default(8545),
@@ -98,7 +107,8 @@ const EnvSchema = z
     DATA_DIR: optional(z.string()).default(".data"),
     TX_TIMEOUT_MS: optional(z.coerce.number().int().positive()).default(60_000),
     CONFIRMATIONS: optional(z.coerce.number().int().min(1).max(64)).default(1),
-    RPC_TIMEOUT_MS: optional(z.coerce.number().int().positive()).default(10_000),
+    RPC_TIMEOUT_MS: optional(z.coerce.number().int().positive()).default(5_000),
+    RPC_MAX_LAG_BLOCKS: optional(z.coerce.number().int().min(0).max(10_000)).default(5),
     LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])).default("info"),
     BLOCK_POLL_MS: optional(z.coerce.number().int().min(50).max(60_000)).default(500),
     LOG_FORMAT: optional(z.enum(["auto", "json", "pretty"])).default("auto"),
@@ -178,8 +188,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     host: e.HOST,
     demoPort: e.DEMO_PORT,
-    rpcUrl: e.RPC_URL?.[0],
-    rpcUrls: e.RPC_URL,
+    rpcUrl: e.RPC_URL?.join(","),
+    rpcUrls: e.RPC_URL ?? [],
+    rpcMaxLagBlocks: e.RPC_MAX_LAG_BLOCKS,
     chains: e.CHAINS === undefined ? undefined : parseChains(e.CHAINS, defaults),
     chainPort: e.CHAIN_PORT,
     contractAddress: e.CONTRACT_ADDRESS,

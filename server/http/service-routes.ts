@@ -4,9 +4,10 @@ import path from "node:path";
 import Router, { type RouterContext } from "@koa/router";
 import { getAbsoluteFSPath } from "swagger-ui-dist";
 import { z } from "zod";
-import { ChainStatusView, type ChainStatus } from "../chains/status";
+import { ChainStatusView, RpcUrlStateView, type ChainStatus } from "../chains/status";
 import { ApiError, type ErrorDetail } from "./errors";
 import { errorResponse, type OpenAPIRegistry } from "./openapi";
+import type { RpcUrlState } from "../chain/rpc-failover";
 
 const DOCS_ASSETS = new Map([
   ["swagger-ui.css", "text/css; charset=utf-8"],
@@ -38,6 +39,8 @@ export interface ReadinessChecks {
    * with every chain's, while the store and one chain answer; 503 when the store or every chain is down.
    */
   chains?(): Promise<ChainStatus[]>;
+  /** Each RPC URL's state (masked), added to GET /health; unset = not shown (the embedded chain, or one URL). */
+  rpcUrls?(): RpcUrlState[];
 }
 
 export interface ServiceRouteDeps extends ReadinessChecks {
@@ -51,7 +54,12 @@ export interface ServiceRouteDeps extends ReadinessChecks {
 export function createServiceRouter(deps: ServiceRouteDeps): Router {
   const router = new Router();
   const ready = async (ctx: RouterContext) => {
-    ctx.body = deps.chains ? await severalChains(deps, deps.chains) : { status: "ok", ...(await readiness(deps)) };
+    if (deps.chains) {
+      ctx.body = await severalChains(deps, deps.chains);
+      return;
+    }
+    const ready = await readiness(deps);
+    ctx.body = { status: "ok", ...ready, ...(deps.rpcUrls ? { rpcUrls: deps.rpcUrls() } : {}) };
   };
   router.get("/health", ready);
   router.get("/health/ready", ready);
@@ -143,12 +151,18 @@ async function storeCheck(check: () => Promise<unknown>): Promise<void> {
 export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
   const Health = z
     .union([
-      z.object({ status: z.literal("ok"), chainId: z.string(), blockNumber: z.number().int() }),
-      z
-        .object({ status: z.enum(["ok", "degraded"]), chains: z.array(ChainStatusView) })
-        .openapi({
-          description: "Several chains: degraded while some chain is down and the store and one chain answer",
-        }),
+      z.object({
+        status: z.literal("ok"),
+        chainId: z.string(),
+        blockNumber: z.number().int(),
+        rpcUrls: z
+          .array(RpcUrlStateView)
+          .optional()
+          .openapi({ description: "Each RPC URL of the chain (RPC_URL), in failover order, when it lists several" }),
+      }),
+      z.object({ status: z.enum(["ok", "degraded"]), chains: z.array(ChainStatusView) }).openapi({
+        description: "Several chains: degraded while some chain is down and the store and one chain answer",
+      }),
     ])
     .openapi("Health");
   const readinessResponses = {

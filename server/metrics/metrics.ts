@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { RpcRequestOutcome, RpcUrlObserver } from "../chain/rpc-failover";
 
 /** What a provider's transport reports for each JSON-RPC call (see server/chain/provider.ts). */
 export interface RpcObserver {
@@ -24,13 +25,14 @@ export interface MetricsOptions {
  * The service's Prometheus metrics, in a registry of their own (never prom-client's global one),
  * so that one process can hold several apps, each with its own figures.
  */
-export class ServiceMetrics implements RpcObserver {
+export class ServiceMetrics implements RpcObserver, RpcUrlObserver {
   readonly registry = new Registry();
   private readonly httpRequests: Counter<"method" | "route" | "status">;
   private readonly httpDuration: Histogram<"method" | "route" | "status">;
   private readonly rpcCalls: Counter<"method">;
   private readonly rpcErrors: Counter<"method">;
   private readonly rpcDuration: Histogram<"method">;
+  private readonly rpcRequests: Counter<"chain" | "url" | "outcome">;
   private readonly operations: Counter<"status">;
   private readonly nonceAllocations: Counter;
   private readonly signerPoolSize: Gauge;
@@ -67,6 +69,12 @@ export class ServiceMetrics implements RpcObserver {
       help: "Round trip of one JSON-RPC call, by method",
       labelNames: ["method"],
       buckets: RPC_BUCKETS,
+      registers,
+    });
+    this.rpcRequests = new Counter({
+      name: "rpc_requests_total",
+      help: "JSON-RPC calls sent to each RPC URL (masked), by chain and outcome (ok, timeout, http_error, connection_error, internal_error, behind)",
+      labelNames: ["chain", "url", "outcome"],
       registers,
     });
     this.operations = new Counter({
@@ -108,6 +116,10 @@ export class ServiceMetrics implements RpcObserver {
     this.rpcCalls.inc({ method });
     this.rpcDuration.observe({ method }, seconds);
     if (failed) this.rpcErrors.inc({ method });
+  }
+
+  rpcRequest(chain: string, url: string, outcome: RpcRequestOutcome, calls: number): void {
+    this.rpcRequests.inc({ chain, url, outcome }, calls);
   }
 
   /** An operation entered `status` (the transaction engine calls this on every transition). */

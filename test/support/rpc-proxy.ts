@@ -8,6 +8,9 @@
  * - forward a call but lose its answer: socket destroyed, an HTML 502 from a "gateway", or no answer at
  *   all (`loseAnswer`),
  * - stop listening altogether and come back on the same port (`down` / `up`),
+ * - fail every request the same way, as an RPC provider in an outage does (`mode`): an HTML 502, a
+ *   429, no answer at all, or the connection reset; and forward to another node (`retarget`: a node
+ *   far behind, say),
  * - judge a forwarded call by its params and the node's result, and answer an error instead
  *   (`judgeAnswers`: a hosted node's caps on eth_getLogs, say).
  *
@@ -89,6 +92,12 @@ interface Call {
   params: readonly unknown[];
 }
 
+/**
+ * What the proxy does with every request, before any rule: forward it, answer an HTML 502 or a 429
+ * without forwarding, hold it unanswered (until `holdMs` or `mode` changes), or reset its connection.
+ */
+export type ProxyMode = "forward" | "502" | "429" | "hang" | "reset";
+
 /** The body nginx sends with a 502. */
 export const GATEWAY_502_BODY =
   "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
@@ -104,12 +113,14 @@ export class RpcProxy {
   readonly log: string[] = [];
   /** HTTP requests received (a batch is one). */
   httpRequests = 0;
+  /** See ProxyMode; held requests are cut when it changes back to "forward". */
+  private currentMode: ProxyMode = "forward";
 
   private readonly rules: Rule[] = [];
   private readonly judges: Array<{ method: string; judge: AnswerJudge }> = [];
   private readonly held = new Set<{ socket: Socket; timer: NodeJS.Timeout }>();
-  private readonly agent = new http.Agent({ keepAlive: true });
-  private readonly target: URL;
+  private agent = new http.Agent({ keepAlive: true });
+  private target: URL;
   private readonly logLimit: number;
   private readonly holdMs: number;
   private listening = false;
@@ -186,6 +197,23 @@ export class RpcProxy {
     };
   }
 
+  get mode(): ProxyMode {
+    return this.currentMode;
+  }
+
+  /** Fails every request from now on (see ProxyMode); "forward" ends it and cuts the requests held. */
+  set mode(mode: ProxyMode) {
+    this.currentMode = mode;
+    if (mode !== "hang") this.releaseHeld();
+  }
+
+  /** Forwards to `targetUrl` from now on (kept-alive connections to the old node are closed). */
+  retarget(targetUrl: string): void {
+    this.target = new URL(targetUrl);
+    this.agent.destroy();
+    this.agent = new http.Agent({ keepAlive: true });
+  }
+
   /** Removes every fault rule (their `done` never resolves). */
   clearRules(): void {
     this.rules.length = 0;
@@ -249,6 +277,27 @@ export class RpcProxy {
     this.httpRequests += 1;
     const parsed = parseCalls(body);
     this.record(parsed?.calls ?? []);
+    switch (this.currentMode) {
+      case "502":
+        send(res, 502, "text/html", GATEWAY_502_BODY);
+        return;
+      case "429":
+        send(
+          res,
+          429,
+          "application/json",
+          JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: 429, message: "Too Many Requests" } }),
+        );
+        return;
+      case "hang":
+        this.hold(req.socket);
+        return;
+      case "reset":
+        req.socket.resetAndDestroy();
+        return;
+      case "forward":
+        break;
+    }
     const rule = parsed ? this.takeRule(parsed.calls) : undefined;
     await sleep(this.latencyMs);
 

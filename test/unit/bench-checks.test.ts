@@ -7,6 +7,7 @@ import {
   accessChecks,
   apiChecks,
   blocktimeBurstChecks,
+  failoverChecks,
   gasChecks,
   indexChecks,
   jobsChecks,
@@ -32,6 +33,9 @@ const burst = {
   notConfirmed: 0,
   rawErrors: 0,
 };
+/** bench/failover.ts's figures: every target met, but for `changes`. */
+const failover = (changes: Partial<Parameters<typeof failoverChecks>[0]>) =>
+  failoverChecks({ readRatio: 1, readErrors: 0, perChain: { mint: 4.04 }, baseline: { mint: 4.04 }, ...changes });
 const index = {
   readRatio: 1,
   backfill: [{ name: "PGlite", ratio: 1 }],
@@ -118,6 +122,16 @@ const benches: Array<{ bench: string; passing: Check[]; failing: Record<string, 
     failing: {
       "a job at 0.7x the raw script": jobsChecks({ ratio: 0.7, gasRatio: 0.6, csvMs: 1_500 }),
       "no ratio measured": jobsChecks({ ratio: NaN, gasRatio: 0.6, csvMs: 1_500 }),
+    },
+  },
+  {
+    bench: "failover",
+    passing: failover({ readRatio: 0.95 }),
+    failing: {
+      "reads at 0.8x with the first URL hung": failover({ readRatio: 0.8 }),
+      "a read answered an error": failover({ readErrors: 1 }),
+      "one more call per mint": failover({ perChain: { mint: 5.04 } }),
+      "calls per chain not measured": failover({ perChain: {} }),
     },
   },
 ];
