@@ -176,6 +176,7 @@ export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): 
         .map((t) => ({
           type: "collection.transfer" as const,
           data: {
+            chainId: id,
             collection: getAddress(t.collection),
             tokenId: t.tokenId,
             from: getAddress(t.from),

@@ -400,6 +400,7 @@ export class JobRunner {
       type: status === "completed" ? "job.completed" : "job.failed",
       data: {
         jobId: job.id,
+        chainId: job.chainId,
         kind: job.kind,
         status,
         contractAddress: getAddress(job.contractAddress),

@@ -33,6 +33,16 @@ export const CreateWebhookRequest = z
       description:
         "Only events about these wallets (an operation's sender, the wallet of a wallet.low_balance, a transfer's from or to); absent = all",
     }),
+    chains: z
+      .array(
+        z
+          .union([z.string().regex(/^\d{1,20}$/, "must be a chain id"), z.number().int().nonnegative()])
+          .transform((c) => BigInt(c).toString()),
+      )
+      .min(1)
+      .max(100)
+      .optional()
+      .openapi({ description: "Only events of these chains (by id); absent = every chain" }),
     enabled: z.boolean().optional().openapi({ description: "Default true" }),
   })
   .strict()
@@ -50,6 +60,17 @@ export const UpdateWebhookRequest = z
     events: z.array(EventTypeSchema).min(1).optional(),
     collections: addresses("collections").nullable().optional().openapi({ description: "null removes the filter" }),
     wallets: addresses("wallets").nullable().optional().openapi({ description: "null removes the filter" }),
+    chains: z
+      .array(
+        z
+          .union([z.string().regex(/^\d{1,20}$/, "must be a chain id"), z.number().int().nonnegative()])
+          .transform((c) => BigInt(c).toString()),
+      )
+      .min(1)
+      .max(100)
+      .nullable()
+      .optional()
+      .openapi({ description: "Only events of these chains (by id); absent = every chain" }),
     enabled: z.boolean().optional().openapi({ description: "false stops deliveries; true starts them again" }),
   })
   .strict()
@@ -62,6 +83,7 @@ export const WebhookView = z
     events: z.array(EventTypeSchema),
     collections: z.array(z.string()).optional(),
     wallets: z.array(z.string()).optional(),
+    chains: z.array(z.string()).optional(),
     enabled: z.boolean(),
     disabledReason: z.string().nullable().openapi({ example: null }),
     previousSecretExpiresAt: z.string().nullable().openapi({
