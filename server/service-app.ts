@@ -21,7 +21,6 @@ import {
 } from "./http/service-routes";
 import { createJobRouter, registerJobOpenApi, type JobRouteDeps } from "./jobs";
 import { ServiceMetrics } from "./metrics/metrics";
-import type { RpcUrlState } from "./chain/rpc-failover";
 import { createDropsRouter, registerDropsOpenApi } from "./drops/routes";
 import { createNftRouter, registerNftOpenApi } from "./nft";
 import type { DropsDeps } from "./nft/route";

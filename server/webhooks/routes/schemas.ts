@@ -21,6 +21,16 @@ const addresses = (name: string) =>
     .min(1)
     .max(1000);
 
+/** Chains by id (a number or a decimal string), kept as decimal strings. */
+const chainIds = z
+  .array(
+    z
+      .union([z.string().regex(/^\d{1,20}$/, "must be a chain id"), z.number().int().nonnegative()])
+      .transform((c) => BigInt(c).toString()),
+  )
+  .min(1)
+  .max(100);
+
 export const CreateWebhookRequest = z
   .object({
     url,
@@ -33,16 +43,7 @@ export const CreateWebhookRequest = z
       description:
         "Only events about these wallets (an operation's sender, the wallet of a wallet.low_balance, a transfer's from or to); absent = all",
     }),
-    chains: z
-      .array(
-        z
-          .union([z.string().regex(/^\d{1,20}$/, "must be a chain id"), z.number().int().nonnegative()])
-          .transform((c) => BigInt(c).toString()),
-      )
-      .min(1)
-      .max(100)
-      .optional()
-      .openapi({ description: "Only events of these chains (by id); absent = every chain" }),
+    chains: chainIds.optional().openapi({ description: "Only events of these chains (by id); absent = every chain" }),
     enabled: z.boolean().optional().openapi({ description: "Default true" }),
   })
   .strict()
@@ -60,17 +61,7 @@ export const UpdateWebhookRequest = z
     events: z.array(EventTypeSchema).min(1).optional(),
     collections: addresses("collections").nullable().optional().openapi({ description: "null removes the filter" }),
     wallets: addresses("wallets").nullable().optional().openapi({ description: "null removes the filter" }),
-    chains: z
-      .array(
-        z
-          .union([z.string().regex(/^\d{1,20}$/, "must be a chain id"), z.number().int().nonnegative()])
-          .transform((c) => BigInt(c).toString()),
-      )
-      .min(1)
-      .max(100)
-      .nullable()
-      .optional()
-      .openapi({ description: "Only events of these chains (by id); absent = every chain" }),
+    chains: chainIds.nullable().optional().openapi({ description: "null removes the filter" }),
     enabled: z.boolean().optional().openapi({ description: "false stops deliveries; true starts them again" }),
   })
   .strict()
