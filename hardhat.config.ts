@@ -42,7 +42,11 @@ const config: HardhatUserConfig = {
     },
   },
   networks: {
-    hardhat: { hardfork: "cancun" },
+    // HARDHAT_CHAIN_ID: `hardhat node` has no chain-id flag; the tests run two chains with two ids.
+    hardhat: {
+      hardfork: "cancun",
+      ...(process.env.HARDHAT_CHAIN_ID ? { chainId: Number(process.env.HARDHAT_CHAIN_ID) } : {}),
+    },
     localhost: { url: process.env.LOCALHOST_RPC_URL ?? "http://127.0.0.1:8545" },
     ...remote,
   },

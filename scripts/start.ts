@@ -11,7 +11,7 @@ import { loadConfigOrExit, runService, serviceLogger } from "../server/runtime/r
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = serviceLogger(config);
-  if (config.rpcUrl) {
+  if (config.rpcUrl || config.chains) {
     if (!collectionArtifactAvailable()) await (await import("../server/embedded/embedded-chain")).compileContracts();
     await runService(config, logger);
   } else {

@@ -6,9 +6,9 @@
 import { loadConfigOrExit, runService, serviceLogger } from "./runtime/run";
 
 const config = loadConfigOrExit();
-if (!config.rpcUrl) {
+if (!config.rpcUrl && !config.chains) {
   console.error(
-    "Invalid configuration: RPC_URL is required by the production entry (npm start runs the embedded dev chain)",
+    "Invalid configuration: RPC_URL or CHAINS is required by the production entry (npm start runs the embedded dev chain)",
   );
   process.exit(1);
 }

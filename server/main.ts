@@ -1,44 +1,26 @@
 import type { AddressInfo } from "node:net";
 import { createServer, type RequestListener, type Server } from "node:http";
 import path from "node:path";
-import { getAddress, type JsonRpcProvider } from "ethers";
 import { openAccess } from "./access";
 import { createServiceApps } from "./service-app";
-import { BlockFeed } from "./chain/block-feed";
-import { ChainClient } from "./chain/chain-client";
-import { connectRpcUrls } from "./chain/provider";
-import type { RpcUrlState } from "./chain/rpc-failover";
-import { bindStoreToChain, ChainBlockRecorder, type ChainDataCleared } from "./chain/store-binding";
-import { CollectionIndex } from "./collections";
-import { AllowlistStore } from "./drops/allowlist-store";
-import { VoucherStore } from "./drops/voucher-store";
+import type { ChainClient } from "./chain/chain-client";
+import type { ChainDataCleared } from "./chain/store-binding";
+import { bindChain, buildChainUnit, reachChain, type ChainUnit, type ConnectedChain } from "./chains/chain-unit";
+import { ChainRegistry } from "./chains/registry";
+import { chainSpecsOf } from "./chains/spec";
+import type { CollectionIndex } from "./collections";
 import type { Config } from "./config/config";
 import type { Logger } from "./http/logger";
 import { openDatabase } from "./db";
-import { openEngine } from "./engine";
 import { ServiceMetrics, type RpcObserver } from "./metrics/metrics";
-import {
-  cancelledJobsWithdrawn,
-  DEFAULT_RUNNER_OPTIONS,
-  JOB_OPERATION_KINDS,
-  JobPlanner,
-  JobRunner,
-  JobStore,
-} from "./jobs";
-import { OPERATION_KINDS } from "./nft";
-import { openMetadata } from "./metadata";
+import { JobStore } from "./jobs";
 import { metadataFastPath } from "./metadata/fast-path";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
-import { emitEvents, openWebhooks, type WebhookWorkerOptions } from "./webhooks";
-import { LowBalanceWatcher, openWallets, resolveMasterKey, WalletStore, type MasterKeySource } from "./wallets";
+import { openWebhooks, type WebhookWorkerOptions } from "./webhooks";
+import { openWallets, resolveMasterKey, WalletStore, type MasterKeySource } from "./wallets";
 
-export interface ConnectedChain {
-  provider: JsonRpcProvider;
-  chainId: bigint;
-  /** Each RPC URL's state (RPC_URL); unset for the embedded chain. */
-  rpcUrls?: () => RpcUrlState[];
-}
+export type { ConnectedChain };
 
 export interface StartOptions {
   /**
@@ -67,11 +49,14 @@ export interface StartOptions {
 export interface RunningService {
   apiUrl: string;
   demoUrl?: string;
+  /** The first configured chain's client (the only one in the one-chain forms). */
   chain: ChainClient;
+  /** Every configured chain's unit. */
+  chains: ChainRegistry<ChainUnit>;
   metrics: ServiceMetrics;
   /** Where the wallets' master key came from, for the banner (never the key). */
   masterKey: Pick<MasterKeySource, "from" | "file" | "created">;
-  /** The collections index: the embedded chain registers the collection it deploys there. */
+  /** The first chain's collections index: the embedded chain registers the collection it deploys there. */
   collections: CollectionIndex;
   /** What the start cleared of a previous chain (freshChain), for the banner. */
   chainDataCleared?: ChainDataCleared;
@@ -87,126 +72,59 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** Connects to the chain and the user store, builds the app and listens: what `npm start` runs. */
+/** Connects to the chains and the user store, builds the app and listens: what `npm start` runs. */
 export async function startService(
   config: Config,
   logger: Logger,
   options: StartOptions = {},
 ): Promise<RunningService> {
   const metrics = new ServiceMetrics();
-  const { rpcUrl } = config;
-  const connect =
-    options.connect ??
-    ((observer: RpcObserver) => {
-      if (!rpcUrl) throw new Error("RPC_URL is not set");
-      return connectRpcUrls({
-        rpcUrls: config.rpcUrls,
-        timeoutMs: config.rpcTimeoutMs,
-        maxLagBlocks: config.rpcMaxLagBlocks,
-        observer,
-        urlObserver: metrics,
-      });
-    });
-  const { provider, chainId, rpcUrls } = await connect(metrics);
-  const chain = new ChainClient(provider, {
-    chainId,
-    maxFeePerGas: config.maxFeePerGas,
-    fundingHint: options.fundingHint,
-  });
+  const specs = chainSpecsOf(config);
+  // The entry's own chain (the embedded one) is the one chain of its configuration.
+  const reached = await Promise.all(
+    specs.map((spec) =>
+      reachChain(spec, config, metrics, {
+        connect: specs.length === 1 ? options.connect : undefined,
+        fundingHint: options.fundingHint,
+      }),
+    ),
+  );
+  const destroyProviders = () => reached.forEach((c) => c.provider.destroy());
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: path.join(config.dataDir, "pglite") });
   let wallets;
   let chainDataCleared: ChainDataCleared | undefined;
   try {
     // Before anything reads the store: nothing from another chain is resumed, replayed or served.
-    chainDataCleared = await bindStoreToChain(db, chain.rpc, chainId.toString(), options.freshChain === true);
+    for (const chain of reached) {
+      const cleared = await bindChain(db, chain, options.freshChain === true);
+      chainDataCleared ??= cleared;
+    }
     const masterKey = await resolveMasterKey(config.walletMasterKey, options.masterKeyFile, new WalletStore(db));
     wallets = await openWallets({ db, masterKey, pkcs11: config.pkcs11, logger });
   } catch (err) {
     await db.close().catch(() => {});
-    provider.destroy();
+    destroyProviders();
     throw err;
   }
   const userStore = new SqlUserStore(db);
-  // One head poll for the process: the engine's follower and the collection index share it.
-  const blocks = new BlockFeed(chain.rpc, { pollMs: config.blockPollMs });
   const jobStore = new JobStore(db);
-  const engine = await openEngine({
-    chain,
-    blocks,
+  // PUBLIC_URL, else the API's own address once it listens (PORT=0 picks one).
+  let publicUrl = config.publicUrl;
+  const shared = {
     db,
-    kinds: new Map([...OPERATION_KINDS, ...JOB_OPERATION_KINDS]),
+    config,
     logger,
     metrics,
-    // A wallet's operations are re-signed by the follower with no request, after a restart too.
-    signers: wallets.directory(chain.signers),
-    spendGuard: wallets.spendGuard,
-    // A cancelled job's batch recorded before a crash and never broadcast is not sent after the cancel.
-    resendGuard: cancelledJobsWithdrawn(jobStore),
-    options: {
-      chainId,
-      confirmations: config.confirmations,
-      txTimeoutMs: config.txTimeoutMs,
-      resendBlocks: config.txResendBlocks,
-      finalityBlocks: config.finalityBlocks,
-      crashAt: config.crashAt,
-      blockPollMs: config.blockPollMs,
-    },
-  });
-  const collections = new CollectionIndex(db, chain, blocks, logger, {
-    chainId,
-    confirmations: config.confirmations,
-    maxCollectionsPerKey: config.maxCollectionsPerKey,
-  });
-  // collection.transfer webhooks: written in the transaction that makes a transfer final, for the
-  // news alone (a collection's history, read when it is first indexed, is not reported).
-  collections.onTransfersFinal(async (tx, transfers) => {
-    // One statement for the whole range: a block of 200 mints is 200 transfers.
-    await emitEvents(
-      tx,
-      transfers
-        .filter((t) => t.news)
-        .map((t) => ({
-          type: "collection.transfer" as const,
-          data: {
-            collection: getAddress(t.collection),
-            tokenId: t.tokenId,
-            from: getAddress(t.from),
-            to: getAddress(t.to),
-            blockNumber: t.blockNumber,
-            blockHash: t.blockHash,
-            transactionHash: t.transactionHash,
-            logIndex: t.logIndex,
-          },
-          collection: t.collection,
-          orderKey: `token:${t.collection}:${t.tokenId}`,
-        })),
-    );
-  });
-  // collection.metadata_updated webhooks: every ERC-4906 event read of any collection, once final.
-  collections.onMetadataUpdatesFinal(async (tx, updates) => {
-    await emitEvents(
-      tx,
-      updates
-        .filter((u) => u.news)
-        .map((u) => ({
-          type: "collection.metadata_updated" as const,
-          data: {
-            chainId: u.chainId,
-            address: getAddress(u.collection),
-            fromTokenId: u.fromTokenId,
-            toTokenId: u.toTokenId,
-            blockNumber: u.blockNumber,
-            transactionHash: u.transactionHash,
-          },
-          collection: u.collection,
-          orderKey: `metadata:${u.collection}`,
-        })),
-    );
-  });
-  await collections.start();
-  const chainBlocks = new ChainBlockRecorder(db, chain.rpc, chainId.toString(), logger);
-  chainBlocks.start();
-  if (config.contractAddress) await collections.register(config.contractAddress, "config");
+    wallets,
+    jobStore,
+    lowBalancePollMs: options.lowBalancePollMs,
+    publicUrl: () => publicUrl ?? "",
+  };
+  const units: ChainUnit[] = [];
+  for (const chain of reached) units.push(await buildChainUnit(chain, shared));
+  const chains = new ChainRegistry(units);
+  const [first] = units;
+  if (config.contractAddress) await first.collections.register(config.contractAddress, "config");
   const { access, audit } = openAccess(db, {
     rootKey: config.apiKey,
     requireAccessKey: config.requireAccessKey,
@@ -221,24 +139,8 @@ export async function startService(
     worker: options.webhookWorker,
     masterKey: wallets.masterKey.key,
   });
-  // Emits wallet.low_balance when a held wallet's balance falls below its lowBalance.
-  const lowBalance = new LowBalanceWatcher(
-    db,
-    chain,
-    logger.child({ component: "low-balance" }),
-    options.lowBalancePollMs,
-  );
-  const jobRunner = new JobRunner(
-    jobStore,
-    { engine, wallets, chain, logger: logger.child({ component: "jobs" }) },
-    { ...DEFAULT_RUNNER_OPTIONS, concurrency: config.jobConcurrency },
-  );
-  // PUBLIC_URL, else the API's own address once it listens (PORT=0 picks one).
-  let publicUrl = config.publicUrl;
-  const metadata = openMetadata({ db, chain, index: collections, blocks, publicUrl: () => publicUrl ?? "" });
   const apps = createServiceApps({
-    chain,
-    engine,
+    chains,
     userStore,
     logger,
     access,
@@ -249,55 +151,50 @@ export async function startService(
     trustProxy: config.trustProxy,
     database: db,
     metrics,
-    collections,
-    drops: {
-      allowlists: new AllowlistStore(db, chainId.toString()),
-      vouchers: new VoucherStore(db, chainId.toString()),
-      maxGasPerTx: config.maxGasPerTx,
-    },
-    jobs: { store: jobStore, runner: jobRunner, planner: new JobPlanner(chain, config.maxGasPerTx) },
-    // With one URL its state is the chain's: /health keeps its one-chain shape.
-    rpcUrls: config.rpcUrls.length > 1 ? rpcUrls : undefined,
-    metadata,
+    collections: first.collections,
+    jobs: { store: jobStore },
   });
 
   const servers: DrainableServer[] = [];
   try {
     // Hosted documents are answered before Koa (server/metadata/fast-path.ts): marketplaces' load.
     servers.push(
-      await listen(metadataFastPath(metadata.service, apps.api.callback()), config.port, config.host, config),
+      await listen(
+        metadataFastPath(
+          (chainId) => chains.units.find((u) => u.id === chainId)?.metadata.service,
+          apps.api.callback(),
+        ),
+        config.port,
+        config.host,
+        config,
+      ),
     );
     if (apps.demo && config.demoPort !== undefined)
       servers.push(await listen(apps.demo.callback(), config.demoPort, config.host, config));
   } catch (err) {
     await Promise.all(servers.map((s) => s.close(0)));
-    await engine.stop();
-    await lowBalance.stop();
+    for (const unit of units) await unit.stop();
     await webhooks.worker.stop();
-    await collections.stop();
-    await chainBlocks.stop();
-    await blocks.stop();
     await wallets.close();
     await userStore.close();
     await db.close();
-    provider.destroy();
+    destroyProviders();
     throw err;
   }
   const [api, demo] = servers;
   publicUrl ??= urlOf(api.server, config.host);
   const hooks = new ShutdownHooks(logger);
   webhooks.worker.start();
-  lowBalance.start();
-  // Jobs left running by an earlier run (or another instance) go on with no request.
-  await jobRunner.start();
+  for (const unit of units) await unit.start();
 
   return {
     apiUrl: urlOf(api.server, config.host),
     demoUrl: demo ? urlOf(demo.server, config.host) : undefined,
-    chain,
+    chain: first.client,
+    chains,
     metrics,
     masterKey: { from: wallets.masterKey.from, file: wallets.masterKey.file, created: wallets.masterKey.created },
-    collections,
+    collections: first.collections,
     chainDataCleared,
     onShutdown: (name, hook) => hooks.add(name, hook),
     async close() {
@@ -306,21 +203,15 @@ export async function startService(
       if (cut > 0) {
         logger.warn({ cut, shutdownTimeoutMs: config.shutdownTimeoutMs }, "requests still in flight were cut");
       }
-      // Batches not yet sent stay claimable in the store: the next start (or another process) sends them.
-      await jobRunner.stop();
-      // What is unfinished stays in the store: the next start (or another process) follows it on.
-      await engine.stop();
+      // Each chain's jobs, engine and index stop; what is unfinished stays in the store for the next start.
+      await Promise.all(units.map((unit) => unit.stop()));
       // Attempts in flight are cut and given back: the next start (or another process) sends them.
-      await lowBalance.stop();
       await webhooks.worker.stop();
-      await collections.stop();
-      await chainBlocks.stop();
-      await blocks.stop();
       await wallets.close();
       await hooks.run();
       await userStore.close();
       await db.close();
-      provider.destroy();
+      destroyProviders();
     },
   };
 }

@@ -1,4 +1,4 @@
-import type Router from "@koa/router";
+import Router from "@koa/router";
 import type Koa from "koa";
 import { createAccessRouter, registerAccessOpenApi, type AccessControl, type AuditLog } from "./access";
 import type { ChainClient } from "./chain/chain-client";
@@ -8,6 +8,9 @@ import type { TransactionEngine } from "./engine";
 import { OperationList } from "./engine/operation-list";
 import { createConsoleRouter } from "./console/console-routes";
 import { createKoaApp } from "./http/koa-app";
+import { chainDispatcher } from "./chains/dispatch";
+import { chainStatuses, mountChainsRoute, registerChainsOpenApi } from "./chains/status";
+import { ChainRegistry } from "./chains/registry";
 import type { Logger } from "./http/logger";
 import { OpenAPIRegistry, buildOpenApiDocument } from "./http/openapi";
 import {
@@ -18,7 +21,6 @@ import {
 } from "./http/service-routes";
 import { createJobRouter, registerJobOpenApi, type JobRouteDeps } from "./jobs";
 import { ServiceMetrics } from "./metrics/metrics";
-import type { RpcUrlState } from "./chain/rpc-failover";
 import { createDropsRouter, registerDropsOpenApi } from "./drops/routes";
 import { createNftRouter, registerNftOpenApi } from "./nft";
 import { createMetadataRouter, registerMetadataOpenApi, type MetadataDeps } from "./metadata";
@@ -28,9 +30,12 @@ import { createWebhookRouter, registerWebhookOpenApi, type WebhookRouteDeps } fr
 import { createWalletRouter, registerWalletOpenApi, type Wallets } from "./wallets";
 
 export interface ServiceAppDeps {
-  chain: ChainClient;
-  /** The write path of every /nft write. */
-  engine: TransactionEngine;
+  /** Every configured chain's unit; unset = one chain of `chain` and `engine` (and the index, drops and jobs below). */
+  chains?: ChainRegistry;
+  /** The one chain when `chains` is unset. */
+  chain?: ChainClient;
+  /** The write path of every /nft write, when `chains` is unset. */
+  engine?: TransactionEngine;
   userStore: UserStore;
   logger: Logger;
   /** Access keys: the root key (API_KEY), the keys made through /access-keys, REQUIRE_ACCESS_KEY. */
@@ -56,11 +61,9 @@ export interface ServiceAppDeps {
   webhooks?: WebhookRouteDeps;
   /** Drops: allowlists and vouchers the service keeps, MAX_GAS_PER_TX; unset = no allowlist or voucher reads. */
   drops?: DropsDeps;
-  /** The /jobs routes (the store, planner and runner of jobs); unset = not served. */
-  jobs?: Omit<JobRouteDeps, "access" | "chain" | "wallets">;
-  /** Each RPC URL's state, shown by /health; unset (the embedded chain) = not shown. */
-  rpcUrls?: () => RpcUrlState[];
-  /** Hosted metadata and the tokenURI cache (openMetadata); unset = no metadata routes. */
+  /** The /jobs routes (the store of jobs; the planner and runner when `chains` is unset); unset = not served. */
+  jobs?: Pick<JobRouteDeps, "store"> & Partial<Pick<JobRouteDeps, "runner" | "planner">>;
+  /** Hosted metadata and the tokenURI cache (openMetadata) when `chains` is unset; unset = no metadata routes. */
   metadata?: MetadataDeps;
 }
 
@@ -87,6 +90,7 @@ export interface OpenApiDocuments {
 export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   const api = new OpenAPIRegistry();
   registerServiceOpenApi(api);
+  registerChainsOpenApi(api);
   registerDocsOpenApi(api);
   registerAccessOpenApi(api);
   registerWebhookOpenApi(api);
@@ -126,51 +130,120 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   const documents = openApiDocuments(deps.separateDemo);
   const metrics = deps.metrics ?? new ServiceMetrics();
   const { database, wallets } = deps;
+  const chains = deps.chains ?? oneChain(deps);
+  const first = chains.units[0];
   const serviceRouter = createServiceRouter({
-    chain: async () => ({ chainId: deps.chain.options.chainId.toString(), blockNumber: await deps.chain.ping() }),
-    rpcUrls: deps.rpcUrls,
+    chain: async () => ({ chainId: first.id, blockNumber: await first.client.ping() }),
+    // One chain with several URLs: their states beside its one-chain answer (several chains: in `chains`).
+    rpcUrls: chains.only?.rpcUrls && (chains.only.urlCount ?? 0) > 1 ? chains.only.rpcUrls : undefined,
     store: database ? () => database.query("SELECT 1") : undefined,
+    chains: chains.units.length > 1 ? () => chainStatuses(chains) : undefined,
     metrics: async () => ({ contentType: metrics.contentType, text: await metrics.render() }),
     metricsAccess: deps.access.require({ scope: "metrics:read", key: "open" }),
   });
+  mountChainsRoute(serviceRouter, chains);
   const nftRouter = createNftRouter({
-    chain: deps.chain,
-    engine: deps.engine,
+    chains,
     access: deps.access,
     wallets: deps.wallets,
-    collections: deps.collections,
     operationList: database ? new OperationList(database) : undefined,
-    drops: deps.drops,
-    metadata: deps.metadata,
   });
-  const metadataRouter = deps.metadata
-    ? createMetadataRouter({ chain: deps.chain, access: deps.access, metadata: deps.metadata, index: deps.collections })
+  // /collections/… (the index's routes and the drops' allowlists and vouchers) go to the chain the request names.
+  const collectionsDispatch = first.collections
+    ? chainDispatcher(
+        chains,
+        ["/collections"],
+        (unit) => {
+          const router = createCollectionsRouter({
+            index: unit.collections!,
+            chain: unit.client,
+            access: deps.access,
+            walletByLabel: wallets
+              ? async (label) => (await wallets.store.findByLabel(label))?.address ?? null
+              : undefined,
+          });
+          if (unit.drops)
+            router.use(
+              createDropsRouter({
+                chain: unit.client,
+                access: deps.access,
+                drops: unit.drops,
+                index: unit.collections!,
+              }).routes(),
+            );
+          if (unit.metadata)
+            router.use(
+              createMetadataRouter({
+                chain: unit.client,
+                access: deps.access,
+                metadata: unit.metadata,
+                index: unit.collections,
+              }).routes(),
+            );
+          return router;
+        },
+        { access: deps.access },
+      )
     : undefined;
-  const dropsRouter =
-    deps.drops && deps.collections
-      ? createDropsRouter({ chain: deps.chain, access: deps.access, drops: deps.drops, index: deps.collections })
-      : undefined;
-  const collectionsRouter = deps.collections
-    ? createCollectionsRouter({
-        index: deps.collections,
-        chain: deps.chain,
-        access: deps.access,
-        walletByLabel: wallets ? async (label) => (await wallets.store.findByLabel(label))?.address ?? null : undefined,
-      })
+  // GET /metadata/{chainId}/… (public): the chain the path names. npm start answers it before Koa
+  // (server/metadata/fast-path.ts); this serves it where that is not mounted.
+  const metadataDispatch = first.metadata
+    ? chainDispatcher(
+        chains,
+        ["/metadata"],
+        (unit) =>
+          unit.metadata
+            ? createMetadataRouter({
+                chain: unit.client,
+                access: deps.access,
+                metadata: unit.metadata,
+                index: unit.collections,
+              })
+            : new Router(),
+        {
+          access: deps.access,
+          withoutChain: (ctx) => chains.units.find((u) => u.id === ctx.path.split("/")[2]) ?? first,
+        },
+      )
     : undefined;
   const accessRouter = database
-    ? createAccessRouter({ access: deps.access, audit: deps.audit, db: database })
+    ? createAccessRouter({
+        access: deps.access,
+        audit: deps.audit,
+        db: database,
+        chainIdOf: (chain) => chains.resolve(chain).id,
+      })
     : undefined;
   const webhookRouter = deps.webhooks ? createWebhookRouter(deps.webhooks) : undefined;
   const walletRouter = deps.wallets
-    ? createWalletRouter({ access: deps.access, audit: deps.audit, chain: deps.chain, wallets: deps.wallets })
+    ? createWalletRouter({ access: deps.access, audit: deps.audit, chains, wallets: deps.wallets })
     : undefined;
-  const jobRouter = deps.jobs
-    ? createJobRouter({ ...deps.jobs, access: deps.access, chain: deps.chain, wallets: deps.wallets })
-    : undefined;
+  const jobStore = deps.jobs?.store;
+  // A job's reads by id go to any chain's router (the store is shared); what runs a job is its chain's.
+  const jobsDispatch =
+    jobStore && first.jobs
+      ? chainDispatcher(
+          chains,
+          ["/jobs"],
+          (unit) =>
+            createJobRouter({
+              store: jobStore,
+              runner: unit.jobs!.runner,
+              planner: unit.jobs!.planner,
+              access: deps.access,
+              chain: unit.client,
+              wallets: deps.wallets,
+            }),
+          {
+            access: deps.access,
+            withoutChain: (ctx) => (ctx.method === "POST" && ctx.path === "/jobs" ? undefined : first),
+          },
+        )
+      : undefined;
   const userRouter = createUserRouter({ store: deps.userStore, database: deps.database });
+  const dispatched = [collectionsDispatch, jobsDispatch, metadataDispatch].filter((d) => d !== undefined);
   const app = (logger: Logger, routers: Router[]) =>
-    createKoaApp({ logger, trustProxy: deps.trustProxy, metrics, routers });
+    createKoaApp({ logger, trustProxy: deps.trustProxy, metrics, routers, dispatched });
 
   if (documents.demo) {
     return {
@@ -178,15 +251,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         serviceRouter,
         createDocsRouter(documents.api),
         nftRouter,
-        ...routers(
-          collectionsRouter,
-          dropsRouter,
-          accessRouter,
-          webhookRouter,
-          walletRouter,
-          jobRouter,
-          metadataRouter,
-        ),
+        ...routers(accessRouter, webhookRouter, walletRouter),
         createConsoleRouter(),
       ]),
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
@@ -198,10 +263,30 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       serviceRouter,
       createDocsRouter(documents.api),
       nftRouter,
-      ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter, jobRouter, metadataRouter),
+      ...routers(accessRouter, webhookRouter, walletRouter),
       userRouter,
       createConsoleRouter(),
     ]),
     metrics,
   };
+}
+
+/** The one chain of deps that name `chain` and `engine` rather than a registry (tests that wire an app by hand). */
+function oneChain(deps: ServiceAppDeps): ChainRegistry {
+  if (!deps.chain || !deps.engine) throw new Error("createServiceApps needs `chains`, or `chain` and `engine`");
+  const chainId = deps.chain.options.chainId;
+  return new ChainRegistry([
+    {
+      id: chainId.toString(),
+      chainId,
+      name: `chain-${chainId}`,
+      client: deps.chain,
+      engine: deps.engine,
+      collections: deps.collections,
+      drops: deps.drops,
+      metadata: deps.metadata,
+      jobs:
+        deps.jobs?.runner && deps.jobs.planner ? { runner: deps.jobs.runner, planner: deps.jobs.planner } : undefined,
+    },
+  ]);
 }

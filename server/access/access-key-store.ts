@@ -11,6 +11,8 @@ export interface AccessKeyRecord {
   scopes: Scope[];
   wallets: string[] | null;
   collections: string[] | null;
+  /** Decimal chain ids; null = every chain. */
+  chains: string[] | null;
   expiresAt: Date | null;
   createdAt: Date;
   lastUsedAt: Date | null;
@@ -24,6 +26,7 @@ interface KeyRow {
   scopes: Scope[] | string;
   wallets: string[] | string | null;
   collections: string[] | string | null;
+  chains: string[] | string | null;
   expires_at: Date | string | null;
   created_at: Date | string;
   last_used_at: Date | string | null;
@@ -36,7 +39,7 @@ const DESCENDANTS = `descendants(id) AS (
     SELECT id FROM access_keys WHERE created_by = $1
     UNION SELECT k.id FROM access_keys k JOIN descendants d ON k.created_by = d.id)`;
 
-const COLUMNS = "id, name, scopes, wallets, collections, expires_at, created_at, last_used_at, created_by";
+const COLUMNS = "id, name, scopes, wallets, collections, chains, expires_at, created_at, last_used_at, created_by";
 
 /** Access keys in the store (table access_keys): a SHA-256 of each secret, never the secret. */
 export class AccessKeyStore {
@@ -49,8 +52,8 @@ export class AccessKeyStore {
   ): Promise<AccessKeyRecord> {
     const id = `ak_${randomBytes(12).toString("hex")}`;
     const { rows } = await tx.query<KeyRow>(
-      `INSERT INTO access_keys (id, name, secret_hash, scopes, wallets, collections, expires_at, created_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${COLUMNS}`,
+      `INSERT INTO access_keys (id, name, secret_hash, scopes, wallets, collections, expires_at, created_by, chains)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
       [
         id,
         key.name,
@@ -60,6 +63,7 @@ export class AccessKeyStore {
         key.collections === null ? null : JSON.stringify(key.collections),
         key.expiresAt,
         key.createdBy,
+        key.chains === null ? null : JSON.stringify(key.chains),
       ],
     );
     return toRecord(rows[0]);
@@ -150,6 +154,7 @@ export function principalOf(key: AccessKeyRecord): AccessPrincipal {
     scopes: new Set(key.scopes),
     wallets: key.wallets,
     collections: key.collections,
+    chains: key.chains,
     expiresAt: key.expiresAt,
   };
 }
@@ -164,6 +169,7 @@ function toRecord(row: KeyRow): AccessKeyRecord {
     scopes: json(row.scopes),
     wallets: row.wallets === null ? null : json(row.wallets),
     collections: row.collections === null ? null : json(row.collections),
+    chains: row.chains === null || row.chains === undefined ? null : json(row.chains),
     expiresAt: date(row.expires_at),
     createdAt: date(row.created_at)!,
     lastUsedAt: date(row.last_used_at),

@@ -99,6 +99,16 @@ export class AccessControl {
     if (typeof collection === "string") this.check(ctx, { collection });
   }
 
+  /** The chain a request acts on must be within the key's chains: 403 FORBIDDEN naming it otherwise. */
+  checkChain(ctx: Context, chain: { id: string; name: string }): void {
+    const principal = ctx.state.access as AccessPrincipal | undefined;
+    const chains = principal?.chains;
+    if (chains && !chains.includes(chain.id))
+      throw new ApiError("FORBIDDEN", `This access key does not hold the chain ${chain.name} (${chain.id})`, [
+        { path: "chain", message: `not within this key's chains` },
+      ]);
+  }
+
   /**
    * A wallet a request signs with must be within the key's limits: 404 WALLET_NOT_FOUND otherwise,
    * as for a wallet the service does not hold (prefer HeldWallets.signerFor's `usable`, which refuses

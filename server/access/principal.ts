@@ -11,6 +11,8 @@ export interface AccessPrincipal {
   wallets: readonly string[] | null;
   /** Collection addresses (lower case) the key may act on; null = all. */
   collections: readonly string[] | null;
+  /** Chains (decimal ids) the key may act on; null (or absent) = all. */
+  chains?: readonly string[] | null;
   expiresAt: Date | null;
 }
 
@@ -52,7 +54,7 @@ function within(limit: readonly string[] | null, address: string): boolean {
  */
 export function grantExceeds(
   granter: AccessPrincipal,
-  grant: Pick<AccessPrincipal, "scopes" | "wallets" | "collections" | "expiresAt">,
+  grant: Pick<AccessPrincipal, "scopes" | "wallets" | "collections" | "chains" | "expiresAt">,
 ): string | null {
   for (const scope of grant.scopes) if (!granter.scopes.has(scope)) return `the scope ${scope}`;
   const subset = (own: readonly string[] | null, given: readonly string[] | null, what: string) => {
@@ -62,7 +64,9 @@ export function grantExceeds(
     return outside ? `the ${what} ${outside}` : null;
   };
   const beyond =
-    subset(granter.wallets, grant.wallets, "wallet") ?? subset(granter.collections, grant.collections, "collection");
+    subset(granter.wallets, grant.wallets, "wallet") ??
+    subset(granter.collections, grant.collections, "collection") ??
+    subset(granter.chains ?? null, grant.chains ?? null, "chain");
   if (beyond) return beyond;
   if (granter.expiresAt && (!grant.expiresAt || grant.expiresAt > granter.expiresAt))
     return `a life past this key's own expiry (${granter.expiresAt.toISOString()})`;

@@ -46,8 +46,8 @@ async function blockHash(rpc: Rpc, number: number): Promise<string | null> {
 
 /**
  * Removes what the store holds about chain `chainId`, in one transaction: its operations (and so
- * their idempotency keys), nonces, the index, allowlists, vouchers and jobs, and every webhook event not delivered yet (events
- * carry no chain id: a store serves one chain at a time). Forgets the chain's blocks too.
+ * their idempotency keys), nonces, the index, allowlists, vouchers and jobs, and the chain's webhook events not
+ * delivered yet (other chains' are theirs). Forgets the chain's blocks too.
  */
 export async function forgetChain(db: SqlDriver, chainId: string): Promise<ChainDataCleared> {
   return db.transaction(async (tx) => {
@@ -75,8 +75,10 @@ export async function forgetChain(db: SqlDriver, chainId: string): Promise<Chain
     await tx.query("DELETE FROM jobs WHERE chain_id = $1", [chainId]);
     // Undelivered: the deliveries still pending (the delivered and failed ones are the delivery log).
     const { rows } = await tx.query<{ n: string | number }>(
-      `WITH gone AS (DELETE FROM webhook_deliveries WHERE status = 'pending' RETURNING event_seq)
+      `WITH gone AS (DELETE FROM webhook_deliveries d USING webhook_events e
+                     WHERE d.status = 'pending' AND e.seq = d.event_seq AND e.chain_id = $1 RETURNING d.event_seq)
        SELECT count(DISTINCT event_seq) AS n FROM gone`,
+      [chainId],
     );
     await tx.query("DELETE FROM chain_binding WHERE chain_id = $1", [chainId]);
     return {

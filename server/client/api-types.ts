@@ -155,6 +155,8 @@ export interface components {
         };
         Job: {
             jobId: string;
+            /** @description The chain the job runs on (decimal id) */
+            chainId: string;
             /** @enum {string} */
             kind: "airdrop" | "whitelist";
             /** @enum {string} */
@@ -289,6 +291,8 @@ export interface operations {
                 /** @description A wallet the service holds (its address or label), instead of privateKey; needs an access key */
                 from?: string;
                 dryRun?: "true" | "false";
+                /** @description The chain, by id (a number or decimal string) or name (GET /chains lists them); required when several chains are configured */
+                chain?: string | number;
             };
             header?: never;
             path?: never;

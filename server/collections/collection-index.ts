@@ -73,7 +73,7 @@ export class CollectionIndex {
 
   /** Starts indexing; on PGlite (one process owns the data) every lease left by an earlier run is taken back first. */
   async start(): Promise<void> {
-    if (this.store.db.backend === "pglite") await this.store.releaseAll();
+    if (this.store.db.backend === "pglite") await this.store.releaseAll(this.chainId);
     this.indexer.start();
   }
 

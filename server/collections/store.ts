@@ -262,10 +262,11 @@ export class CollectionStore {
     );
   }
 
-  /** Every lease at once: for PGlite, whose data directory one process alone opens. */
-  async releaseAll(): Promise<void> {
+  /** Every lease on chain `chainId` at once: for PGlite, whose data directory one process alone opens. */
+  async releaseAll(chainId: string): Promise<void> {
     await this.db.query(
-      "UPDATE indexed_collections SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL",
+      "UPDATE indexed_collections SET lease_owner = NULL, lease_until = NULL WHERE chain_id = $1 AND lease_owner IS NOT NULL",
+      [chainId],
     );
   }
 

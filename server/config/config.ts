@@ -1,4 +1,6 @@
 import { z } from "zod";
+import type { ChainSpec } from "../chains/spec";
+import { parseChains } from "./chains-config";
 
 /** The service's configuration, parsed once at start from the environment. */
 export interface Config {
@@ -12,6 +14,8 @@ export interface Config {
   rpcUrls: string[];
   /** RPC_MAX_LAG_BLOCKS: a URL whose head is more than this below the highest seen is `behind`. */
   rpcMaxLagBlocks: number;
+  /** CHAINS: every chain the service serves; unset = RPC_URL's chain or the embedded chain. */
+  chains?: ChainSpec[];
   /** Port the embedded chain's JSON-RPC is served on. */
   chainPort: number;
   contractAddress?: string;
@@ -101,6 +105,7 @@ const EnvSchema = z
             .refine((urls) => new Set(urls).size === urls.length, "lists a URL twice"),
         ),
     ),
+    CHAINS: optional(z.string()),
     CHAIN_PORT: optional(port).default(8545),
     CONTRACT_ADDRESS: optional(z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 20-byte hex address")),
     API_KEY: optional(z.string().min(16, "must be at least 16 characters")),
@@ -163,6 +168,16 @@ const EnvSchema = z
     if (env.RPC_URL && !env.API_KEY) {
       ctx.addIssue({ code: "custom", path: ["API_KEY"], message: "is required when RPC_URL is set" });
     }
+    if (env.CHAINS && !env.API_KEY) {
+      ctx.addIssue({ code: "custom", path: ["API_KEY"], message: "is required when CHAINS is set" });
+    }
+    if (env.CHAINS && env.RPC_URL) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["RPC_URL"],
+        message: "must not be set with CHAINS (name each chain's URLs there)",
+      });
+    }
   });
 
 export class ConfigError extends Error {}
@@ -175,6 +190,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${String(issue.path[0])} ${issue.message}`);
   }
   const e = result.data;
+  const defaults = {
+    confirmations: e.CONFIRMATIONS,
+    finalityBlocks: e.FINALITY_BLOCKS,
+    txResendBlocks: e.TX_RESEND_BLOCKS,
+    maxFeePerGas: e.MAX_FEE_PER_GAS,
+  };
   return {
     port: e.PORT,
     host: e.HOST,
@@ -182,6 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rpcUrl: e.RPC_URL?.join(","),
     rpcUrls: e.RPC_URL ?? [],
     rpcMaxLagBlocks: e.RPC_MAX_LAG_BLOCKS,
+    chains: e.CHAINS === undefined ? undefined : parseChains(e.CHAINS, defaults),
     chainPort: e.CHAIN_PORT,
     contractAddress: e.CONTRACT_ADDRESS,
     apiKey: e.API_KEY,

@@ -16,6 +16,7 @@ import { PENDING_ALLOWLISTS_MIGRATION } from "./migration-25-pending-allowlists"
 import { CHAIN_BINDING_MIGRATION } from "./migration-18-chain-binding";
 import { JOBS_MIGRATION } from "./migration-22-jobs";
 import { DROP_INDEX_MIGRATION } from "./migration-23-drop-index";
+import { CHAINS_MIGRATION } from "./migration-24-chains";
 import { METADATA_MIGRATION } from "./migration-26-metadata";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
@@ -673,6 +674,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   OPERATION_LIST_MIGRATION,
   JOBS_MIGRATION,
   DROP_INDEX_MIGRATION,
+  CHAINS_MIGRATION,
   PENDING_ALLOWLISTS_MIGRATION,
   METADATA_MIGRATION,
 ];

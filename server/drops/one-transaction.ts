@@ -8,19 +8,24 @@ export interface DropsConfig {
   maxGasPerTx?: bigint;
 }
 
-let blockThird: Promise<bigint> | undefined;
+/** A third of each chain's block gas limit, read once per chain (chains differ: 30M on one, 60M on another). */
+const blockThirds = new WeakMap<ChainClient, Promise<bigint>>();
 
 /** The most gas one batch transaction may take: MAX_GAS_PER_TX, else a third of the latest block's gas limit. */
 export function maxGasPerTx(chain: ChainClient, config: DropsConfig): Promise<bigint> {
   if (config.maxGasPerTx !== undefined) return Promise.resolve(config.maxGasPerTx);
-  blockThird ??= chain.rpc
-    .call<{ gasLimit: string }>("eth_getBlockByNumber", ["latest", false])
-    .then((block) => BigInt(block.gasLimit) / 3n)
-    .catch((err: unknown) => {
-      blockThird = undefined;
-      throw err;
-    });
-  return blockThird;
+  let third = blockThirds.get(chain);
+  if (!third) {
+    third = chain.rpc
+      .call<{ gasLimit: string }>("eth_getBlockByNumber", ["latest", false])
+      .then((block) => BigInt(block.gasLimit) / 3n)
+      .catch((err: unknown) => {
+        blockThirds.delete(chain);
+        throw err;
+      });
+    blockThirds.set(chain, third);
+  }
+  return third;
 }
 
 export interface Batch {

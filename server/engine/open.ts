@@ -50,7 +50,7 @@ export async function openEngine(deps: {
 }): Promise<TransactionEngine> {
   const store = new OperationStore(deps.db);
   const chainId = deps.options.chainId.toString();
-  if (deps.db.backend === "pglite") await store.releaseAllLeases();
+  if (deps.db.backend === "pglite") await store.releaseAllLeases(chainId);
   const options = { ...DEFAULT_ENGINE_TIMING, ...deps.options };
   const engine = new TransactionEngine({
     chain: deps.chain,

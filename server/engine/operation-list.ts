@@ -17,7 +17,8 @@ export type OperationReader =
     };
 
 export interface OperationListQuery {
-  chainId: string;
+  /** One chain's operations; unset = every chain's (migration 24's indexes). */
+  chainId?: string;
   reader: OperationReader;
   status?: OperationStatus;
   /** The signing address (`from`). */
@@ -44,9 +45,9 @@ export class OperationList {
   constructor(private readonly db: SqlExecutor) {}
 
   async page(query: OperationListQuery): Promise<OperationPage> {
-    const params: unknown[] = [query.chainId];
+    const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
-    const where = ["chain_id = $1"];
+    const where = [query.chainId === undefined ? "TRUE" : `chain_id = ${param(query.chainId)}`];
     if (query.status) {
       where.push(`status = ${param(query.status)}`);
       // Spelled out so the planner picks the small partial index of the unsettled and failed ones.

@@ -244,9 +244,12 @@ export class OperationStore {
     );
   }
 
-  /** Every lease at once: for PGlite, whose data directory one process alone can open. */
-  async releaseAllLeases(): Promise<void> {
-    await this.db.query("UPDATE operations SET lease_owner = NULL, lease_until = NULL WHERE lease_owner IS NOT NULL");
+  /** Every lease on chain `chainId` at once: for PGlite, whose data directory one process alone can open. */
+  async releaseAllLeases(chainId: string): Promise<void> {
+    await this.db.query(
+      "UPDATE operations SET lease_owner = NULL, lease_until = NULL WHERE chain_id = $1 AND lease_owner IS NOT NULL",
+      [chainId],
+    );
   }
 
   /**

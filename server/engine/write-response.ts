@@ -10,11 +10,13 @@ import { currentTransaction } from "./operation";
  */
 
 const operationId = z.string().openapi({ description: "GET /nft/operations/{operationId} follows it" });
+const chainId = z.string().openapi({ description: "The chain the operation is on (decimal id)", example: "31337" });
 
 /** Fields every confirmed write carries. */
 export const ConfirmedWriteFields = z.object({
   status: z.literal("confirmed"),
   operationId,
+  chainId,
   transactionHash: z.string(),
   blockNumber: z.number().int(),
   from: z.string(),
@@ -26,6 +28,7 @@ export const PendingWrite = z
   .object({
     status: z.literal("pending"),
     operationId,
+    chainId,
     transactionHash: z.string(),
     from: z.string(),
     contractAddress: z.string(),
@@ -54,6 +57,7 @@ export function confirmedBody(op: Operation, receipt: Receipt, result: Record<st
   return JSON.stringify({
     status: "confirmed",
     operationId: op.id,
+    chainId: op.chainId,
     transactionHash: receipt.hash,
     blockNumber: receipt.blockNumber,
     from: op.from,
@@ -64,8 +68,8 @@ export function confirmedBody(op: Operation, receipt: Receipt, result: Record<st
 }
 
 /** The body of a write that needed no transaction (a setting already in force). */
-export function unchangedBody(op: Pick<Operation, "id">, fields: Record<string, unknown>): string {
-  return JSON.stringify({ operationId: op.id, ...fields, changed: false });
+export function unchangedBody(op: Pick<Operation, "id" | "chainId">, fields: Record<string, unknown>): string {
+  return JSON.stringify({ operationId: op.id, chainId: op.chainId, ...fields, changed: false });
 }
 
 /** The 202 body of an operation still in flight. */
@@ -73,6 +77,7 @@ export function pendingBody(op: Operation): string {
   return JSON.stringify({
     status: "pending",
     operationId: op.id,
+    chainId: op.chainId,
     transactionHash: currentTransaction(op)?.hash,
     from: op.from,
     contractAddress: op.contractAddress,
@@ -83,6 +88,7 @@ export function pendingBody(op: Operation): string {
 export const OperationView = z
   .object({
     operationId: z.string(),
+    chainId,
     operation: z.string().openapi({ example: "mint" }),
     status: z.enum(["queued", "sent", "confirmed", "failed"]),
     from: z.string(),
@@ -106,6 +112,7 @@ export const OperationView = z
 export type ViewedOperation = Pick<
   Operation,
   | "id"
+  | "chainId"
   | "operation"
   | "status"
   | "from"
@@ -125,6 +132,7 @@ export function operationView(op: ViewedOperation): z.infer<typeof OperationView
   const current = currentTransaction(op);
   return {
     operationId: op.id,
+    chainId: op.chainId,
     operation: op.operation,
     status: op.status,
     from: op.from,

@@ -11,6 +11,11 @@ import { requestContext } from "./request-context";
 export interface KoaAppOptions {
   logger: Logger;
   routers: Router[];
+  /**
+   * Middleware that route each request to its chain's router (server/chains/dispatch), after the
+   * routers; `matchers` are one chain's routers, for the Allow header of a 405.
+   */
+  dispatched?: { middleware: Koa.Middleware; matcher: Router }[];
   /** Trust X-Forwarded-For for ctx.ip (the service runs behind a reverse proxy). */
   trustProxy?: boolean;
   /** Counts every request by route template and status (GET /metrics). */
@@ -21,7 +26,7 @@ export interface KoaAppOptions {
  * A Koa app with the plumbing every route group shares: request ids, access logs, the error
  * envelope, CORS, weak ETags, and 404/405 for what no router serves.
  */
-export function createKoaApp({ logger, routers, trustProxy = false, metrics }: KoaAppOptions): Koa {
+export function createKoaApp({ logger, routers, trustProxy = false, metrics, dispatched = [] }: KoaAppOptions): Koa {
   const app = new Koa();
   app.proxy = trustProxy;
   // Only the address our own proxy appended counts: earlier X-Forwarded-For entries are the client's word.
@@ -78,11 +83,14 @@ export function createKoaApp({ logger, routers, trustProxy = false, metrics }: K
   app.use(weakEtag);
 
   for (const router of routers) app.use(router.routes());
+  for (const { middleware } of dispatched) app.use(middleware);
 
   app.use(async (ctx) => {
     if (ctx.status !== 404 || ctx.body !== undefined) return;
     const allowed = new Set(
-      routers.flatMap((router) => router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods)),
+      [...routers, ...dispatched.map((d) => d.matcher)].flatMap((router) =>
+        router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods),
+      ),
     );
     if (allowed.size > 0) {
       ctx.set("Allow", [...allowed].join(", "));

@@ -4,6 +4,7 @@ import path from "node:path";
 import Router, { type RouterContext } from "@koa/router";
 import { getAbsoluteFSPath } from "swagger-ui-dist";
 import { z } from "zod";
+import { ChainStatusView, RpcUrlStateView, type ChainStatus } from "../chains/status";
 import { ApiError, type ErrorDetail } from "./errors";
 import { errorResponse, type OpenAPIRegistry } from "./openapi";
 import type { RpcUrlState } from "../chain/rpc-failover";
@@ -33,6 +34,11 @@ export interface ReadinessChecks {
   chain(): Promise<{ chainId: string; blockNumber: number }>;
   /** Resolves when the store answers a trivial query; unset = no store to check. */
   store?(): Promise<unknown>;
+  /**
+   * Several chains: each one's status. Set, /health answers `ok` or `degraded` (some chain down)
+   * with every chain's, while the store and one chain answer; 503 when the store or every chain is down.
+   */
+  chains?(): Promise<ChainStatus[]>;
   /** Each RPC URL's state (masked), added to GET /health; unset = not shown (the embedded chain, or one URL). */
   rpcUrls?(): RpcUrlState[];
 }
@@ -48,6 +54,10 @@ export interface ServiceRouteDeps extends ReadinessChecks {
 export function createServiceRouter(deps: ServiceRouteDeps): Router {
   const router = new Router();
   const ready = async (ctx: RouterContext) => {
+    if (deps.chains) {
+      ctx.body = await severalChains(deps, deps.chains);
+      return;
+    }
     const ready = await readiness(deps);
     ctx.body = { status: "ok", ...ready, ...(deps.rpcUrls ? { rpcUrls: deps.rpcUrls() } : {}) };
   };
@@ -106,6 +116,25 @@ export async function readiness(checks: ReadinessChecks): Promise<{ chainId: str
   return chain.value;
 }
 
+/** Readiness with several chains: degraded, not down, while the store and one chain answer. */
+async function severalChains(
+  checks: ReadinessChecks,
+  statuses: () => Promise<ChainStatus[]>,
+): Promise<{ status: "ok" | "degraded"; chains: ChainStatus[] }> {
+  const [chains, store] = await Promise.allSettled([statuses(), checks.store ? storeCheck(checks.store) : null]);
+  const list = chains.status === "fulfilled" ? chains.value : [];
+  const up = list.filter((c) => c.status === "ok").length;
+  const details: ErrorDetail[] = list
+    .filter((c) => c.status === "down")
+    .map((c) => ({ path: `chains.${c.name}`, message: "does not answer" }));
+  if (store.status === "rejected") {
+    details.push({ path: "store", message: "does not answer" });
+    throw new ApiError("STORE_UNAVAILABLE", "The database does not answer", details);
+  }
+  if (up === 0) throw new ApiError("CHAIN_UNAVAILABLE", "No configured chain answers", details);
+  return { status: up === list.length ? "ok" : "degraded", chains: list };
+}
+
 /** The store's check, bounded: a database server that accepts no connection must not hold the probe. */
 async function storeCheck(check: () => Promise<unknown>): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -121,24 +150,20 @@ async function storeCheck(check: () => Promise<unknown>): Promise<void> {
 
 export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
   const Health = z
-    .object({
-      status: z.literal("ok"),
-      chainId: z.string(),
-      blockNumber: z.number().int(),
-      rpcUrls: z
-        .array(
-          z.object({
-            url: z.string().openapi({ description: "Masked: no path key, no query value, no password" }),
-            status: z.enum(["ok", "down", "behind"]),
-            lastError: z.string().optional(),
-            calls: z.number().int(),
-          }),
-        )
-        .optional()
-        .openapi({
-          description: "Each RPC URL of the chain (RPC_URL), in failover order, when it lists several",
-        }),
-    })
+    .union([
+      z.object({
+        status: z.literal("ok"),
+        chainId: z.string(),
+        blockNumber: z.number().int(),
+        rpcUrls: z
+          .array(RpcUrlStateView)
+          .optional()
+          .openapi({ description: "Each RPC URL of the chain (RPC_URL), in failover order, when it lists several" }),
+      }),
+      z.object({ status: z.enum(["ok", "degraded"]), chains: z.array(ChainStatusView) }).openapi({
+        description: "Several chains: degraded while some chain is down and the store and one chain answer",
+      }),
+    ])
     .openapi("Health");
   const readinessResponses = {
     200: {

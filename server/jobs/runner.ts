@@ -88,7 +88,9 @@ export class JobRunner {
     // On PGlite this process owns the store: claims left by an earlier run are free at once.
     if (this.store.db.backend === "pglite")
       await this.store.db.query(
-        "UPDATE job_batches SET lease_owner = NULL, lease_until = NULL WHERE status IN ('sending', 'sent')",
+        `UPDATE job_batches SET lease_owner = NULL, lease_until = NULL
+         WHERE status IN ('sending', 'sent') AND job_id IN (SELECT id FROM jobs WHERE chain_id = $1)`,
+        [this.chainId],
       );
     this.schedule(0);
   }
@@ -103,6 +105,11 @@ export class JobRunner {
     clearTimeout(this.timer);
     await this.ticking;
     await Promise.race([Promise.allSettled([...this.held.values()]), sleep(STOP_WAIT_MS)]);
+  }
+
+  /** The chain this runner runs the jobs of: each chain's unit has its own runner. */
+  private get chainId(): string {
+    return this.deps.chain.options.chainId.toString();
   }
 
   /** Looks for work now (a job made or resumed). */
@@ -139,8 +146,9 @@ export class JobRunner {
     }
     const { rows } = await this.store.db.query<{ job_id: string }>(
       `SELECT DISTINCT b.job_id FROM job_batches b JOIN jobs j ON j.id = b.job_id
-       WHERE (j.status = 'running' AND b.status = 'pending')
-          OR (b.status IN ('sending', 'sent') AND (b.lease_until IS NULL OR b.lease_until < now()))`,
+       WHERE j.chain_id = $1 AND ((j.status = 'running' AND b.status = 'pending')
+          OR (b.status IN ('sending', 'sent') AND (b.lease_until IS NULL OR b.lease_until < now())))`,
+      [this.chainId],
     );
     for (const { job_id } of rows) {
       if (this.stopped) return;
@@ -396,6 +404,7 @@ export class JobRunner {
       type: status === "completed" ? "job.completed" : "job.failed",
       data: {
         jobId: job.id,
+        chainId: job.chainId,
         kind: job.kind,
         status,
         contractAddress: getAddress(job.contractAddress),

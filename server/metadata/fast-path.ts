@@ -20,14 +20,18 @@ function etagOf(body: Buffer): string {
 
 /** A request listener that serves hosted documents and hands everything else to `next`. */
 export function metadataFastPath(
-  service: MetadataService,
+  serviceOf: (chainId: string) => MetadataService | undefined,
   next: (req: IncomingMessage, res: ServerResponse) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const match = (req.method === "GET" || req.method === "HEAD") && req.url ? PATH.exec(req.url) : null;
     if (!match) return next(req, res);
     const [, chainId, address, tokenId] = match;
-    service.serve(chainId, address, BigInt(tokenId)).then(
+    const service = serviceOf(chainId);
+    const served = service
+      ? service.serve(chainId, address, BigInt(tokenId))
+      : Promise.reject(new ApiError("NOT_FOUND", `No metadata is hosted on chain ${chainId}`));
+    served.then(
       (body) => {
         const etag = etagOf(body);
         const headers = {

@@ -1,6 +1,7 @@
 import { getAddress, isAddress } from "ethers";
 import { z } from "zod";
 import "../http/openapi";
+import { chainField } from "../chains/registry";
 
 /**
  * An unsigned integer given as a decimal string or a JSON integer; always a bigint after parsing.
@@ -70,6 +71,7 @@ export const signerFields = { privateKey: privateKey.optional(), from: from.opti
 export const common = {
   ...signerFields,
   contractAddress: address("contractAddress"),
+  chain: chainField,
 };
 
 /** An /nft request body: `shape` with exactly one of `privateKey` and `from`. */

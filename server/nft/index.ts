@@ -1,6 +1,9 @@
 import Router from "@koa/router";
 import type { Context } from "koa";
-import type { AccessPrincipal } from "../access";
+import type { AccessControl, AccessPrincipal } from "../access";
+import type { ChainRegistry } from "../chains/registry";
+import type { OperationList } from "../engine/operation-list";
+import type { HeldWallets } from "../signers/signer";
 import { walletNotFound } from "../http/errors";
 import type { TransactionSigner } from "../signers/signer";
 import { fingerprintOf, idempotencyKeyOf, type OperationKind, type WriteAnswer } from "../engine";
@@ -77,13 +80,35 @@ export const OPERATION_KINDS = new Map<string, OperationKind>(
  * body is read (a call without one gets 401 whatever it sends), then the body's collection and
  * wallet against the key's limits, before the route sees the body.
  */
-export function createNftRouter(deps: NftDeps): Router {
+export function createNftRouter(routerDeps: NftRouterDeps): Router {
   const router = new Router();
+  const { chains } = routerDeps;
+  // Each chain's dependencies, made once: a request resolves its chain and takes that chain's.
+  const unitDeps = new Map(
+    chains.units.map((unit) => [
+      unit,
+      {
+        chain: unit.client,
+        engine: unit.engine,
+        access: routerDeps.access,
+        wallets: routerDeps.wallets,
+        collections: unit.collections,
+        operationList: routerDeps.operationList,
+        drops: unit.drops,
+        metadata: unit.metadata,
+      } satisfies NftDeps,
+    ]),
+  );
   for (const route of NFT_ROUTES) {
     router[route.method ?? "post"](koaPath(route.path), async (ctx) => {
-      await deps.access.admit(ctx, route.access);
+      await routerDeps.access.admit(ctx, route.access);
       const body = withPathFields(route, ctx, await readJsonBody(ctx, route.bodyLimit));
-      const input = (route.parse ? route.parse(body) : parseBody(route.body, body)) as NftInput;
+      const unit = chains.resolve(chainOfBody(body));
+      routerDeps.access.checkChain(ctx, unit);
+      const deps = unitDeps.get(unit)!;
+      const parsed = (route.parse ? route.parse(body) : parseBody(route.body, body)) as NftInput;
+      // The chain is where the request goes, not what it asks: idempotency records are per chain already.
+      const { chain: _chain, ...input } = parsed;
       const caller = await callerOf(ctx, route, input, deps);
       if (route.kind === "read") {
         ctx.body = await route.handle(input, { ...deps, caller });
@@ -96,10 +121,26 @@ export function createNftRouter(deps: NftDeps): Router {
       respond(ctx, answer);
     });
   }
-  if (deps.operationList)
-    mountListOperations(router, { list: deps.operationList, chain: deps.chain, access: deps.access });
-  mountOperationRoute(router, deps);
+  if (routerDeps.operationList)
+    mountListOperations(router, { list: routerDeps.operationList, chains, access: routerDeps.access });
+  // An operation's id names its chain: any chain's engine reads it.
+  mountOperationRoute(router, { engine: chains.units[0].engine, access: routerDeps.access });
   return router;
+}
+
+/** What the /nft router needs: the chains (each request takes its chain's client, engine, index and drops), and what is shared. */
+export interface NftRouterDeps {
+  chains: ChainRegistry;
+  access: AccessControl;
+  wallets?: HeldWallets;
+  operationList?: OperationList;
+}
+
+/** A body's `chain`, if it is an object that has one. */
+function chainOfBody(body: unknown): unknown {
+  return typeof body === "object" && body !== null && !Array.isArray(body)
+    ? (body as Record<string, unknown>).chain
+    : undefined;
 }
 
 /** Koa's form of an OpenAPI path: `{address}` → `:address`. */

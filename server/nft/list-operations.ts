@@ -1,7 +1,7 @@
 import type Router from "@koa/router";
 import { z } from "zod";
 import type { AccessControl, AccessPrincipal } from "../access";
-import type { ChainClient } from "../chain/chain-client";
+import { chainField, type ChainRegistry } from "../chains/registry";
 import { decodeCursor, encodeCursor } from "../collections/routes/common";
 import { OperationView, operationView } from "../engine";
 import type { OperationList, OperationReader } from "../engine/operation-list";
@@ -11,7 +11,7 @@ import { address } from "./fields";
 
 export interface OperationListDeps {
   list: OperationList;
-  chain: ChainClient;
+  chains: ChainRegistry;
   access: AccessControl;
 }
 
@@ -26,6 +26,7 @@ const Query = z.object({
     .openapi({ description: "Only operations on this collection (and its deployment)" }),
   cursor: z.string().max(300).optional().openapi({ description: "The `cursor` of the previous page" }),
   limit: z.coerce.number().int().min(1).max(500).default(50),
+  chain: chainField.openapi({ description: "Only this chain's operations (by id or name); unset = every chain" }),
 });
 
 /** Where a page ended: the last operation's created_at (microseconds, as the store writes it) and id. */
@@ -48,9 +49,11 @@ export function mountListOperations(router: Router, deps: OperationListDeps): vo
     const query = parseInput(Query, ctx.query);
     const after = decodeCursor(query.cursor, After);
     const principal = ctx.state.access as AccessPrincipal;
+    // One chain configured, or one named: its operations and head; several and none named: all, with the first chain's head.
+    const unit = query.chain !== undefined ? deps.chains.resolve(query.chain) : deps.chains.only;
     const [page, blockNumber] = await Promise.all([
       deps.list.page({
-        chainId: deps.chain.options.chainId.toString(),
+        chainId: unit?.id,
         reader: readerOf(principal),
         status: query.status,
         wallet: query.wallet,
@@ -58,7 +61,7 @@ export function mountListOperations(router: Router, deps: OperationListDeps): vo
         after: after ? { createdAt: after.t, id: after.i } : undefined,
         limit: query.limit,
       }),
-      deps.chain.ping(),
+      (unit ?? deps.chains.units[0]).client.ping(),
     ]);
     ctx.body = {
       operations: page.operations.map(operationView),

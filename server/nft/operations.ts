@@ -14,7 +14,7 @@ const OperationParams = z.object({
  * GET /nft/operations/{operationId}: where a write stands, also after its request was answered.
  * Without a key the unguessable id is enough (open mode); a key sees only what it could have made.
  */
-export function mountOperationRoute(router: Router, deps: NftDeps): void {
+export function mountOperationRoute(router: Router, deps: Pick<NftDeps, "engine" | "access">): void {
   router.get("/nft/operations/:operationId", deps.access.require(OPERATION_ACCESS), async (ctx) => {
     const op = await deps.engine.find(ctx.params.operationId);
     const principal = ctx.state.access as AccessPrincipal | undefined;

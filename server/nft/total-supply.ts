@@ -68,7 +68,8 @@ async function optionalView(
   at: string,
   method: "totalSupply" | "maxSupply",
 ): Promise<bigint | undefined> {
-  const key = `${at}:${method}`;
+  // The same address on two chains may be two different contracts.
+  const key = `${chain.options.chainId}:${at}:${method}`;
   if (missingViews.has(key)) return undefined;
   try {
     return await chain.read(at, () => chain.view(at, method, []));

@@ -48,7 +48,7 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
 /** The service's logger: credentials of RPC_URL and DATABASE_URL scrubbed, pretty on a terminal. */
 export function serviceLogger(config: Config): Logger {
   return createLogger(config.logLevel, undefined, {
-    secretUrls: [...config.rpcUrls, config.databaseUrl],
+    secretUrls: [...rpcUrlsOf(config), config.databaseUrl],
     pretty: wantsPrettyLogs(config.logFormat, process.stdout.isTTY === true),
   });
 }
@@ -78,7 +78,9 @@ export async function runService(
     const prepared = (await chainSource?.prepare?.(service)) ?? {};
     console.log(
       banner(config, service, {
-        rpc: chainSource ? `${chainSource.rpcUrl}   (${chainSource.note})` : config.rpcUrls.map(maskUrl).join(", "),
+        rpc: chainSource
+          ? `${chainSource.rpcUrl}   (${chainSource.note})`
+          : (config.rpcUrls ?? []).map((url) => maskUrl(url)).join(", "),
         contractAddress: prepared.contractAddress ?? config.contractAddress,
         ownerKey: prepared.ownerKey,
         apiKey: config.apiKey ? undefined : apiKey,
@@ -93,10 +95,15 @@ export async function runService(
       config.shutdownTimeoutMs + CLOSE_GRACE_MS,
     );
   } catch (err) {
-    const scrub = credentialScrubber([...config.rpcUrls, config.databaseUrl].flatMap(credentialFragments));
+    const scrub = credentialScrubber([...rpcUrlsOf(config), config.databaseUrl].flatMap(credentialFragments));
     console.error(scrub(`Failed to start: ${err instanceof Error ? err.message : String(err)}`));
     process.exit(1);
   }
+}
+
+/** Every RPC URL the configuration names (RPC_URL's, or every chain's in CHAINS): their credentials are scrubbed. */
+function rpcUrlsOf(config: Config): string[] {
+  return [...(config.rpcUrls ?? []), ...(config.chains ?? []).flatMap((chain) => chain.rpcUrls)];
 }
 
 /** Where the wallets' master key is: a setting or a file, never the key. */
@@ -129,8 +136,12 @@ function banner(
     "NFT contract operations service",
     `  API            ${service.apiUrl}   (docs: ${service.apiUrl}/docs)`,
     ...(service.demoUrl ? [`  Demo users     ${service.demoUrl}/v2/user`] : []),
-    `  RPC            ${shown.rpc}`,
-    `  Chain id       ${service.chain.options.chainId}`,
+    ...(service.chains.units.length === 1
+      ? [`  RPC            ${shown.rpc}`, `  Chain id       ${service.chain.options.chainId}`]
+      : service.chains.units.map(
+          (unit) =>
+            `  Chain          ${unit.name} (${unit.id})   ${unit.spec.rpcUrls.map((url) => maskUrl(url)).join(", ")}`,
+        )),
     ...(shown.contractAddress ? [`  Contract       ${shown.contractAddress}`] : []),
     // Only the embedded chain's owner, Hardhat's public account #0, is ever printed.
     ...(shown.ownerKey ? [`  Owner key      ${shown.ownerKey}   (Hardhat account #0, public: dev only)`] : []),

@@ -11,20 +11,30 @@ export type BalanceCrossing = "fell-below" | "recovered";
  * once when it goes under (emit `wallet.low_balance` then, on the same `tx`), "recovered" once when
  * it is back at or above, null otherwise (no threshold, no wallet, or no crossing). One atomic
  * UPDATE: instances that see the same balance together report a crossing once between them.
- * Changing `lowBalance` (PATCH) re-arms it.
+ * Changing `lowBalance` (PATCH) re-arms it. The threshold is the chain's own, else `*`'s; the
+ * crossing state is the chain's (`chainId`; `*` itself by default).
  */
 export async function balanceCrossing(
   tx: SqlExecutor,
   address: string,
   balance: bigint,
+  chainId = "*",
 ): Promise<BalanceCrossing | null> {
   const { rows } = await tx.query<{ below_low_balance: boolean }>(
-    `UPDATE wallets SET below_low_balance = ($2::numeric < low_balance)
-     WHERE address = $1 AND low_balance IS NOT NULL AND below_low_balance <> ($2::numeric < low_balance)
-     RETURNING below_low_balance`,
-    [address, balance.toString()],
+    `WITH threshold AS (
+       SELECT COALESCE((SELECT low_balance FROM wallet_policies WHERE address = $1 AND chain_id = $3),
+                       (SELECT low_balance FROM wallet_policies WHERE address = $1 AND chain_id = '*')) AS low)
+     INSERT INTO wallet_policies AS p (address, chain_id, below_low_balance)
+     SELECT $1, $3, $2::numeric < t.low FROM threshold t
+     WHERE t.low IS NOT NULL AND EXISTS (SELECT 1 FROM wallets WHERE address = $1)
+     ON CONFLICT (address, chain_id) DO UPDATE SET below_low_balance = EXCLUDED.below_low_balance
+       WHERE p.below_low_balance <> EXCLUDED.below_low_balance
+     RETURNING below_low_balance, (xmax = 0) AS inserted`,
+    [address, balance.toString(), chainId],
   );
-  if (rows.length === 0) return null;
+  // A chain's first look makes its row: only a balance found below is a crossing then.
+  if (rows.length === 0 || ((rows[0] as { inserted?: boolean }).inserted === true && !rows[0].below_low_balance))
+    return null;
   return rows[0].below_low_balance ? "fell-below" : "recovered";
 }
 
@@ -51,7 +61,7 @@ export class LowBalanceWatcher {
 
   constructor(
     private readonly db: SqlDriver,
-    private readonly chain: Pick<ChainClient, "rpc">,
+    private readonly chain: Pick<ChainClient, "rpc" | "options">,
     private readonly logger: Logger,
     private readonly intervalMs = LOW_BALANCE_POLL_MS,
   ) {}
@@ -78,9 +88,16 @@ export class LowBalanceWatcher {
 
   /** One look at every watched wallet; answers how many events it wrote. */
   async check(): Promise<number> {
+    const chainId = this.chain.options.chainId.toString();
+    // Each wallet's threshold on this chain (its own, else `*`'s) and this chain's crossing state.
     const { rows } = await this.db.query<WatchedRow>(
-      `SELECT address, label, low_balance::text AS low_balance, below_low_balance
-       FROM wallets WHERE low_balance IS NOT NULL`,
+      `SELECT w.address, w.label, COALESCE(c.low_balance, s.low_balance)::text AS low_balance,
+              COALESCE(c.below_low_balance, false) AS below_low_balance
+       FROM wallets w
+       LEFT JOIN wallet_policies c ON c.address = w.address AND c.chain_id = $1
+       LEFT JOIN wallet_policies s ON s.address = w.address AND s.chain_id = '*'
+       WHERE COALESCE(c.low_balance, s.low_balance) IS NOT NULL`,
+      [chainId],
     );
     if (rows.length === 0) return 0;
     const answers = await this.chain.rpc.batch(rows.map((w) => ["eth_getBalance", [w.address, "latest"]]));
@@ -91,10 +108,11 @@ export class LowBalanceWatcher {
       const balance = BigInt(answer.result as string);
       if (balance < BigInt(wallet.low_balance) === wallet.below_low_balance) continue;
       await this.db.transaction(async (tx) => {
-        if ((await balanceCrossing(tx, wallet.address, balance)) !== "fell-below") return;
+        if ((await balanceCrossing(tx, wallet.address, balance, chainId)) !== "fell-below") return;
         await emitEvent(tx, {
           type: "wallet.low_balance",
           data: {
+            chainId,
             address: wallet.address,
             label: wallet.label,
             balance: balance.toString(),

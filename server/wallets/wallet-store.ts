@@ -14,9 +14,8 @@ export interface WalletRecord {
   sealedKey: Sealed | null;
   /** A pkcs11 wallet's key: CKA_LABEL in the token. */
   keyLabel: string | null;
-  dailySpendLimit: bigint | null;
-  lowBalance: bigint | null;
-  belowLowBalance: boolean;
+  /** The policy of each chain that has one of its own (by decimal chain id), and `*`'s: every other chain's. */
+  policies: Record<string, StoredPolicy>;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -29,11 +28,33 @@ export interface NewWallet {
   keyLabel?: string;
 }
 
-/** The policy fields PATCH /wallets/{address} may change (null clears a limit). */
+/** One row of wallet_policies: a chain's own fields (null: `*`'s applies), and its low-balance crossing state. */
+export interface StoredPolicy {
+  dailySpendLimit: bigint | null;
+  lowBalance: bigint | null;
+  belowLowBalance: boolean;
+}
+
+/** The policy a wallet has on a chain: the chain's own fields, else `*`'s (API.md, "Chains"). */
+export function policyOn(wallet: Pick<WalletRecord, "policies">, chainId: string): StoredPolicy {
+  const own = wallet.policies[chainId];
+  const every = wallet.policies["*"];
+  return {
+    dailySpendLimit: own?.dailySpendLimit ?? every?.dailySpendLimit ?? null,
+    lowBalance: own?.lowBalance ?? every?.lowBalance ?? null,
+    belowLowBalance: own?.belowLowBalance ?? false,
+  };
+}
+
+/** The policy fields PATCH /wallets/{address} may change (null clears a limit), on `chain` (`*` unless given). */
 export interface WalletChanges {
   label?: string;
   dailySpendLimit?: bigint | null;
   lowBalance?: bigint | null;
+  /** A decimal chain id, or `*` (the default): every chain without a policy of its own. */
+  chain?: string;
+  /** More chains' policies at once (PATCH's `policy` object), by decimal chain id or `*`. */
+  policies?: Record<string, { dailySpendLimit?: bigint | null; lowBalance?: bigint | null }>;
 }
 
 /** A wallet for that address, or with that label, is already held. */
@@ -51,15 +72,15 @@ interface WalletRow {
   key_nonce: Uint8Array | null;
   key_tag: Uint8Array | null;
   pkcs11_key_label: string | null;
-  daily_spend_limit: string | null;
-  low_balance: string | null;
-  below_low_balance: boolean;
+  policies: Record<string, { dailySpendLimit: string | null; lowBalance: string | null; below: boolean }> | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
 
 const COLUMNS = `address, label, kind, key_ciphertext, key_nonce, key_tag, pkcs11_key_label,
-  daily_spend_limit::text AS daily_spend_limit, low_balance::text AS low_balance, below_low_balance,
+  (SELECT jsonb_object_agg(p.chain_id, jsonb_build_object('dailySpendLimit', p.daily_spend_limit::text,
+     'lowBalance', p.low_balance::text, 'below', p.below_low_balance))
+   FROM wallet_policies p WHERE p.address = wallets.address) AS policies,
   created_at, updated_at`;
 
 /** The wallets table and its companions (the master key's check value, the daily spend). */
@@ -126,12 +147,10 @@ export class WalletStore {
       sets.push(`${column} = $${params.length}${cast}`);
     };
     if (changes.label !== undefined) set("label", changes.label);
-    if (changes.dailySpendLimit !== undefined)
-      set("daily_spend_limit", decimalOrNull(changes.dailySpendLimit), "::numeric");
-    if (changes.lowBalance !== undefined) {
-      set("low_balance", decimalOrNull(changes.lowBalance), "::numeric");
-      sets.push("below_low_balance = false");
-    }
+    const policies = { ...changes.policies };
+    if (changes.dailySpendLimit !== undefined || changes.lowBalance !== undefined)
+      policies[changes.chain ?? "*"] = { dailySpendLimit: changes.dailySpendLimit, lowBalance: changes.lowBalance };
+    for (const [chain, policy] of Object.entries(policies)) await this.setPolicy(tx, address, chain, policy);
     try {
       const { rows } = await tx.query<WalletRow>(
         `UPDATE wallets SET ${[...sets, "updated_at = now()"].join(", ")} WHERE address = $1 RETURNING ${COLUMNS}`,
@@ -142,6 +161,39 @@ export class WalletStore {
       if (isUniqueViolation(err)) throw new WalletExists("label");
       throw err;
     }
+  }
+
+  /**
+   * Sets a chain's policy fields (those given; null clears one). A new lowBalance re-arms the
+   * low-balance event: on that chain, or on every chain for `*`.
+   */
+  private async setPolicy(
+    tx: SqlExecutor,
+    address: string,
+    chain: string,
+    policy: { dailySpendLimit?: bigint | null; lowBalance?: bigint | null },
+  ): Promise<void> {
+    const limit = policy.dailySpendLimit;
+    const low = policy.lowBalance;
+    await tx.query(
+      `INSERT INTO wallet_policies (address, chain_id, daily_spend_limit, low_balance)
+       SELECT $1, $2, $4::numeric, $6::numeric WHERE EXISTS (SELECT 1 FROM wallets WHERE address = $1)
+       ON CONFLICT (address, chain_id) DO UPDATE SET
+         daily_spend_limit = CASE WHEN $3 THEN EXCLUDED.daily_spend_limit ELSE wallet_policies.daily_spend_limit END,
+         low_balance = CASE WHEN $5 THEN EXCLUDED.low_balance ELSE wallet_policies.low_balance END,
+         below_low_balance = CASE WHEN $5 THEN false ELSE wallet_policies.below_low_balance END,
+         updated_at = now()`,
+      [
+        address,
+        chain,
+        limit !== undefined,
+        decimalOrNull(limit ?? null),
+        low !== undefined,
+        decimalOrNull(low ?? null),
+      ],
+    );
+    if (low !== undefined && chain === "*")
+      await tx.query("UPDATE wallet_policies SET below_low_balance = false WHERE address = $1", [address]);
   }
 
   /** Locks the wallet's row for the rest of `tx` (a deletion checks its operations under it). */
@@ -206,19 +258,20 @@ export class WalletStore {
    * is atomic against concurrent ones (the row is locked and the condition re-checked), so writes
    * on any number of instances never pass the limit together. False when it would pass.
    */
-  async reserveSpend(address: string, day: string, amount: bigint, limit: bigint): Promise<boolean> {
-    const params = [address, day, amount.toString(), limit.toString()];
+  async reserveSpend(address: string, chainId: string, day: string, amount: bigint, limit: bigint): Promise<boolean> {
+    const params = [address, day, amount.toString(), limit.toString(), chainId];
     const add = () =>
       this.db.query(
         `UPDATE wallet_spend SET spent = spent + $3::numeric
-         WHERE address = $1 AND day = $2::date AND spent + $3::numeric <= $4::numeric RETURNING 1`,
+         WHERE address = $1 AND chain_id = $5 AND day = $2::date AND spent + $3::numeric <= $4::numeric RETURNING 1`,
         params,
       );
     if ((await add()).rowCount > 0) return true;
     // No row yet today (or the limit is reached): the day's first reservation makes the row.
     const first = await this.db.query(
-      `INSERT INTO wallet_spend (address, day, spent) SELECT $1, $2::date, $3::numeric WHERE $3::numeric <= $4::numeric
-       ON CONFLICT (address, day) DO NOTHING RETURNING 1`,
+      `INSERT INTO wallet_spend (address, chain_id, day, spent)
+       SELECT $1, $5, $2::date, $3::numeric WHERE $3::numeric <= $4::numeric
+       ON CONFLICT (address, chain_id, day) DO NOTHING RETURNING 1`,
       params,
     );
     if (first.rowCount > 0) return true;
@@ -227,18 +280,20 @@ export class WalletStore {
   }
 
   /** Gives back a reservation whose write sent nothing. */
-  async releaseSpend(address: string, day: string, amount: bigint): Promise<void> {
+  async releaseSpend(address: string, chainId: string, day: string, amount: bigint): Promise<void> {
     await this.db.query(
-      "UPDATE wallet_spend SET spent = greatest(spent - $3::numeric, 0) WHERE address = $1 AND day = $2::date",
-      [address, day, amount.toString()],
+      `UPDATE wallet_spend SET spent = greatest(spent - $3::numeric, 0)
+       WHERE address = $1 AND chain_id = $4 AND day = $2::date`,
+      [address, day, amount.toString(), chainId],
     );
   }
 
-  /** What each of `addresses` has reserved on `day`. */
-  async spentOn(addresses: string[], day: string): Promise<Map<string, bigint>> {
+  /** What each of `addresses` has reserved on `day` on chain `chainId`. */
+  async spentOn(addresses: string[], chainId: string, day: string): Promise<Map<string, bigint>> {
     const { rows } = await this.db.query<{ address: string; spent: string }>(
-      "SELECT address, spent::text AS spent FROM wallet_spend WHERE address = ANY($1) AND day = $2::date",
-      [addresses, day],
+      `SELECT address, spent::text AS spent FROM wallet_spend
+       WHERE address = ANY($1) AND chain_id = $3 AND day = $2::date`,
+      [addresses, day, chainId],
     );
     return new Map(rows.map((row) => [row.address, BigInt(row.spent)]));
   }
@@ -295,9 +350,16 @@ function toRecord(row: WalletRow): WalletRecord {
     kind: row.kind,
     sealedKey: ciphertext && nonce && tag ? { ciphertext, nonce, tag } : null,
     keyLabel: row.pkcs11_key_label,
-    dailySpendLimit: row.daily_spend_limit === null ? null : BigInt(row.daily_spend_limit),
-    lowBalance: row.low_balance === null ? null : BigInt(row.low_balance),
-    belowLowBalance: row.below_low_balance,
+    policies: Object.fromEntries(
+      Object.entries(row.policies ?? {}).map(([chain, p]) => [
+        chain,
+        {
+          dailySpendLimit: p.dailySpendLimit === null ? null : BigInt(p.dailySpendLimit),
+          lowBalance: p.lowBalance === null ? null : BigInt(p.lowBalance),
+          belowLowBalance: p.below,
+        },
+      ]),
+    ),
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };

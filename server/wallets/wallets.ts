@@ -24,7 +24,6 @@ export interface OpenWalletsOptions {
 export class Wallets implements HeldWallets {
   readonly store: WalletStore;
   readonly signers: HeldWalletSigners;
-  readonly spendGuard: DailySpendLimit;
   readonly pkcs11: Pkcs11Keys;
   readonly keystores = new KeystoreImporter();
 
@@ -37,7 +36,11 @@ export class Wallets implements HeldWallets {
     this.store = new WalletStore(db);
     this.pkcs11 = new Pkcs11Keys(pkcs11, logger.child({ component: "pkcs11" }));
     this.signers = new HeldWalletSigners(this.store, masterKey.key, this.pkcs11);
-    this.spendGuard = new DailySpendLimit(this.store, this.signers);
+  }
+
+  /** The daily spend limit the engine of chain `chainId` asks: limits and spend are per chain. */
+  spendGuard(chainId: string): DailySpendLimit {
+    return new DailySpendLimit(this.store, this.signers, chainId);
   }
 
   signerFor(addressOrLabel: string, usable: readonly string[] | null = null): Promise<TransactionSigner> {

@@ -14,6 +14,8 @@ export interface WebhookEndpoint {
   events: EventType[];
   collections: string[] | null;
   wallets: string[] | null;
+  /** Decimal chain ids; null = every chain. */
+  chains?: string[] | null;
   enabled: boolean;
   disabledReason: string | null;
   /** The access key that made it; null for the root key. */
@@ -25,12 +27,14 @@ export interface WebhookEndpoint {
 }
 
 /** The columns as WebhookEndpoint names them. previous_secret_until is the time of the newest secret rotated out. */
-const ENDPOINT = `id, url, events, collections, wallets, enabled, disabled_reason AS "disabledReason",
+const ENDPOINT = `id, url, events, collections, wallets, chains, enabled, disabled_reason AS "disabledReason",
   access_key_id AS "accessKeyId", created_at AS "createdAt", updated_at AS "updatedAt",
   CASE WHEN previous_secret_until > now() THEN previous_secret_until END AS "previousSecretUntil"`;
 
 /** What a request sets of an endpoint. */
-export type EndpointChanges = Partial<Pick<WebhookEndpoint, "url" | "events" | "collections" | "wallets" | "enabled">>;
+export type EndpointChanges = Partial<
+  Pick<WebhookEndpoint, "url" | "events" | "collections" | "wallets" | "chains" | "enabled">
+>;
 
 /** How long a rotated-out secret keeps signing beside the new one. */
 const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
@@ -44,13 +48,13 @@ export class WebhookEndpointStore {
 
   async insert(
     tx: SqlExecutor,
-    endpoint: Required<EndpointChanges> & Pick<WebhookEndpoint, "accessKeyId">,
+    endpoint: Required<Omit<EndpointChanges, "chains">> & Pick<WebhookEndpoint, "accessKeyId" | "chains">,
     secret: string,
   ): Promise<WebhookEndpoint> {
     const id = `wh_${randomBytes(12).toString("hex")}`;
     const { rows } = await tx.query<WebhookEndpoint>(
-      `INSERT INTO webhook_endpoints (id, url, events, collections, wallets, enabled, access_key_id, secret)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${ENDPOINT}`,
+      `INSERT INTO webhook_endpoints (id, url, events, collections, wallets, enabled, access_key_id, secret, chains)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${ENDPOINT}`,
       [
         id,
         endpoint.url,
@@ -60,6 +64,7 @@ export class WebhookEndpointStore {
         endpoint.enabled,
         endpoint.accessKeyId,
         this.seal.seal(id, secret),
+        jsonOrNull(endpoint.chains ?? null),
       ],
     );
     return rows[0];
@@ -99,6 +104,7 @@ export class WebhookEndpointStore {
     if (changes.events !== undefined) set("events", JSON.stringify(changes.events));
     if (changes.collections !== undefined) set("collections", jsonOrNull(changes.collections));
     if (changes.wallets !== undefined) set("wallets", jsonOrNull(changes.wallets));
+    if (changes.chains !== undefined) set("chains", jsonOrNull(changes.chains));
     if (changes.enabled !== undefined) {
       set("enabled", changes.enabled);
       set("disabled_reason", changes.enabled ? null : "disabled through the API");

@@ -149,7 +149,7 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of Object.keys(env)) {
     if (
-      /^(RPC_URL|LOCALHOST_RPC_URL|CONTRACT_ADDRESS|API_KEY|DATABASE_URL|DEMO_PORT|PORT|CHAIN_PORT|HOST|LOG_FORMAT|SHUTDOWN_TIMEOUT_MS|REQUEST_TIMEOUT_MS|HEADERS_TIMEOUT_MS|TRUST_PROXY|NFT_.*|(NEW_)?WALLET_MASTER_KEY|PKCS11_.*|SOFTHSM2_CONF)$/.test(
+      /^(RPC_URL|CHAINS|HARDHAT_CHAIN_ID|LOCALHOST_RPC_URL|CONTRACT_ADDRESS|API_KEY|DATABASE_URL|DEMO_PORT|PORT|CHAIN_PORT|HOST|LOG_FORMAT|SHUTDOWN_TIMEOUT_MS|REQUEST_TIMEOUT_MS|HEADERS_TIMEOUT_MS|TRUST_PROXY|NFT_.*|(NEW_)?WALLET_MASTER_KEY|PKCS11_.*|SOFTHSM2_CONF)$/.test(
         name,
       )
     ) {
@@ -192,9 +192,13 @@ export class ChainNode {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  static async start(port?: number): Promise<ChainNode> {
+  /** A node on `port` (a free one when unset) with chain id `chainId` (Hardhat's 31337 when unset). */
+  static async start(port?: number, chainId?: number): Promise<ChainNode> {
     const chosen = port ?? (await freePort());
-    const spawned = spawnHardhat(["node", "--hostname", "127.0.0.1", "--port", String(chosen)], childEnv({}));
+    const spawned = spawnHardhat(
+      ["node", "--hostname", "127.0.0.1", "--port", String(chosen)],
+      childEnv(chainId === undefined ? {} : { HARDHAT_CHAIN_ID: String(chainId) }),
+    );
     await waitFor(
       "hardhat node",
       60_000,
@@ -202,6 +206,11 @@ export class ChainNode {
       spawned,
     );
     return new ChainNode(chosen, spawned);
+  }
+
+  /** The node's process group: SIGSTOP hangs it (a node that takes connections and never answers), SIGCONT resumes it. */
+  signal(signal: NodeJS.Signals): void {
+    process.kill(-this.spawned.child.pid!, signal);
   }
 
   /** Kills the node outright, the way a crash would. */
@@ -236,6 +245,8 @@ export async function deployWithScript(rpcUrl: string, params: CollectionEnv = {
 export interface ServiceOptions {
   /** The chain to connect to; unset starts the embedded chain, as `npm start` does with no configuration. */
   rpcUrl?: string;
+  /** Several chains (CHAINS), instead of rpcUrl: each its id, name and URLs. */
+  chains?: { id: number; name?: string; rpcUrls: string[] }[];
   env?: Record<string, string>;
   /** "ignore" sends stdout (the banner and the request logs) nowhere, as a log file would take them. */
   stdout?: "pipe" | "ignore";
@@ -253,16 +264,18 @@ export class ServiceProcess {
     readonly chainPort?: number,
   ) {}
 
-  static async start({ rpcUrl, env = {}, stdout = "pipe", entry }: ServiceOptions): Promise<ServiceProcess> {
+  static async start({ rpcUrl, chains, env = {}, stdout = "pipe", entry }: ServiceOptions): Promise<ServiceProcess> {
     const port = await freePort();
     const dataDir = mkdtempSync(path.join(tmpdir(), "nft-api-test-"));
     // A test's own DATA_DIR or DATABASE_URL is its own affair; the default starts on a migrated store.
     if (!env.DATA_DIR && !env.DATABASE_URL) await seedPglite(path.join(dataDir, "pglite"));
-    const chainPort = rpcUrl ? undefined : await freePort();
-    const chain: Record<string, string> = rpcUrl
-      ? // RPC_TIMEOUT_MS' 5 s default is short for a hardhat node on a machine under the whole suite's load.
-        { RPC_URL: rpcUrl, API_KEY: TEST_API_KEY, RPC_TIMEOUT_MS: "10000" }
-      : { CHAIN_PORT: String(chainPort) };
+    const chainPort = rpcUrl || chains ? undefined : await freePort();
+    // RPC_TIMEOUT_MS' 5 s default is short for a hardhat node on a machine under the whole suite's load.
+    const chain: Record<string, string> = chains
+      ? { CHAINS: JSON.stringify(chains), API_KEY: TEST_API_KEY, RPC_TIMEOUT_MS: "10000" }
+      : rpcUrl
+        ? { RPC_URL: rpcUrl, API_KEY: TEST_API_KEY, RPC_TIMEOUT_MS: "10000" }
+        : { CHAIN_PORT: String(chainPort) };
     const [command, ...args] = entry ? [entry.command, ...entry.args] : npmStartCommand();
     const spawned = spawnChild(
       command,
@@ -337,8 +350,8 @@ export class ServiceProcess {
 }
 
 /** A JSON-RPC provider straight to the node, for reading chain state behind the service's back. */
-export function directProvider(rpcUrl: string): JsonRpcProvider {
-  return new JsonRpcProvider(rpcUrl, 31337, { staticNetwork: true, cacheTimeout: -1, batchMaxCount: 1 });
+export function directProvider(rpcUrl: string, chainId = 31337): JsonRpcProvider {
+  return new JsonRpcProvider(rpcUrl, chainId, { staticNetwork: true, cacheTimeout: -1, batchMaxCount: 1 });
 }
 
 /** The collection at `address`, bound to `runner` with the reference ABI. */

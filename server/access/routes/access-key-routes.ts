@@ -18,6 +18,8 @@ export interface AccessRouteDeps {
   access: AccessControl;
   audit: AuditLog;
   db: SqlDriver;
+  /** A configured chain's decimal id from its id or name (404 CHAIN_NOT_FOUND otherwise); unset = ids as given. */
+  chainIdOf?: (chain: string | number) => string;
 }
 
 const MANAGE = { scope: "access-keys:manage", key: "always" } as const;
@@ -33,6 +35,7 @@ export function mountAccessKeyRoutes(router: Router, deps: AccessRouteDeps): voi
       scopes: new Set(input.scopes),
       wallets: input.wallets ? unique(input.wallets) : null,
       collections: input.collections ? unique(input.collections) : null,
+      chains: input.chains ? [...new Set(input.chains.map((c) => deps.chainIdOf?.(c) ?? String(c)))] : null,
       expiresAt: input.expiresAt ? new Date(input.expiresAt) : null,
     };
     if (grant.expiresAt && grant.expiresAt.getTime() <= Date.now()) {
@@ -56,6 +59,7 @@ export function mountAccessKeyRoutes(router: Router, deps: AccessRouteDeps): voi
           scopes: [...grant.scopes],
           wallets: grant.wallets,
           collections: grant.collections,
+          chains: grant.chains,
           expiresAt: grant.expiresAt,
           createdBy: granter.keyId,
         },
@@ -70,6 +74,7 @@ export function mountAccessKeyRoutes(router: Router, deps: AccessRouteDeps): voi
           scopes: created.scopes,
           wallets: created.wallets,
           collections: created.collections,
+          ...(created.chains ? { chains: created.chains } : {}),
           expiresAt: created.expiresAt,
         },
       });
@@ -129,6 +134,7 @@ function viewOf(key: AccessKeyRecord) {
     scopes: key.scopes,
     ...(key.wallets ? { wallets: key.wallets.map((a) => getAddress(a)) } : {}),
     ...(key.collections ? { collections: key.collections.map((a) => getAddress(a)) } : {}),
+    ...(key.chains ? { chains: key.chains } : {}),
     createdAt: key.createdAt.toISOString(),
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
     expiresAt: key.expiresAt?.toISOString() ?? null,

@@ -12,6 +12,13 @@ export const CreateAccessKeyRequest = z
     scopes: z.array(ScopeSchema).min(1),
     wallets: z.array(address("wallets[]")).optional(),
     collections: z.array(address("collections[]")).optional(),
+    chains: z
+      .array(z.union([z.string().min(1).max(100), z.number().int().nonnegative()]))
+      .optional()
+      .openapi({
+        description: "Chains (id or name) the key may act on; absent = all",
+        example: [8453, "base-sepolia"],
+      }),
     expiresAt: z.iso.datetime({ offset: true }).optional().openapi({ example: "2027-01-01T00:00:00Z" }),
   })
   .strict()
@@ -30,6 +37,7 @@ export const AccessKeyView = z
     scopes: z.array(ScopeSchema),
     wallets: z.array(z.string()).optional(),
     collections: z.array(z.string()).optional(),
+    chains: z.array(z.string()).optional().openapi({ description: "Chain ids the key may act on; absent = all" }),
     createdAt: z.string(),
     lastUsedAt: z.string().nullable(),
     expiresAt: z.string().nullable(),

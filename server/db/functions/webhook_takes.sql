@@ -9,6 +9,7 @@ CREATE OR REPLACE FUNCTION webhook_takes(w webhook_endpoints, k access_keys, e w
   SELECT CASE WHEN e.type = 'webhook.test' THEN w.id = e.endpoint_id ELSE
     w.enabled AND w.events ? e.type
     AND (w.collections IS NULL OR (e.collection IS NOT NULL AND w.collections ? e.collection))
+    AND (w.chains IS NULL OR (e.chain_id IS NOT NULL AND w.chains ? e.chain_id))
     AND (w.wallets IS NULL OR (e.wallet IS NOT NULL AND w.wallets ? e.wallet)
          OR (e.type = 'collection.transfer' AND w.wallets ?| ARRAY[lower(e.data ->> 'from'), lower(e.data ->> 'to')]))
     AND (w.access_key_id IS NULL OR (
@@ -16,5 +17,6 @@ CREATE OR REPLACE FUNCTION webhook_takes(w webhook_endpoints, k access_keys, e w
       AND k.scopes ? (CASE WHEN e.type = 'wallet.low_balance' THEN 'wallets:read' ELSE 'nft:read' END)
       AND (e.access_key_id = k.id OR (
         (k.collections IS NULL OR e.collection IS NULL OR k.collections ? e.collection)
+        AND (k.chains IS NULL OR e.chain_id IS NULL OR k.chains ? e.chain_id)
         AND (k.wallets IS NULL OR e.wallet IS NULL OR k.wallets ? e.wallet))))) END
 $$;

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod";
+import { chainField } from "../../chains/registry";
 import type { AccessPrincipal } from "../../access";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
@@ -32,6 +33,7 @@ const CreateQuery = z.object({
   contractAddress: address("contractAddress").optional(),
   from: from.optional(),
   dryRun: z.enum(["true", "false"]).optional(),
+  chain: chainField,
 });
 
 /** The JSON body, its rows left to checkRows (which names each bad one as `row N`). */
@@ -40,6 +42,7 @@ const CreateBody = z
     kind: Kind,
     contractAddress: address("contractAddress"),
     from,
+    chain: chainField,
     dryRun: z.boolean().optional(),
     recipients: z.array(z.unknown()).optional(),
     addresses: z.array(z.unknown()).optional(),

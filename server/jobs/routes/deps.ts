@@ -85,6 +85,7 @@ export async function jobView(deps: JobRouteDeps, job: JobRecord, withBatches = 
     (batches ?? []).reduce((total, b) => total + BigInt(b[field] ?? "0"), 0n).toString();
   return {
     jobId: job.id,
+    chainId: job.chainId,
     kind: job.kind,
     status: job.status,
     contractAddress: getAddress(job.contractAddress),

@@ -32,6 +32,7 @@ export const BatchView = z.object({
 export const JobView = z
   .object({
     jobId: z.string(),
+    chainId: z.string().openapi({ description: "The chain the job runs on (decimal id)" }),
     kind: z.enum(["airdrop", "whitelist"]),
     status: JobStatusSchema,
     contractAddress: z.string(),

@@ -14,11 +14,13 @@ export function mountDeleteWallet(router: Router, deps: WalletRouteDeps): void {
   const { access, audit, wallets } = deps;
   router.delete("/wallets/:address", access.require(MANAGE_ONE), async (ctx) => {
     const { address } = await walletOfPath(ctx, deps);
-    const chainId = deps.chain.options.chainId.toString();
     await wallets.db.transaction(async (tx) => {
       const wallet = await wallets.store.lock(tx, address);
       if (!wallet) throw walletNotFound();
-      const unfinished = (await wallets.store.unfinished(chainId, [address], tx)).get(address)?.count ?? 0;
+      // On any chain: the follower of each may still need to re-sign them.
+      let unfinished = 0;
+      for (const unit of deps.chains.units)
+        unfinished += (await wallets.store.unfinished(unit.id, [address], tx)).get(address)?.count ?? 0;
       if (unfinished > 0) {
         throw new ApiError(
           "WALLET_BUSY",

@@ -1,20 +1,20 @@
 import type { Context } from "koa";
 import type { z } from "zod";
 import type { AccessControl, AuditLog } from "../../access";
-import type { ChainClient } from "../../chain/chain-client";
+import type { ChainRegistry, RoutedChain } from "../../chains/registry";
 import { toChainApiError } from "../../chain/chain-errors";
 import { ApiError, walletNotFound } from "../../http/errors";
 import { parseInput } from "../../http/validation";
 import { utcDay } from "../spend-limit";
-import type { WalletRecord } from "../wallet-store";
+import { policyOn, type WalletRecord } from "../wallet-store";
 import type { Wallets } from "../wallets";
-import { WalletParams, type CreatedWallet, type WalletPolicy, type WalletView } from "./schemas";
+import { WalletParams, type CreatedWallet, type WalletOnChain, type WalletPolicy, type WalletView } from "./schemas";
 
 /** What every /wallets route needs, built once by createWalletRouter. */
 export interface WalletRouteDeps {
   access: AccessControl;
   audit: AuditLog;
-  chain: ChainClient;
+  chains: ChainRegistry;
   wallets: Wallets;
 }
 
@@ -45,33 +45,38 @@ export function createdView(wallet: WalletRecord): z.infer<typeof CreatedWallet>
   };
 }
 
-/** A wallet's policy and what it has committed today. */
-export async function policyView(wallet: WalletRecord, deps: WalletRouteDeps): Promise<z.infer<typeof WalletPolicy>> {
-  const spent = await deps.wallets.store.spentOn([wallet.address], utcDay(new Date()));
-  return policyOf(wallet, spent.get(wallet.address) ?? 0n);
+/** A wallet's policy on `unit`'s chain and what it has committed there today. */
+export async function policyView(
+  wallet: WalletRecord,
+  unit: RoutedChain,
+  deps: WalletRouteDeps,
+): Promise<z.infer<typeof WalletPolicy>> {
+  const spent = await deps.wallets.store.spentOn([wallet.address], unit.id, utcDay(new Date()));
+  return policyOf(wallet, unit.id, spent.get(wallet.address) ?? 0n);
 }
 
-function policyOf(wallet: WalletRecord, spentToday: bigint): z.infer<typeof WalletPolicy> {
+function policyOf(wallet: WalletRecord, chainId: string, spentToday: bigint): z.infer<typeof WalletPolicy> {
+  const policy = policyOn(wallet, chainId);
   return {
-    dailySpendLimit: wallet.dailySpendLimit?.toString() ?? null,
-    lowBalance: wallet.lowBalance?.toString() ?? null,
+    dailySpendLimit: policy.dailySpendLimit?.toString() ?? null,
+    lowBalance: policy.lowBalance?.toString() ?? null,
     spentToday: spentToday.toString(),
   };
 }
 
 /**
- * The wallets as GET shows them: with their balance and next nonce from the chain (one JSON-RPC
- * batch for all of them), their unfinished operations and today's spend (one query each).
+ * The chain `?chain=` names (404 CHAIN_NOT_FOUND if none is configured by that id or name), else
+ * the only chain; undefined when several are configured and the query names none.
  */
-export async function walletViews(
-  wallets: WalletRecord[],
-  deps: WalletRouteDeps,
-): Promise<z.infer<typeof WalletView>[]> {
-  if (wallets.length === 0) return [];
-  const addresses = wallets.map((w) => w.address);
-  const chainId = deps.chain.options.chainId.toString();
+export function chainOfQuery(ctx: Context, deps: WalletRouteDeps): RoutedChain | undefined {
+  const named = Array.isArray(ctx.query.chain) ? ctx.query.chain[0] : ctx.query.chain;
+  return named === undefined || named === "" ? deps.chains.only : deps.chains.resolve(named);
+}
+
+/** The chain-side facts of `addresses` on one chain: balances and nonces (one JSON-RPC batch), unfinished operations, today's spend. */
+async function chainFacts(addresses: string[], unit: RoutedChain, deps: WalletRouteDeps) {
   const [answers, unfinished, spent] = await Promise.all([
-    deps.chain.rpc
+    unit.client.rpc
       .batch(
         addresses.flatMap(
           (a) =>
@@ -84,22 +89,93 @@ export async function walletViews(
       .catch((err: unknown) => {
         throw toChainApiError(err);
       }),
-    deps.wallets.store.unfinished(chainId, addresses),
-    deps.wallets.store.spentOn(addresses, utcDay(new Date())),
+    deps.wallets.store.unfinished(unit.id, addresses),
+    deps.wallets.store.spentOn(addresses, unit.id, utcDay(new Date())),
   ]);
-  return wallets.map((wallet, i) => {
+  return addresses.map((address, i) => {
     const [balance, pending] = [answers[2 * i], answers[2 * i + 1]];
     if (!("result" in balance) || !("result" in pending))
       throw new ApiError("CHAIN_UNAVAILABLE", "The chain did not answer the wallet's balance and nonce");
-    const ops = unfinished.get(wallet.address);
+    const ops = unfinished.get(address);
     const pendingCount = Number(BigInt(pending.result as string));
     return {
-      ...createdView(wallet),
       balance: BigInt(balance.result as string).toString(),
       // Past what the node has seen, and past every nonce our own unfinished operations hold.
       nextNonce: Math.max(pendingCount, ops?.highestNonce == null ? 0 : ops.highestNonce + 1),
       unfinishedOperations: ops?.count ?? 0,
-      policy: policyOf(wallet, spent.get(wallet.address) ?? 0n),
+      spentToday: spent.get(address) ?? 0n,
     };
   });
+}
+
+/**
+ * The wallets as GET shows them: with their balance and next nonce on `unit`'s chain (one JSON-RPC
+ * batch for all of them), their unfinished operations and today's spend there (one query each).
+ * Without a chain (several configured, none named) only what is the same on every chain.
+ */
+export async function walletViews(
+  wallets: WalletRecord[],
+  deps: WalletRouteDeps,
+  unit: RoutedChain | undefined,
+): Promise<z.infer<typeof WalletView>[]> {
+  if (wallets.length === 0) return [];
+  if (!unit) return wallets.map((wallet) => createdView(wallet));
+  const facts = await chainFacts(
+    wallets.map((w) => w.address),
+    unit,
+    deps,
+  );
+  return wallets.map((wallet, i) => {
+    const { spentToday, ...fact } = facts[i];
+    return {
+      ...createdView(wallet),
+      chainId: unit.id,
+      ...fact,
+      policy: policyOf(wallet, unit.id, spentToday),
+    };
+  });
+}
+
+/**
+ * One wallet on every configured chain (GET /wallets/{address}'s `chains`): a chain that does not
+ * answer shows its store-side facts and no balance, and does not fail the others.
+ */
+export async function walletOnChains(
+  wallet: WalletRecord,
+  deps: WalletRouteDeps,
+): Promise<z.infer<typeof WalletOnChain>[]> {
+  return Promise.all(
+    deps.chains.units.map(async (unit) => {
+      const policy = policyOn(wallet, unit.id);
+      const limits = {
+        dailySpendLimit: policy.dailySpendLimit?.toString() ?? null,
+        lowBalance: policy.lowBalance?.toString() ?? null,
+      };
+      try {
+        const [fact] = await chainFacts([wallet.address], unit, deps);
+        const { unfinishedOperations, spentToday, ...rest } = fact;
+        return {
+          chainId: unit.id,
+          ...rest,
+          unfinished: unfinishedOperations,
+          spentToday: spentToday.toString(),
+          ...limits,
+        };
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.code !== "CHAIN_UNAVAILABLE") throw err;
+        const [unfinished, spent] = await Promise.all([
+          deps.wallets.store.unfinished(unit.id, [wallet.address]),
+          deps.wallets.store.spentOn([wallet.address], unit.id, utcDay(new Date())),
+        ]);
+        return {
+          chainId: unit.id,
+          balance: null,
+          nextNonce: null,
+          unfinished: unfinished.get(wallet.address)?.count ?? 0,
+          spentToday: (spent.get(wallet.address) ?? 0n).toString(),
+          ...limits,
+        };
+      }
+    }),
+  );
 }

@@ -1,6 +1,8 @@
 import type Router from "@koa/router";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { READ_ONE, walletOfPath, walletViews, type WalletRouteDeps } from "./deps";
+import { chainOfQuery, READ_ONE, walletOfPath, walletOnChains, walletViews, type WalletRouteDeps } from "./deps";
+import { chainField } from "../../chains/registry";
+import { z } from "zod";
 import { WalletDetail, WalletParams } from "./schemas";
 
 /** How many unfinished operation ids a wallet's view lists. */
@@ -10,12 +12,17 @@ const LISTED_OPERATIONS = 100;
 export function mountGetWallet(router: Router, deps: WalletRouteDeps): void {
   router.get("/wallets/:address", deps.access.require(READ_ONE), async (ctx) => {
     const wallet = await walletOfPath(ctx, deps);
-    const chainId = deps.chain.options.chainId.toString();
-    const [[view], ids] = await Promise.all([
-      walletViews([wallet], deps),
-      deps.wallets.store.unfinishedIds(chainId, wallet.address, LISTED_OPERATIONS),
+    const unit = chainOfQuery(ctx, deps);
+    const [[view], ids, chains] = await Promise.all([
+      walletViews([wallet], deps, unit),
+      Promise.all(
+        (unit ? [unit] : deps.chains.units).map((u) =>
+          deps.wallets.store.unfinishedIds(u.id, wallet.address, LISTED_OPERATIONS),
+        ),
+      ),
+      walletOnChains(wallet, deps),
     ]);
-    ctx.body = { ...view, unfinishedOperationIds: ids };
+    ctx.body = { ...view, unfinishedOperationIds: ids.flat().slice(0, LISTED_OPERATIONS), chains };
   });
 }
 
@@ -27,13 +34,13 @@ export function registerGetWalletOpenApi(registry: OpenAPIRegistry): void {
     tags: ["wallets"],
     summary: "One wallet: label, kind, balance, next nonce, unfinished operations, policy",
     security: [{ AccessKey: [] }],
-    request: { params: WalletParams },
+    request: { params: WalletParams, query: z.object({ chain: chainField }) },
     responses: {
       200: { description: "The wallet", content: { "application/json": { schema: WalletDetail } } },
       400: errorResponse("VALIDATION_ERROR"),
       401: errorResponse("UNAUTHORIZED"),
       403: errorResponse("FORBIDDEN"),
-      404: errorResponse("WALLET_NOT_FOUND"),
+      404: errorResponse("WALLET_NOT_FOUND, CHAIN_NOT_FOUND"),
       429: errorResponse("RATE_LIMITED"),
       503: errorResponse("CHAIN_UNAVAILABLE"),
     },

@@ -4,8 +4,9 @@ import type { AccessPrincipal } from "../../access";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { pageOf, PageQuery, pageRequest } from "../../http/paging";
 import { parseInput } from "../../http/validation";
-import { READ, walletViews, type WalletRouteDeps } from "./deps";
+import { chainOfQuery, READ, walletViews, type WalletRouteDeps } from "./deps";
 import { WalletView } from "./schemas";
+import { chainField } from "../../chains/registry";
 
 /**
  * GET /wallets: the wallets the key may use (all of them for an unlimited key), oldest first, a page
@@ -17,7 +18,7 @@ export function mountListWallets(router: Router, deps: WalletRouteDeps): void {
     const principal = ctx.state.access as AccessPrincipal;
     const rows = await deps.wallets.store.page(principal.wallets, page);
     const { items, cursor } = pageOf(rows, page.limit, (w) => w.position);
-    ctx.body = { wallets: await walletViews(items, deps), ...(cursor ? { cursor } : {}) };
+    ctx.body = { wallets: await walletViews(items, deps, chainOfQuery(ctx, deps)), ...(cursor ? { cursor } : {}) };
   });
 }
 
@@ -30,7 +31,7 @@ export function registerListWalletsOpenApi(registry: OpenAPIRegistry): void {
     summary:
       "The wallets this key may use, oldest first: label, kind, balance, next nonce, unfinished operations, policy",
     security: [{ AccessKey: [] }],
-    request: { query: PageQuery },
+    request: { query: PageQuery.extend({ chain: chainField }) },
     responses: {
       200: {
         description: "A page of wallets; `cursor` fetches the next",

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { chainField } from "../../chains/registry";
 import { address, decimal, privateKey, uint } from "../../nft/fields";
 
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -80,25 +81,66 @@ export const WalletPolicy = z
 
 export const UpdatedWallet = CreatedWallet.extend({ policy: WalletPolicy }).openapi("UpdatedWallet");
 
+/**
+ * The chain fields are those of the chain `?chain=` names (or the only one); with several chains
+ * and none named they are absent (GET /wallets/{address}'s `chains` has every chain's).
+ */
 export const WalletView = CreatedWallet.extend({
-  balance: decimal.openapi({ description: "wei, from the chain" }),
-  nextNonce: z.number().int(),
-  unfinishedOperations: z.number().int().openapi({ description: "operations of the wallet still queued or sent" }),
-  policy: WalletPolicy,
+  chainId: z.string().optional().openapi({ description: "The chain the balance, nonce and policy below are of" }),
+  balance: decimal.optional().openapi({ description: "wei, from the chain" }),
+  nextNonce: z.number().int().optional(),
+  unfinishedOperations: z
+    .number()
+    .int()
+    .optional()
+    .openapi({ description: "operations of the wallet still queued or sent" }),
+  policy: WalletPolicy.optional(),
 }).openapi("Wallet");
+
+/** One wallet on one chain; balance and nextNonce are null while the chain does not answer. */
+export const WalletOnChain = z
+  .object({
+    chainId: z.string(),
+    balance: decimal.nullable(),
+    nextNonce: z.number().int().nullable(),
+    unfinished: z.number().int(),
+    spentToday: decimal,
+    dailySpendLimit: decimal.nullable(),
+    lowBalance: decimal.nullable(),
+  })
+  .openapi("WalletOnChain");
 
 export const WalletDetail = WalletView.extend({
   unfinishedOperationIds: z.array(z.string()).openapi({ description: "oldest first, at most 100" }),
+  chains: z.array(WalletOnChain).openapi({ description: "The wallet on every configured chain" }),
 }).openapi("WalletDetail");
+
+const ChainPolicy = z
+  .object({
+    dailySpendLimit: weiOrNull("dailySpendLimit").optional(),
+    lowBalance: weiOrNull("lowBalance").optional(),
+  })
+  .strict();
 
 export const UpdateWalletRequest = z
   .object({
     label: WalletLabel.optional(),
     dailySpendLimit: weiOrNull("dailySpendLimit").optional(),
     lowBalance: weiOrNull("lowBalance").optional(),
+    chain: chainField.openapi({
+      description:
+        "The chain dailySpendLimit and lowBalance are for; unset: the only chain, or every chain (*) with several",
+    }),
+    policy: z
+      .record(z.string().min(1).max(100), ChainPolicy)
+      .optional()
+      .openapi({
+        description: 'Policies by chain id or name; "*" for every chain without its own',
+        example: { "8453": { dailySpendLimit: "1000000000000000000" }, "*": { lowBalance: "0" } },
+      }),
   })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, "give at least one of label, dailySpendLimit, lowBalance")
+  .refine((body) => Object.keys(body).length > 0, "give at least one of label, dailySpendLimit, lowBalance, policy")
   .openapi("UpdateWalletRequest", {
     example: { dailySpendLimit: "1000000000000000000", lowBalance: "100000000000000000" },
   });

@@ -13,7 +13,23 @@ export function mountUpdateWallet(router: Router, deps: WalletRouteDeps): void {
   const { access, audit, wallets } = deps;
   router.patch("/wallets/:address", access.require(MANAGE_ONE), async (ctx) => {
     const wallet = await walletOfPath(ctx, deps);
-    const changes: WalletChanges = parseBody(UpdateWalletRequest, await readJsonBody(ctx));
+    const body = parseBody(UpdateWalletRequest, await readJsonBody(ctx));
+    // The top-level policy fields are the named chain's, the only chain's, or every chain's (*).
+    const unit = body.chain !== undefined ? deps.chains.resolve(body.chain) : deps.chains.only;
+    const changes: WalletChanges = {
+      label: body.label,
+      dailySpendLimit: body.dailySpendLimit,
+      lowBalance: body.lowBalance,
+      chain: unit?.id ?? "*",
+      policies: body.policy
+        ? Object.fromEntries(
+            Object.entries(body.policy).map(([chain, policy]) => [
+              chain === "*" ? "*" : deps.chains.resolve(chain).id,
+              policy,
+            ]),
+          )
+        : undefined,
+    };
     const updated = await wallets.db
       .transaction(async (tx) => {
         const after = await wallets.store.update(tx, wallet.address, changes);
@@ -22,7 +38,7 @@ export function mountUpdateWallet(router: Router, deps: WalletRouteDeps): void {
           action: "wallet.updated",
           targetType: "wallet",
           targetId: wallet.address,
-          details: changed(wallet, after, changes),
+          details: changed(wallet, after, changes, unit?.id ?? "*"),
         });
         return after;
       })
@@ -35,19 +51,31 @@ export function mountUpdateWallet(router: Router, deps: WalletRouteDeps): void {
       });
     wallets.signers.forgetAll();
     // No chain call: the change is made, whatever the chain does now.
-    ctx.body = { ...createdView(updated), policy: await policyView(updated, deps) };
+    ctx.body = { ...createdView(updated), ...(unit ? { policy: await policyView(updated, unit, deps) } : {}) };
   });
 }
 
 /** What changed, before and after, for the audit trail. */
-function changed(before: WalletRecord, after: WalletRecord, changes: WalletChanges): Record<string, unknown> {
-  const wei = (v: bigint | null) => (v === null ? null : v.toString());
+function changed(
+  before: WalletRecord,
+  after: WalletRecord,
+  changes: WalletChanges,
+  chain: string,
+): Record<string, unknown> {
+  const wei = (v: bigint | null | undefined) => (v == null ? null : v.toString());
   const details: Record<string, unknown> = {};
   if (changes.label !== undefined) details.label = { from: before.label, to: after.label };
-  if (changes.dailySpendLimit !== undefined)
-    details.dailySpendLimit = { from: wei(before.dailySpendLimit), to: wei(after.dailySpendLimit) };
-  if (changes.lowBalance !== undefined)
-    details.lowBalance = { from: wei(before.lowBalance), to: wei(after.lowBalance) };
+  const policies = { ...changes.policies };
+  if (changes.dailySpendLimit !== undefined || changes.lowBalance !== undefined)
+    policies[chain] = { dailySpendLimit: changes.dailySpendLimit, lowBalance: changes.lowBalance };
+  for (const [id, policy] of Object.entries(policies)) {
+    // One chain's form keeps its audit details as before; several chains' are by chain.
+    const into =
+      id === chain && !changes.policies ? details : ((details[`chain:${id}`] = {}) as Record<string, unknown>);
+    for (const field of ["dailySpendLimit", "lowBalance"] as const)
+      if (policy[field] !== undefined)
+        into[field] = { from: wei(before.policies[id]?.[field]), to: wei(after.policies[id]?.[field]) };
+  }
   return details;
 }
 
@@ -69,7 +97,7 @@ export function registerUpdateWalletOpenApi(registry: OpenAPIRegistry): void {
       400: errorResponse("VALIDATION_ERROR"),
       401: errorResponse("UNAUTHORIZED"),
       403: errorResponse("FORBIDDEN"),
-      404: errorResponse("WALLET_NOT_FOUND"),
+      404: errorResponse("WALLET_NOT_FOUND, CHAIN_NOT_FOUND"),
       409: errorResponse("WALLET_EXISTS"),
       429: errorResponse("RATE_LIMITED"),
     },

@@ -20,6 +20,7 @@ export const createEndpoint = webhookRoute({
       events,
       collections = null,
       wallets = null,
+      chains = null,
       enabled = true,
     } = await storedFields(ctx, deps.guard, body);
     const accessKeyId = (ctx.state.access as AccessPrincipal).keyId;
@@ -28,8 +29,8 @@ export const createEndpoint = webhookRoute({
       ctx,
       deps,
       "webhook.created",
-      (tx) => deps.endpoints.insert(tx, { url, events, collections, wallets, enabled, accessKeyId }, secret),
-      () => ({ url: maskUrl(url), events, collections, wallets, enabled }),
+      (tx) => deps.endpoints.insert(tx, { url, events, collections, wallets, chains, enabled, accessKeyId }, secret),
+      () => ({ url: maskUrl(url), events, collections, wallets, ...(chains ? { chains } : {}), enabled }),
     );
     return { ...webhookView(endpoint), secret };
   },

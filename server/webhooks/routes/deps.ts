@@ -155,6 +155,7 @@ export async function storedFields<T extends EndpointChanges>(ctx: Context, guar
     ...(input.events ? { events: [...new Set(input.events)] } : {}),
     ...(input.collections !== undefined ? { collections: normalized(input.collections) } : {}),
     ...(input.wallets !== undefined ? { wallets: normalized(input.wallets) } : {}),
+    ...(input.chains !== undefined ? { chains: input.chains && [...new Set(input.chains)] } : {}),
   };
   const principal = ctx.state.access as AccessPrincipal;
   const outside = (own: readonly string[] | null, given: string[] | null | undefined) =>
@@ -167,6 +168,11 @@ export async function storedFields<T extends EndpointChanges>(ctx: Context, guar
       { path: collection ? "collections" : "wallets", message: what },
     ]);
   }
+  const chain = outside(principal.chains ?? null, fields.chains);
+  if (chain)
+    throw new ApiError("FORBIDDEN", `This access key does not hold the chain ${chain}`, [
+      { path: "chains", message: `the chain ${chain}` },
+    ]);
   if (fields.url !== undefined) await guard.checkUrl(fields.url);
   return fields;
 }
@@ -178,6 +184,7 @@ export function webhookView(endpoint: WebhookEndpoint) {
     events: endpoint.events,
     ...(endpoint.collections ? { collections: endpoint.collections.map((a) => getAddress(a)) } : {}),
     ...(endpoint.wallets ? { wallets: endpoint.wallets.map((a) => getAddress(a)) } : {}),
+    ...(endpoint.chains ? { chains: endpoint.chains } : {}),
     enabled: endpoint.enabled,
     disabledReason: endpoint.disabledReason,
     previousSecretExpiresAt: endpoint.previousSecretUntil?.toISOString() ?? null,

@@ -21,6 +21,16 @@ const addresses = (name: string) =>
     .min(1)
     .max(1000);
 
+/** Chains by id (a number or a decimal string), kept as decimal strings. */
+const chainIds = z
+  .array(
+    z
+      .union([z.string().regex(/^\d{1,20}$/, "must be a chain id"), z.number().int().nonnegative()])
+      .transform((c) => BigInt(c).toString()),
+  )
+  .min(1)
+  .max(100);
+
 export const CreateWebhookRequest = z
   .object({
     url,
@@ -33,6 +43,7 @@ export const CreateWebhookRequest = z
       description:
         "Only events about these wallets (an operation's sender, the wallet of a wallet.low_balance, a transfer's from or to); absent = all",
     }),
+    chains: chainIds.optional().openapi({ description: "Only events of these chains (by id); absent = every chain" }),
     enabled: z.boolean().optional().openapi({ description: "Default true" }),
   })
   .strict()
@@ -50,6 +61,7 @@ export const UpdateWebhookRequest = z
     events: z.array(EventTypeSchema).min(1).optional(),
     collections: addresses("collections").nullable().optional().openapi({ description: "null removes the filter" }),
     wallets: addresses("wallets").nullable().optional().openapi({ description: "null removes the filter" }),
+    chains: chainIds.nullable().optional().openapi({ description: "null removes the filter" }),
     enabled: z.boolean().optional().openapi({ description: "false stops deliveries; true starts them again" }),
   })
   .strict()
@@ -62,6 +74,7 @@ export const WebhookView = z
     events: z.array(EventTypeSchema),
     collections: z.array(z.string()).optional(),
     wallets: z.array(z.string()).optional(),
+    chains: z.array(z.string()).optional(),
     enabled: z.boolean(),
     disabledReason: z.string().nullable().openapi({ example: null }),
     previousSecretExpiresAt: z.string().nullable().openapi({

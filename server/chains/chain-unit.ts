@@ -1,0 +1,270 @@
+/**
+ * What one chain has, in one place: its client (provider, signer pool, fee oracle), block feed,
+ * engine (and its follower), collection index, the recorder of its blocks in the store, the
+ * low-balance watcher of its wallets, its job runner and planner, and its drops stores. Every
+ * configured chain gets one unit from `buildChainUnit`; the registry keeps them for the routes.
+ */
+import { getAddress, type JsonRpcProvider } from "ethers";
+import { BlockFeed } from "../chain/block-feed";
+import { ChainClient } from "../chain/chain-client";
+import { connectRpcUrls } from "../chain/provider";
+import type { RpcUrlState } from "../chain/rpc-failover";
+import { bindStoreToChain, ChainBlockRecorder, type ChainDataCleared } from "../chain/store-binding";
+import { CollectionIndex } from "../collections";
+import type { Config } from "../config/config";
+import type { SqlDriver } from "../db";
+import { AllowlistStore } from "../drops/allowlist-store";
+import { VoucherStore } from "../drops/voucher-store";
+import { openEngine, type TransactionEngine } from "../engine";
+import type { Logger } from "../http/logger";
+import {
+  cancelledJobsWithdrawn,
+  DEFAULT_RUNNER_OPTIONS,
+  JOB_OPERATION_KINDS,
+  JobPlanner,
+  JobRunner,
+  type JobStore,
+} from "../jobs";
+import type { ServiceMetrics, RpcObserver } from "../metrics/metrics";
+import { openMetadata, type MetadataDeps } from "../metadata";
+import { OPERATION_KINDS } from "../nft";
+import type { DropsDeps } from "../nft/route";
+import { LowBalanceWatcher, type Wallets } from "../wallets";
+import { emitEvents } from "../webhooks";
+import { chainNameOf, type ChainSpec } from "./spec";
+
+export interface ConnectedChain {
+  provider: JsonRpcProvider;
+  chainId: bigint;
+  /** Each RPC URL's state (the failover transport's); unset for the embedded chain. */
+  rpcUrls?: () => RpcUrlState[];
+}
+
+/** A chain reached (its id known) but not yet wired: the store is bound to it before anything reads the store. */
+export interface ReachedChain {
+  spec: ChainSpec;
+  name: string;
+  chainId: bigint;
+  provider: JsonRpcProvider;
+  client: ChainClient;
+  rpcUrls?: () => RpcUrlState[];
+}
+
+/** What every unit shares: the store, the wallets, the logger and metrics, the settings that are not per chain. */
+export interface SharedParts {
+  db: SqlDriver;
+  config: Config;
+  logger: Logger;
+  metrics: ServiceMetrics;
+  wallets: Wallets;
+  jobStore: JobStore;
+  lowBalancePollMs?: number;
+  /** Where the world reaches the service (PUBLIC_URL, else its own address once it listens). */
+  publicUrl(): string;
+}
+
+export interface ChainUnit {
+  /** The chain id as a decimal string: how the store and the answers name it. */
+  readonly id: string;
+  readonly chainId: bigint;
+  readonly name: string;
+  readonly spec: ChainSpec;
+  readonly provider: JsonRpcProvider;
+  readonly client: ChainClient;
+  readonly blocks: BlockFeed;
+  readonly engine: TransactionEngine;
+  readonly collections: CollectionIndex;
+  readonly drops: DropsDeps;
+  readonly jobs: { runner: JobRunner; planner: JobPlanner };
+  /** Hosted metadata and the tokenURI cache of this chain's collections. */
+  readonly metadata: MetadataDeps;
+  /** Each RPC URL's state (masked), for /health, GET /chains; unset for the embedded chain. */
+  readonly rpcUrls?: () => RpcUrlState[];
+  /** How many RPC URLs the chain has. */
+  readonly urlCount: number;
+  /** Starts the unit's background work that may wait for the rest of the service (webhooks, jobs). */
+  start(): Promise<void>;
+  /** Stops the unit's background work; what is unfinished stays in the store. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Reaches a chain: `connect` (the embedded chain's in-process provider) or its RPC URLs through the
+ * failover transport, which asks every URL eth_chainId and stops the start on one that answers
+ * another id than the one configured.
+ */
+export async function reachChain(
+  spec: ChainSpec,
+  config: Pick<Config, "rpcTimeoutMs" | "rpcMaxLagBlocks">,
+  observer: ServiceMetrics,
+  options: { connect?: (observer: RpcObserver) => Promise<ConnectedChain>; fundingHint?: ChainFundingHint } = {},
+): Promise<ReachedChain> {
+  const connect =
+    options.connect ??
+    ((o: RpcObserver) => {
+      if (spec.rpcUrls.length === 0) throw new Error("RPC_URL is not set");
+      return connectRpcUrls({
+        chainId: spec.id,
+        rpcUrls: spec.rpcUrls,
+        timeoutMs: config.rpcTimeoutMs,
+        maxLagBlocks: config.rpcMaxLagBlocks,
+        observer: o,
+        urlObserver: observer,
+      }).catch((err: unknown) => {
+        // One line naming the chain (the transport's names the URL, masked).
+        throw spec.id === undefined ? err : new Error(`chain ${chainNameOf(spec, spec.id)}: ${(err as Error).message}`);
+      });
+    });
+  const { provider, chainId, rpcUrls } = await connect(observer);
+  if (spec.id !== undefined && spec.id !== chainId) {
+    provider.destroy();
+    throw new Error(`chain ${chainNameOf(spec, spec.id)}: its RPC URL answers chain id ${chainId}, not ${spec.id}`);
+  }
+  const client = new ChainClient(provider, {
+    chainId,
+    maxFeePerGas: spec.maxFeePerGas,
+    fundingHint: options.fundingHint,
+  });
+  return { spec, name: chainNameOf(spec, chainId), chainId, provider, client, rpcUrls };
+}
+
+export type ChainFundingHint = (address: string, wei: bigint) => string;
+
+/** Binds the store to a reached chain (see store-binding): before anything reads the store about it. */
+export function bindChain(db: SqlDriver, chain: ReachedChain, fresh: boolean): Promise<ChainDataCleared | undefined> {
+  return bindStoreToChain(db, chain.client.rpc, chain.chainId.toString(), fresh);
+}
+
+/** Builds everything one chain has, on the shared store and wallets. */
+export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): Promise<ChainUnit> {
+  const { db, config, metrics, wallets, jobStore } = shared;
+  const { spec, client, chainId, provider } = chain;
+  const id = chainId.toString();
+  const logger = shared.logger.child({ chain: chain.name });
+  // One head poll per chain: the engine's follower and the collection index share it.
+  const blocks = new BlockFeed(client.rpc, { pollMs: config.blockPollMs });
+  const engine = await openEngine({
+    chain: client,
+    blocks,
+    db,
+    kinds: new Map([...OPERATION_KINDS, ...JOB_OPERATION_KINDS]),
+    logger,
+    metrics,
+    // A wallet's operations are re-signed by the follower with no request, after a restart too.
+    signers: wallets.directory(client.signers),
+    spendGuard: wallets.spendGuard(id),
+    // A cancelled job's batch recorded before a crash and never broadcast is not sent after the cancel.
+    resendGuard: cancelledJobsWithdrawn(jobStore),
+    options: {
+      chainId,
+      confirmations: spec.confirmations,
+      txTimeoutMs: config.txTimeoutMs,
+      resendBlocks: spec.txResendBlocks,
+      finalityBlocks: spec.finalityBlocks,
+      crashAt: config.crashAt,
+      blockPollMs: config.blockPollMs,
+    },
+  });
+  const collections = new CollectionIndex(db, client, blocks, logger, {
+    chainId,
+    confirmations: spec.confirmations,
+    maxCollectionsPerKey: config.maxCollectionsPerKey,
+  });
+  // collection.transfer webhooks: written in the transaction that makes a transfer final, for the
+  // news alone (a collection's history, read when it is first indexed, is not reported).
+  collections.onTransfersFinal(async (tx, transfers) => {
+    // One statement for the whole range: a block of 200 mints is 200 transfers.
+    await emitEvents(
+      tx,
+      transfers
+        .filter((t) => t.news)
+        .map((t) => ({
+          type: "collection.transfer" as const,
+          data: {
+            chainId: id,
+            collection: getAddress(t.collection),
+            tokenId: t.tokenId,
+            from: getAddress(t.from),
+            to: getAddress(t.to),
+            blockNumber: t.blockNumber,
+            blockHash: t.blockHash,
+            transactionHash: t.transactionHash,
+            logIndex: t.logIndex,
+          },
+          collection: t.collection,
+          orderKey: `token:${t.collection}:${t.tokenId}`,
+        })),
+    );
+  });
+  // collection.metadata_updated webhooks: every ERC-4906 event read of any collection, once final.
+  collections.onMetadataUpdatesFinal(async (tx, updates) => {
+    await emitEvents(
+      tx,
+      updates
+        .filter((u) => u.news)
+        .map((u) => ({
+          type: "collection.metadata_updated" as const,
+          data: {
+            chainId: u.chainId,
+            address: getAddress(u.collection),
+            fromTokenId: u.fromTokenId,
+            toTokenId: u.toTokenId,
+            blockNumber: u.blockNumber,
+            transactionHash: u.transactionHash,
+          },
+          collection: u.collection,
+          orderKey: `metadata:${u.collection}`,
+        })),
+    );
+  });
+  await collections.start();
+  const chainBlocks = new ChainBlockRecorder(db, client.rpc, id, logger);
+  chainBlocks.start();
+  // Emits wallet.low_balance when a held wallet's balance falls below its lowBalance.
+  const lowBalance = new LowBalanceWatcher(
+    db,
+    client,
+    logger.child({ component: "low-balance" }),
+    shared.lowBalancePollMs,
+  );
+  const runner = new JobRunner(
+    jobStore,
+    { engine, wallets, chain: client, logger: logger.child({ component: "jobs" }) },
+    { ...DEFAULT_RUNNER_OPTIONS, concurrency: config.jobConcurrency },
+  );
+  return {
+    id,
+    chainId,
+    name: chain.name,
+    spec,
+    provider,
+    client,
+    blocks,
+    engine,
+    collections,
+    drops: {
+      allowlists: new AllowlistStore(db, id),
+      vouchers: new VoucherStore(db, id),
+      maxGasPerTx: config.maxGasPerTx,
+    },
+    jobs: { runner, planner: new JobPlanner(client, config.maxGasPerTx) },
+    metadata: openMetadata({ db, chain: client, index: collections, blocks, publicUrl: shared.publicUrl }),
+    rpcUrls: chain.rpcUrls,
+    urlCount: spec.rpcUrls.length,
+    async start() {
+      lowBalance.start();
+      // Jobs left running by an earlier run (or another instance) go on with no request.
+      await runner.start();
+    },
+    async stop() {
+      // Batches not yet sent stay claimable in the store: the next start (or another process) sends them.
+      await runner.stop();
+      // What is unfinished stays in the store: the next start (or another process) follows it on.
+      await engine.stop();
+      await lowBalance.stop();
+      await collections.stop();
+      await chainBlocks.stop();
+      await blocks.stop();
+    },
+  };
+}

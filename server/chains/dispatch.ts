@@ -1,0 +1,48 @@
+import type Router from "@koa/router";
+import type { Context, Middleware } from "koa";
+import { readJsonBody } from "../http/json-body";
+import type { AccessControl } from "../access";
+import type { ChainRegistry, RoutedChain } from "./registry";
+
+/** The largest body a dispatched route reads (POST /jobs): the chain is read from it before the route reads it again. */
+const LARGEST_BODY = "10mb";
+
+/**
+ * Routes a request under `prefixes` to its chain's router, built once per chain by `build`: the
+ * chain `?chain=` names, else the only chain, else the JSON body's `chain`. With several chains, a
+ * request for which `withoutChain` answers a unit goes there (a job by id: any chain's router reads
+ * the shared store); else one that names none is 400 CHAIN_REQUIRED.
+ */
+export function chainDispatcher<Unit extends RoutedChain>(
+  chains: ChainRegistry<Unit>,
+  prefixes: string[],
+  build: (unit: Unit) => Router,
+  options: { access: AccessControl; withoutChain?: (ctx: Context) => Unit | undefined },
+): { middleware: Middleware; matcher: Router } {
+  const built = new Map(chains.units.map((unit) => [unit, build(unit)]));
+  const routers = new Map([...built].map(([unit, router]) => [unit, router.routes()]));
+  const middleware: Middleware = async (ctx, next) => {
+    if (!prefixes.some((prefix) => ctx.path === prefix || ctx.path.startsWith(`${prefix}/`))) return next();
+    const unit = await unitOf(ctx, chains, options.withoutChain);
+    options.access.checkChain(ctx, unit);
+    await routers.get(unit)!(ctx as Parameters<ReturnType<Router["routes"]>>[0], next);
+  };
+  return { middleware, matcher: built.get(chains.units[0])! };
+}
+
+async function unitOf<Unit extends RoutedChain>(
+  ctx: Context,
+  chains: ChainRegistry<Unit>,
+  withoutChain: ((ctx: Context) => Unit | undefined) | undefined,
+): Promise<Unit> {
+  const named = Array.isArray(ctx.query.chain) ? ctx.query.chain[0] : ctx.query.chain;
+  if (named !== undefined && named !== "") return chains.resolve(named);
+  if (chains.only) return chains.only;
+  const fallback = withoutChain?.(ctx);
+  if (fallback) return fallback;
+  if (ctx.method === "GET" || ctx.method === "HEAD" || ctx.method === "DELETE" || !ctx.request.is("json"))
+    return chains.resolve(undefined);
+  const body = await readJsonBody(ctx, LARGEST_BODY);
+  const chain = typeof body === "object" && body !== null ? (body as Record<string, unknown>).chain : undefined;
+  return chains.resolve(chain);
+}

@@ -1,0 +1,91 @@
+import type Router from "@koa/router";
+import { z } from "zod";
+import type { RpcUrlState } from "../chain/rpc-failover";
+import type { Rpc } from "../chain/rpc";
+import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
+import type { ChainRegistry } from "./registry";
+
+/** What /health and GET /chains say of one chain. */
+export interface ChainStatus {
+  id: string;
+  name: string;
+  status: "ok" | "down";
+  blockNumber?: number;
+  finalizedBlock?: number;
+  rpcUrls: RpcUrlState[];
+}
+
+/**
+ * Every chain asked at once, each on its own: a chain that does not answer is `down` and holds
+ * the others up no longer than its own RPC timeout.
+ */
+export async function chainStatuses(chains: ChainRegistry, withFinalized = false): Promise<ChainStatus[]> {
+  return Promise.all(
+    chains.units.map(async (unit) => {
+      const [head, finalized] = await Promise.allSettled([
+        unit.client.ping(),
+        withFinalized ? finalizedBlock(unit.client.rpc) : Promise.resolve(undefined),
+      ]);
+      const up = head.status === "fulfilled";
+      return {
+        id: unit.id,
+        name: unit.name,
+        status: up ? "ok" : "down",
+        ...(up ? { blockNumber: head.value } : {}),
+        ...(finalized.status === "fulfilled" && finalized.value !== undefined
+          ? { finalizedBlock: finalized.value }
+          : {}),
+        rpcUrls: unit.rpcUrls?.() ?? [],
+      } satisfies ChainStatus;
+    }),
+  );
+}
+
+async function finalizedBlock(rpc: Rpc): Promise<number | undefined> {
+  const block = await rpc.call<{ number: string } | null>("eth_getBlockByNumber", ["finalized", false]);
+  return block ? Number(BigInt(block.number)) : undefined;
+}
+
+export const RpcUrlStateView = z
+  .object({
+    url: z.string().openapi({ description: "Masked: no path key, no query value, no password" }),
+    status: z.enum(["ok", "down", "behind"]),
+    lastError: z.string().optional(),
+    calls: z.number().int().optional(),
+  })
+  .openapi("RpcUrlState");
+
+export const ChainStatusView = z
+  .object({
+    id: z.string().openapi({ example: "8453" }),
+    name: z.string().openapi({ example: "base" }),
+    status: z.enum(["ok", "down"]),
+    blockNumber: z.number().int().optional().openapi({ description: "The chain's head, when it answers" }),
+    finalizedBlock: z.number().int().optional(),
+    rpcUrls: z.array(RpcUrlStateView).openapi({ description: "Each RPC URL, masked, with its state" }),
+  })
+  .openapi("ChainStatus");
+
+/** GET /chains: the configured chains, each with its head, finalized block and URLs. Open, like /health. */
+export function mountChainsRoute(router: Router, chains: ChainRegistry): void {
+  router.get("/chains", async (ctx) => {
+    ctx.body = { chains: await chainStatuses(chains, true) };
+  });
+}
+
+export function registerChainsOpenApi(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: "get",
+    path: "/chains",
+    operationId: "listChains",
+    tags: ["service"],
+    summary: "The configured chains: id, name, head, finalized block, each RPC URL (masked) with its state",
+    responses: {
+      200: {
+        description: "Every configured chain",
+        content: { "application/json": { schema: z.object({ chains: z.array(ChainStatusView) }) } },
+      },
+      429: errorResponse("RATE_LIMITED"),
+    },
+  });
+}

@@ -1,0 +1,86 @@
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import type { ChainSpec } from "../chains/spec";
+import { ConfigError } from "./config";
+
+const ChainEntry = z
+  .object({
+    id: z.union([z.number().int().positive(), z.string().regex(/^\d{1,20}$/, "must be a decimal chain id")]),
+    name: z
+      .string()
+      .regex(/^[a-z0-9-]{1,64}$/, "must be 1-64 lowercase letters, digits and -")
+      .optional(),
+    rpcUrls: z
+      .array(z.url({ protocol: /^(https?|wss?)$/, error: "must be http(s) or ws(s) URLs" }))
+      .min(1, "must list at least one URL"),
+    confirmations: z.number().int().min(1).max(64).optional(),
+    finalityBlocks: z.number().int().min(1).max(10_000).optional(),
+    txResendBlocks: z.number().int().min(1).max(1000).optional(),
+    maxFeePerGas: z
+      .union([z.string().regex(/^\d{1,78}$/, "must be a whole number of wei"), z.number().int().positive()])
+      .optional(),
+  })
+  .strict();
+
+/**
+ * CHAINS: a JSON array, inline or `@path/to/chains.json` (API.md, "Chains"). Throws a ConfigError
+ * whose message is one line naming the chain and the field.
+ */
+export function parseChains(
+  value: string,
+  defaults: Pick<ChainSpec, "confirmations" | "finalityBlocks" | "txResendBlocks" | "maxFeePerGas">,
+): ChainSpec[] {
+  const fail = (message: string) => new ConfigError(`Invalid configuration: CHAINS ${message}`);
+  let text = value.trim();
+  if (text.startsWith("@")) {
+    try {
+      text = readFileSync(text.slice(1), "utf8");
+    } catch (err) {
+      throw fail(`cannot read ${text.slice(1)}: ${(err as NodeJS.ErrnoException).code ?? "unreadable"}`);
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw fail("must be a JSON array (inline, or @file)");
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0) throw fail("must be a non-empty JSON array of chains");
+  const specs: ChainSpec[] = parsed.map((entry, i) => {
+    const label = chainLabel(entry, i);
+    const result = ChainEntry.safeParse(entry);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      const field = issue.path.filter((p) => typeof p === "string").join(".") || "(entry)";
+      throw fail(`chain ${label}: ${field} ${issue.message}`);
+    }
+    const c = result.data;
+    const id = BigInt(c.id);
+    return {
+      id,
+      name: c.name ?? `chain-${id}`,
+      rpcUrls: c.rpcUrls,
+      confirmations: c.confirmations ?? defaults.confirmations,
+      finalityBlocks: c.finalityBlocks ?? defaults.finalityBlocks,
+      txResendBlocks: c.txResendBlocks ?? defaults.txResendBlocks,
+      maxFeePerGas: c.maxFeePerGas !== undefined ? BigInt(c.maxFeePerGas) : defaults.maxFeePerGas,
+    };
+  });
+  const seen = new Map<string, number>();
+  for (const [i, spec] of specs.entries()) {
+    for (const key of [spec.id!.toString(), spec.name!]) {
+      if (seen.has(key))
+        throw fail(`chain ${chainLabel(parsed[i], i)}: ${key === spec.name ? "name" : "id"} ${key} is used twice`);
+      seen.set(key, i);
+    }
+  }
+  return specs;
+}
+
+/** How a line names a chain: its name, else its id, else its place in the array. */
+function chainLabel(entry: unknown, index: number): string {
+  const e = (typeof entry === "object" && entry !== null ? entry : {}) as { name?: unknown; id?: unknown };
+  if (typeof e.name === "string" && e.name.length <= 64) return e.name;
+  if (typeof e.id === "number" || typeof e.id === "string") return String(e.id).slice(0, 24);
+  return `#${index + 1}`;
+}
