@@ -212,6 +212,7 @@ export async function startService(
     wallets,
     separateDemo: config.demoPort !== undefined,
     trustProxy: config.trustProxy,
+    mcp: config.mcp,
     database: db,
     metrics,
     collections,

@@ -19,6 +19,7 @@ import {
 import { createJobRouter, registerJobOpenApi, type JobRouteDeps } from "./jobs";
 import { ServiceMetrics } from "./metrics/metrics";
 import { createDropsRouter, registerDropsOpenApi } from "./drops/routes";
+import { createMcpRouter } from "./mcp/http";
 import { createNftRouter, registerNftOpenApi } from "./nft";
 import type { DropsDeps } from "./nft/route";
 import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
@@ -56,6 +57,8 @@ export interface ServiceAppDeps {
   drops?: DropsDeps;
   /** The /jobs routes (the store, planner and runner of jobs); unset = not served. */
   jobs?: Omit<JobRouteDeps, "access" | "chain" | "wallets">;
+  /** MCP: the /mcp endpoint; false = not served (unset = served). */
+  mcp?: boolean;
 }
 
 export interface ServiceApps {
@@ -80,15 +83,7 @@ export interface OpenApiDocuments {
  */
 export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   const api = new OpenAPIRegistry();
-  registerServiceOpenApi(api);
-  registerDocsOpenApi(api);
-  registerAccessOpenApi(api);
-  registerWebhookOpenApi(api);
-  registerWalletOpenApi(api);
-  registerNftOpenApi(api);
-  registerCollectionsOpenApi(api);
-  registerDropsOpenApi(api);
-  registerJobOpenApi(api);
+  registerApiOpenApi(api);
   if (!separateDemo) {
     registerUserOpenApi(api);
     return { api: once(() => buildOpenApiDocument(api)) };
@@ -105,6 +100,19 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
       }),
     ),
   };
+}
+
+/** Every route of the API listener but the demo users: the OpenAPI document, and the MCP tools' schemas. */
+export function registerApiOpenApi(api: OpenAPIRegistry): void {
+  registerServiceOpenApi(api);
+  registerDocsOpenApi(api);
+  registerAccessOpenApi(api);
+  registerWebhookOpenApi(api);
+  registerWalletOpenApi(api);
+  registerNftOpenApi(api);
+  registerCollectionsOpenApi(api);
+  registerDropsOpenApi(api);
+  registerJobOpenApi(api);
 }
 
 const routers = (...list: (Router | undefined)[]): Router[] => list.filter((r): r is Router => r !== undefined);
@@ -156,32 +164,41 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   const jobRouter = deps.jobs
     ? createJobRouter({ ...deps.jobs, access: deps.access, chain: deps.chain, wallets: deps.wallets })
     : undefined;
+  let api: Koa | undefined;
+  const mcpRouter =
+    deps.mcp === false
+      ? undefined
+      : createMcpRouter({
+          access: deps.access,
+          app: () => api!,
+          rootKey: deps.access.options.rootKey,
+          audit: database ? { log: deps.audit, db: database } : undefined,
+        });
   const userRouter = createUserRouter({ store: deps.userStore, database: deps.database });
   const app = (logger: Logger, routers: Router[]) =>
     createKoaApp({ logger, trustProxy: deps.trustProxy, metrics, routers });
 
   if (documents.demo) {
+    api = app(deps.logger, [
+      serviceRouter,
+      createDocsRouter(documents.api),
+      nftRouter,
+      ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter, jobRouter, mcpRouter),
+      createConsoleRouter(),
+    ]);
     return {
-      api: app(deps.logger, [
-        serviceRouter,
-        createDocsRouter(documents.api),
-        nftRouter,
-        ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter, jobRouter),
-        createConsoleRouter(),
-      ]),
+      api,
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
       metrics,
     };
   }
-  return {
-    api: app(deps.logger, [
-      serviceRouter,
-      createDocsRouter(documents.api),
-      nftRouter,
-      ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter, jobRouter),
-      userRouter,
-      createConsoleRouter(),
-    ]),
-    metrics,
-  };
+  api = app(deps.logger, [
+    serviceRouter,
+    createDocsRouter(documents.api),
+    nftRouter,
+    ...routers(collectionsRouter, dropsRouter, accessRouter, webhookRouter, walletRouter, jobRouter, mcpRouter),
+    userRouter,
+    createConsoleRouter(),
+  ]);
+  return { api, metrics };
 }

@@ -15,6 +15,7 @@ import { ALLOWLISTS_MIGRATION } from "./migration-20-allowlists";
 import { CHAIN_BINDING_MIGRATION } from "./migration-18-chain-binding";
 import { JOBS_MIGRATION } from "./migration-22-jobs";
 import { DROP_INDEX_MIGRATION } from "./migration-23-drop-index";
+import { OPERATION_VIA_MIGRATION } from "./migration-29-operation-via";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -671,6 +672,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   OPERATION_LIST_MIGRATION,
   JOBS_MIGRATION,
   DROP_INDEX_MIGRATION,
+  OPERATION_VIA_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

@@ -97,6 +97,7 @@ export const OperationView = z
       description: "Its block is final (the node's finalized block, or FINALITY_BLOCKS deep): no reorg can undo it",
     }),
     reorgs: z.number().int().openapi({ description: "How many times a reorg undid it (webhook operation.reorged)" }),
+    via: z.literal("mcp").optional().openapi({ description: "mcp: made by a tool of the MCP server (/mcp)" }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -117,6 +118,7 @@ export type ViewedOperation = Pick<
   | "error"
   | "final"
   | "reorgs"
+  | "via"
   | "createdAt"
   | "updatedAt"
 >;
@@ -137,6 +139,7 @@ export function operationView(op: ViewedOperation): z.infer<typeof OperationView
     ...(op.error ? { error: op.error } : {}),
     final: op.final,
     reorgs: op.reorgs,
+    ...(op.via === "mcp" ? { via: "mcp" as const } : {}),
     createdAt: op.createdAt.toISOString(),
     updatedAt: op.updatedAt.toISOString(),
   };
