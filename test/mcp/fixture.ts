@@ -47,6 +47,8 @@ export async function startWorld(env: Record<string, string> = {}): Promise<McpW
   const treasury = await root.createWallet({ kind: "local", label: "treasury" });
   await fund(provider, treasury.address as string, 10_000n * 10n ** 18n);
   await transferOwnership(deployer, collection, treasury.address as string);
+  const registered = await root.post("/collections", { address: collection, fromBlock: 0 });
+  expect(registered.status, registered.text).to.be.oneOf([200, 201]);
   return {
     node,
     provider,
@@ -90,14 +92,16 @@ interface ToolResult {
 }
 
 /** A tool result that is no error: its structured content. */
-export function structured(result: ToolResult): JsonBody {
+export function structured(answer: unknown): JsonBody {
+  const result = answer as ToolResult;
   expect(result.isError ?? false, JSON.stringify(result.content)).to.equal(false);
   expect(result.structuredContent).to.be.an("object");
   return result.structuredContent as JsonBody;
 }
 
 /** A tool result that is an error: its { code, message }. */
-export function toolError(result: ToolResult): { code: string; message: string } {
+export function toolError(answer: unknown): { code: string; message: string } {
+  const result = answer as ToolResult;
   expect(result.isError, JSON.stringify(result)).to.equal(true);
   const [first] = result.content as { type: string; text: string }[];
   return (JSON.parse(first.text) as { error: { code: string; message: string } }).error;
