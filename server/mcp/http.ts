@@ -8,6 +8,7 @@ import inject from "light-my-request";
 import type { AccessControl, AccessDeclaration, AccessPrincipal, AuditLog } from "../access";
 import type { SqlExecutor } from "../db";
 import { ApiError } from "../http/errors";
+import { readJsonBody } from "../http/json-body";
 import { PlanTokens } from "./plan-token";
 import { mcpServerFor, type McpCaller, type McpDeps, type RouteRequest } from "./server";
 
@@ -23,9 +24,14 @@ export interface McpRouteDeps {
 /** Any valid key may open /mcp: each tool is listed and checked by its own route's declaration. */
 const MCP_ACCESS: AccessDeclaration = { key: "always" };
 
-interface AuthenticatedRequest {
-  auth?: { token: string; clientId: string; scopes: string[]; extra: { caller: McpCaller } };
-}
+/** What the handler's factory is given with each request: the caller, and the one tool a tools/call needs. */
+type RequestExtra = {
+  caller: McpCaller;
+  only?: string;
+};
+
+/** The largest request: set_allowlist takes up to 100,000 entries, as its route does. */
+const BODY_LIMIT = "12mb";
 
 /**
  * POST /mcp: the Model Context Protocol over Streamable HTTP, stateless (a server per request,
@@ -53,11 +59,11 @@ export function createMcpRouter(deps: McpRouteDeps): Router {
   };
   const handler = createMcpHandler(
     (context) => {
-      const caller = (context.authInfo?.extra as { caller?: McpCaller } | undefined)?.caller;
-      if (!caller) throw new Error("MCP: a request reached the handler without its caller");
-      return mcpServerFor(caller, tools);
+      const extra = context.authInfo?.extra as RequestExtra | undefined;
+      if (!extra) throw new Error("MCP: a request reached the handler without its caller");
+      return mcpServerFor(extra.caller, tools, extra.only);
     },
-    { legacy: "stateless", responseMode: "json" },
+    { legacy: "stateless", responseMode: "json", maxRequestBodySize: 12 * 1024 * 1024 },
   );
 
   const router = new Router();
@@ -73,14 +79,11 @@ export function createMcpRouter(deps: McpRouteDeps): Router {
       );
     const principal = (await deps.access.admit(ctx, MCP_ACCESS)) as AccessPrincipal;
     const caller: McpCaller = { key: bearer, principal, clientAddress: ctx.ip };
-    const request = await toWebRequest(ctx.req as Parameters<typeof toWebRequest>[0]);
-    const auth: AuthenticatedRequest["auth"] = {
-      token: bearer,
-      clientId: principal.keyId ?? "root",
-      scopes: [...principal.scopes],
-      extra: { caller },
-    };
-    const response = await handler.fetch(request, { authInfo: auth });
+    const body = ctx.method === "POST" ? await readJsonBody(ctx, BODY_LIMIT) : undefined;
+    const request = await toWebRequest(ctx.req as Parameters<typeof toWebRequest>[0], body);
+    const extra: RequestExtra = { caller, only: calledTool(body) };
+    const authInfo = { token: bearer, clientId: principal.keyId ?? "root", scopes: [...principal.scopes], extra };
+    const response = await handler.fetch(request, { authInfo, parsedBody: body });
     ctx.status = response.status;
     response.headers.forEach((value, name) => ctx.set(name, value));
     const type = response.headers.get("content-type") ?? "";
@@ -90,4 +93,10 @@ export function createMcpRouter(deps: McpRouteDeps): Router {
     else ctx.body = Buffer.from(await response.arrayBuffer());
   });
   return router;
+}
+
+/** The tool a lone tools/call names: a server for it needs no other (a server is made per request). */
+function calledTool(body: unknown): string | undefined {
+  const message = body as { method?: unknown; params?: { name?: unknown } } | undefined;
+  return message?.method === "tools/call" && typeof message.params?.name === "string" ? message.params.name : undefined;
 }

@@ -76,8 +76,11 @@ export function annotationsOf(tool: ToolSpec) {
     : { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 }
 
-/** The MCP server for one caller: only the tools whose scope its key holds. */
-export function mcpServerFor(caller: McpCaller, deps: McpDeps): McpServer {
+/**
+ * The MCP server for one caller: only the tools whose scope its key holds; only `only` among them
+ * when the request is a call of that tool (the others would be registered for nothing).
+ */
+export function mcpServerFor(caller: McpCaller, deps: McpDeps, only?: string): McpServer {
   const server = new McpServer(
     { name: "nft-ops", version: "0.1.0" },
     {
@@ -86,6 +89,7 @@ export function mcpServerFor(caller: McpCaller, deps: McpDeps): McpServer {
     },
   );
   for (const tool of TOOLS) {
+    if (only !== undefined && tool.name !== only) continue;
     if (!toolScopes(tool).some((scope) => caller.principal.scopes.has(scope))) continue;
     const { input, output } = compileTool(tool);
     server.registerTool(
