@@ -74,7 +74,10 @@ async function main(): Promise<number> {
   const node = await ChainNode.start();
   const provider = directProvider(node.rpcUrl);
   const collection = await deployDirectly(new Wallet(DEV_KEYS[0], provider), {});
-  const service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env: { LOG_LEVEL: "warn", BLOCK_POLL_MS: "60000" } });
+  const service = await ServiceProcess.start({
+    rpcUrl: node.rpcUrl,
+    env: { LOG_LEVEL: "warn", BLOCK_POLL_MS: "60000" },
+  });
   try {
     const base = service.url;
     await send(`${base}/collections`, {
@@ -136,9 +139,16 @@ async function main(): Promise<number> {
       );
     }
     const ratio = median(ratios);
-    console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}; ${CONNECTIONS} keep-alive connections`);
+    console.log(
+      `load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}; ${CONNECTIONS} keep-alive connections`,
+    );
     const checks: Check[] = [
-      { ok: ratio >= TARGET, text: `MCP get_collection = ${ratio.toFixed(2)}x the route over HTTP (target >= ${TARGET}x)` },
+      {
+        ok: ratio >= TARGET,
+        text: `MCP get_collection = ${ratio.toFixed(2)}x the route over HTTP (target >= ${TARGET}x)`,
+      },
       {
         ok: mcpCalls <= httpCalls,
         text: `JSON-RPC calls to the chain over ${n} calls: MCP ${mcpCalls}, HTTP ${httpCalls} (MCP adds none)`,

@@ -148,12 +148,44 @@ async function plan(tool: ToolSpec, args: Structured, caller: McpCaller, deps: M
   const tokenFor = () => deps.planTokens.issue({ key: caller.key, tool: tool.name, args });
   try {
     const simulated = await simulate(tool, args, caller, deps);
-    return { stage: "plan", ...tokenFor(), plan: simulated };
+    return { stage: "plan", ...tokenFor(), plan: await withMinted(tool, args, simulated, caller, deps) };
   } catch (err) {
     if (!(tool.write?.tooLargeAsJob && isTooLarge(err))) throw err;
     const simulated = await call("createJob", { ...asJob(args), dryRun: true }, caller, deps);
     return { stage: "plan", ...tokenFor(), job: true, plan: simulated };
   }
+}
+
+/** The most token ids a plan lists; past it, the first and the last. */
+const LISTED_IDS = 100n;
+
+/**
+ * A mint's plan with the token ids it would mint and the supply after, from the supply now (the
+ * reference collection numbers tokens on from its supply). Left out when the key may not read the
+ * supply: the plan is still a plan.
+ */
+async function withMinted(
+  tool: ToolSpec,
+  args: Structured,
+  simulated: Structured,
+  caller: McpCaller,
+  deps: McpDeps,
+): Promise<Structured> {
+  const count = tool.write?.mints?.(args) ?? 0n;
+  if (count === 0n) return simulated;
+  const { contractAddress, from, chain } = args;
+  const read = { contractAddress, from, ...(chain !== undefined ? { chain } : {}) };
+  const supply = await call("totalSupply", read, caller, deps).then(
+    (body) => BigInt(body.totalSupply as string),
+    () => undefined,
+  );
+  if (supply === undefined) return simulated;
+  const ids =
+    count <= LISTED_IDS
+      ? { tokenIds: Array.from({ length: Number(count) }, (_, i) => (supply + 1n + BigInt(i)).toString()) }
+      : { firstTokenId: (supply + 1n).toString(), lastTokenId: (supply + count).toString() };
+  const result = (simulated.result as Structured | undefined) ?? {};
+  return { ...simulated, result: { ...result, ...ids, supplyAfter: (supply + count).toString() } };
 }
 
 async function simulate(tool: ToolSpec, args: Structured, caller: McpCaller, deps: McpDeps): Promise<Structured> {

@@ -28,6 +28,8 @@ export interface ToolSpec {
   write?: PlanBy & {
     /** An airdrop that does not fit in one transaction becomes a job (create_job's route). */
     tooLargeAsJob?: boolean;
+    /** How many tokens the arguments mint: the plan shows their ids and the supply after (ids run on from the supply). */
+    mints?: (args: Record<string, unknown>) => bigint;
   };
   /** Route fields the tool does not take (privateKey never is). */
   omit?: string[];
@@ -45,6 +47,13 @@ const nftAccess = (operation: string): AccessDeclaration[] => {
 const page = (max: number) => ({
   limit: z.number().int().min(1).max(max).optional().describe(`Items per page (1 to ${max})`),
 });
+
+/** An amount as a route takes it (a JSON integer or a decimal string); 0 when it is neither (the route refuses it). */
+const amount = (value: unknown): bigint =>
+  (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) ||
+  (typeof value === "string" && /^\d{1,78}$/.test(value))
+    ? BigInt(value)
+    : 0n;
 
 const jobAccess: AccessDeclaration[] = Object.values(SCOPE_OF_KIND).map((scope) => ({ scope, key: "always" }));
 
@@ -146,7 +155,7 @@ export const TOOLS: ToolSpec[] = [
     description: "Mint tokens at no cost to `receiver` (default: `from`); owner only, works while paused.",
     route: "mintForFree",
     access: nftAccess("mintForFree"),
-    write: { by: "dryRun" },
+    write: { by: "dryRun", mints: (args) => amount(args.mintAmount) },
   },
   {
     name: "airdrop",
@@ -155,7 +164,14 @@ export const TOOLS: ToolSpec[] = [
       "Mint to many recipients in one transaction (owner only). A list too large for one transaction becomes a job: follow it with get_job.",
     route: "airdrop",
     access: nftAccess("airdrop"),
-    write: { by: "dryRun", tooLargeAsJob: true },
+    write: {
+      by: "dryRun",
+      tooLargeAsJob: true,
+      mints: (args) =>
+        Array.isArray(args.recipients)
+          ? args.recipients.reduce<bigint>((sum, r) => sum + amount((r as { amount?: unknown } | null)?.amount), 0n)
+          : 0n,
+    },
   },
   {
     name: "whitelist",

@@ -132,7 +132,11 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
     expect(planned.planToken).to.be.a("string");
     expect(BigInt(planned.plan.gas as string) > 0n).to.equal(true);
     expect(BigInt(planned.plan.costWei as string) > 0n).to.equal(true);
-    expect(planned.plan.result).to.deep.equal({ receiver });
+    expect(planned.plan.result).to.deep.equal({
+      receiver,
+      tokenIds: [String(before + 1n), String(before + 2n)],
+      supplyAfter: String(before + 2n),
+    });
     expect(await world.supply()).to.equal(before);
 
     const other = toolError(
@@ -149,7 +153,7 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
     );
     expect(committed.stage).to.equal("commit");
     expect(committed.result.status).to.equal("confirmed");
-    expect(committed.result.tokenIds).to.have.length(2);
+    expect(committed.result.tokenIds).to.deep.equal(planned.plan.result.tokenIds);
     expect(await world.supply()).to.equal(before + 2n);
 
     const repeated = structured(
