@@ -30,6 +30,16 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
     await world?.stop();
   });
 
+  /** Calls get_job until the job is no longer running (or a minute has passed); the job. */
+  async function followJob(jobId: string): Promise<JsonBody> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const job = structured(await root.callTool({ name: "get_job", arguments: { id: jobId } }));
+      if (job.status !== "running" || Date.now() > deadline) return job;
+      await sleep(250);
+    }
+  }
+
   const initialize = {
     jsonrpc: "2.0",
     id: 1,
@@ -193,13 +203,7 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
       await root.callTool({ name: "create_job", arguments: { ...args, planToken: planned.planToken } }),
     );
     expect(again.result.jobId).to.equal(jobId);
-    const deadline = Date.now() + 60_000;
-    let job: JsonBody;
-    for (;;) {
-      job = structured(await root.callTool({ name: "get_job", arguments: { id: jobId } }));
-      if (job.status !== "running" || Date.now() > deadline) break;
-      await sleep(250);
-    }
+    const job = await followJob(jobId);
     expect(job.status).to.equal("completed");
     expect(job.rowsByState).to.include({ confirmed: 3, failed: 0 });
   });
@@ -217,13 +221,7 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
     );
     expect(committed.job).to.equal(true);
     const jobId = committed.result.jobId as string;
-    const deadline = Date.now() + 60_000;
-    let job: JsonBody;
-    for (;;) {
-      job = structured(await root.callTool({ name: "get_job", arguments: { id: jobId } }));
-      if (job.status !== "running" || Date.now() > deadline) break;
-      await sleep(250);
-    }
+    const job = await followJob(jobId);
     expect(job.status).to.equal("completed");
     expect(await world.supply()).to.equal(before + 40n);
   });
