@@ -149,6 +149,7 @@ export async function startService(
     wallets,
     separateDemo: config.demoPort !== undefined,
     trustProxy: config.trustProxy,
+    mcp: config.mcp,
     database: db,
     metrics,
     collections: first.collections,

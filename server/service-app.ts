@@ -22,6 +22,7 @@ import {
 import { createJobRouter, registerJobOpenApi, type JobRouteDeps } from "./jobs";
 import { ServiceMetrics } from "./metrics/metrics";
 import { createDropsRouter, registerDropsOpenApi } from "./drops/routes";
+import { createMcpRouter } from "./mcp/http";
 import { createNftRouter, registerNftOpenApi } from "./nft";
 import { createMetadataRouter, registerMetadataOpenApi, type MetadataDeps } from "./metadata";
 import type { DropsDeps } from "./nft/route";
@@ -65,6 +66,8 @@ export interface ServiceAppDeps {
   jobs?: Pick<JobRouteDeps, "store"> & Partial<Pick<JobRouteDeps, "runner" | "planner">>;
   /** Hosted metadata and the tokenURI cache (openMetadata) when `chains` is unset; unset = no metadata routes. */
   metadata?: MetadataDeps;
+  /** MCP: the /mcp endpoint; false = not served (unset = served). */
+  mcp?: boolean;
 }
 
 export interface ServiceApps {
@@ -89,17 +92,7 @@ export interface OpenApiDocuments {
  */
 export function openApiDocuments(separateDemo = false): OpenApiDocuments {
   const api = new OpenAPIRegistry();
-  registerServiceOpenApi(api);
-  registerChainsOpenApi(api);
-  registerDocsOpenApi(api);
-  registerAccessOpenApi(api);
-  registerWebhookOpenApi(api);
-  registerWalletOpenApi(api);
-  registerNftOpenApi(api);
-  registerCollectionsOpenApi(api);
-  registerDropsOpenApi(api);
-  registerJobOpenApi(api);
-  registerMetadataOpenApi(api);
+  registerApiOpenApi(api);
   if (!separateDemo) {
     registerUserOpenApi(api);
     return { api: once(() => buildOpenApiDocument(api)) };
@@ -116,6 +109,21 @@ export function openApiDocuments(separateDemo = false): OpenApiDocuments {
       }),
     ),
   };
+}
+
+/** Every route of the API listener but the demo users: the OpenAPI document, and the MCP tools' schemas. */
+export function registerApiOpenApi(api: OpenAPIRegistry): void {
+  registerServiceOpenApi(api);
+  registerChainsOpenApi(api);
+  registerDocsOpenApi(api);
+  registerAccessOpenApi(api);
+  registerWebhookOpenApi(api);
+  registerWalletOpenApi(api);
+  registerNftOpenApi(api);
+  registerCollectionsOpenApi(api);
+  registerDropsOpenApi(api);
+  registerJobOpenApi(api);
+  registerMetadataOpenApi(api);
 }
 
 const routers = (...list: (Router | undefined)[]): Router[] => list.filter((r): r is Router => r !== undefined);
@@ -240,35 +248,44 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
           },
         )
       : undefined;
+  let api: Koa | undefined;
+  const mcpRouter =
+    deps.mcp === false
+      ? undefined
+      : createMcpRouter({
+          access: deps.access,
+          app: () => api!,
+          rootKey: deps.access.options.rootKey,
+          audit: database ? { log: deps.audit, db: database } : undefined,
+        });
   const userRouter = createUserRouter({ store: deps.userStore, database: deps.database });
   const dispatched = [collectionsDispatch, jobsDispatch, metadataDispatch].filter((d) => d !== undefined);
   const app = (logger: Logger, routers: Router[]) =>
     createKoaApp({ logger, trustProxy: deps.trustProxy, metrics, routers, dispatched });
 
   if (documents.demo) {
+    api = app(deps.logger, [
+      serviceRouter,
+      createDocsRouter(documents.api),
+      nftRouter,
+      ...routers(accessRouter, webhookRouter, walletRouter, mcpRouter),
+      createConsoleRouter(),
+    ]);
     return {
-      api: app(deps.logger, [
-        serviceRouter,
-        createDocsRouter(documents.api),
-        nftRouter,
-        ...routers(accessRouter, webhookRouter, walletRouter),
-        createConsoleRouter(),
-      ]),
+      api,
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
       metrics,
     };
   }
-  return {
-    api: app(deps.logger, [
-      serviceRouter,
-      createDocsRouter(documents.api),
-      nftRouter,
-      ...routers(accessRouter, webhookRouter, walletRouter),
-      userRouter,
-      createConsoleRouter(),
-    ]),
-    metrics,
-  };
+  api = app(deps.logger, [
+    serviceRouter,
+    createDocsRouter(documents.api),
+    nftRouter,
+    ...routers(accessRouter, webhookRouter, walletRouter, mcpRouter),
+    userRouter,
+    createConsoleRouter(),
+  ]);
+  return { api, metrics };
 }
 
 /** The one chain of deps that name `chain` and `engine` rather than a registry (tests that wire an app by hand). */

@@ -9,7 +9,8 @@ import type { Scope } from "./scopes";
 
 /** What a route needs, declared once beside it; the router enforces it before the body is used. */
 export interface AccessDeclaration {
-  scope: Scope;
+  /** Unset: any valid key will do (the MCP endpoint, whose tools each go through their route's declaration). */
+  scope?: Scope;
   /**
    * "always": a key is needed (wallets, keys, webhooks, withdraw). "open": the seed's open routes,
    * which need one only with REQUIRE_ACCESS_KEY=true, or when the request signs with a wallet (`from`).

@@ -12,6 +12,7 @@ import createClient from "openapi-fetch";
 import type { paths } from "./api-types";
 
 export const USAGE = `Usage: nft-ops job airdrop|whitelist FILE.csv --collection 0x… --from WALLET [--failed OUT.csv]
+       nft-ops mcp    (the service's MCP tools over stdio, for desktop clients)
 
 Runs the CSV (rows "address,amount" for an airdrop, "address" for a whitelist; a header row is
 optional) as a job of the service at NFT_OPS_URL (default http://127.0.0.1:3000), with the access
@@ -75,6 +76,7 @@ export async function main(
 ): Promise<number> {
   const say = (text: string) => streams.out.write(`${text}\n`);
   const complain = (text: string) => streams.err.write(`${text}\n`);
+  if (argv[0] === "mcp") return (await import("../mcp/stdio")).serveMcpStdio(env, complain);
   let args;
   try {
     args = parse(argv);

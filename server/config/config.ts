@@ -50,6 +50,8 @@ export interface Config {
   blockPollMs: number;
   /** REQUIRE_ACCESS_KEY: the seed's open /nft routes need an access key too. */
   requireAccessKey: boolean;
+  /** MCP: the /mcp endpoint (API.md, "MCP"); false = not served. */
+  mcp: boolean;
   /** WALLET_MASTER_KEY: 32 bytes that encrypt the wallets' keys at rest; unset in embedded mode = made in DATA_DIR. */
   walletMasterKey?: Buffer;
   /** PKCS#11 token of the `pkcs11` wallets: the module's path, the token's label and its user PIN. */
@@ -135,6 +137,7 @@ const EnvSchema = z
     ),
     TRUST_PROXY: boolean.default(false),
     REQUIRE_ACCESS_KEY: boolean.default(false),
+    MCP: boolean.default(true),
     WALLET_MASTER_KEY: optional(
       z
         .string()
@@ -224,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     blockPollMs: e.BLOCK_POLL_MS,
     requireAccessKey: e.REQUIRE_ACCESS_KEY,
+    mcp: e.MCP,
     walletMasterKey: e.WALLET_MASTER_KEY,
     pkcs11:
       e.PKCS11_MODULE && e.PKCS11_TOKEN_LABEL && e.PKCS11_PIN

@@ -18,6 +18,7 @@ import { JOBS_MIGRATION } from "./migration-22-jobs";
 import { DROP_INDEX_MIGRATION } from "./migration-23-drop-index";
 import { CHAINS_MIGRATION } from "./migration-24-chains";
 import { METADATA_MIGRATION } from "./migration-26-metadata";
+import { OPERATION_VIA_MIGRATION } from "./migration-29-operation-via";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -677,6 +678,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   CHAINS_MIGRATION,
   PENDING_ALLOWLISTS_MIGRATION,
   METADATA_MIGRATION,
+  OPERATION_VIA_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

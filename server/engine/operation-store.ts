@@ -5,7 +5,7 @@ import type { Operation, OperationError, OperationStatus, SignedTransaction } fr
 export const COLUMNS = `id, chain_id, from_address, operation, contract_address, fingerprint, idempotency_key, status,
   nonce::text AS nonce, tx_to, tx_data, tx_value, gas_limit, transactions, context, result, error,
   response_status, response_body, block_number::text AS block_number, block_hash,
-  pending_since::text AS pending_since, pending_since_at, final, reorgs, access_key_id, created_at, updated_at`;
+  pending_since::text AS pending_since, pending_since_at, final, reorgs, access_key_id, via, created_at, updated_at`;
 
 export interface OperationRow {
   id: string;
@@ -34,6 +34,7 @@ export interface OperationRow {
   final: boolean;
   reorgs: number;
   access_key_id: string | null;
+  via: string | null;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -307,6 +308,7 @@ export function toOperation(row: OperationRow): Operation {
     final: row.final,
     reorgs: Number(row.reorgs),
     accessKeyId: row.access_key_id,
+    via: row.via ?? null,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
@@ -316,7 +318,7 @@ export function toOperation(row: OperationRow): Operation {
 const INSERT_COLUMNS = `id text, chain_id text, from_address text, operation text, contract_address text,
   fingerprint text, idempotency_key text, status text, nonce bigint, tx_to text, tx_data text, tx_value text,
   gas_limit text, transactions text, context text, result text, response_status integer, response_body text,
-  lease_owner text, lease_ms double precision, access_key_id text, final boolean`;
+  lease_owner text, lease_ms double precision, access_key_id text, final boolean, via text`;
 
 /**
  * Inserts the rows of `writes` in one statement and answers the ids inserted: a row whose
@@ -350,14 +352,15 @@ async function insertRows(
     lease_ms: lease.ms,
     access_key_id: op.accessKeyId,
     final: op.final,
+    via: op.via ?? null,
   }));
   const { rows: inserted } = await db.query<{ id: string }>(
     `INSERT INTO operations (id, chain_id, from_address, operation, contract_address, fingerprint,
        idempotency_key, status, nonce, tx_to, tx_data, tx_value, gas_limit, transactions, context, result,
-       response_status, response_body, lease_owner, lease_until, access_key_id, final)
+       response_status, response_body, lease_owner, lease_until, access_key_id, final, via)
      SELECT id, chain_id, from_address, operation, contract_address, fingerprint, idempotency_key, status, nonce,
        tx_to, tx_data, tx_value, gas_limit, transactions::jsonb, context::jsonb, result::jsonb, response_status,
-       response_body, lease_owner, now() + lease_ms * interval '1 millisecond', access_key_id, final
+       response_body, lease_owner, now() + lease_ms * interval '1 millisecond', access_key_id, final, via
      FROM jsonb_to_recordset($1::jsonb) AS r(${INSERT_COLUMNS})
      ON CONFLICT DO NOTHING
      RETURNING id`,

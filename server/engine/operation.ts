@@ -65,6 +65,8 @@ export interface Operation {
   reorgs: number;
   /** The access key that made it ("root" for API_KEY); null for a request key in open mode. */
   accessKeyId: string | null;
+  /** "mcp" when an MCP tool made it (server/mcp); null or unset for a plain HTTP request. */
+  via?: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

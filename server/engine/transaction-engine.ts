@@ -27,6 +27,8 @@ export interface WriteRequest {
   idempotencyKey?: string;
   /** The access key that asks for it ("root" for API_KEY); null or unset for a request key in open mode. */
   accessKeyId?: string | null;
+  /** "mcp" when an MCP tool asks for it (GET /nft/operations shows it). */
+  via?: string | null;
 }
 
 /** An answer to send as it is: replays must match the first answer byte for byte. */
@@ -134,6 +136,26 @@ export class TransactionEngine implements RequestPath {
     op.response = { status: 200, body };
     await this.insert(op);
     return { status: 200, body, replayed: false };
+  }
+
+  /**
+   * What a write would do, sending nothing and recording nothing (`?dryRun=true`, the MCP tools'
+   * plans): the call, its gas (with the margin a send adds), the fee quote, and its cost in wei at most.
+   */
+  async preview(request: Pick<WriteRequest, "signer" | "to" | "data" | "value">) {
+    const from = request.signer.address;
+    const [gasLimit, fees] = await Promise.all([
+      this.ctx.chain.simulate({ from, to: request.to, data: request.data, value: request.value }),
+      this.ctx.chain.fees.quote(),
+    ]);
+    const value = request.value ?? 0n;
+    const maxFeePerGas = fees.type === 2 ? fees.maxFeePerGas : fees.gasPrice;
+    return {
+      call: { from, to: request.to ?? null, data: request.data, value: value.toString() },
+      gas: gasLimit.toString(),
+      maxFeePerGas: maxFeePerGas.toString(),
+      costWei: spendOf({ value, gasLimit }, fees).toString(),
+    };
   }
 
   /** Simulates, records, signs, broadcasts and waits for `request`; see the class comment. */
@@ -428,7 +450,10 @@ export class TransactionEngine implements RequestPath {
   }
 
   newOperation(
-    request: Pick<WriteRequest, "operation" | "signer" | "context" | "fingerprint" | "idempotencyKey" | "accessKeyId">,
+    request: Pick<
+      WriteRequest,
+      "operation" | "signer" | "context" | "fingerprint" | "idempotencyKey" | "accessKeyId" | "via"
+    >,
     contractAddress: string | null,
   ): Operation {
     const now = new Date();
@@ -455,6 +480,7 @@ export class TransactionEngine implements RequestPath {
       final: false,
       reorgs: 0,
       accessKeyId: request.accessKeyId ?? null,
+      via: request.via ?? null,
       createdAt: now,
       updatedAt: now,
     };

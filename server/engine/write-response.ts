@@ -103,6 +103,7 @@ export const OperationView = z
       description: "Its block is final (the node's finalized block, or FINALITY_BLOCKS deep): no reorg can undo it",
     }),
     reorgs: z.number().int().openapi({ description: "How many times a reorg undid it (webhook operation.reorged)" }),
+    via: z.literal("mcp").optional().openapi({ description: "mcp: made by a tool of the MCP server (/mcp)" }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -124,6 +125,7 @@ export type ViewedOperation = Pick<
   | "error"
   | "final"
   | "reorgs"
+  | "via"
   | "createdAt"
   | "updatedAt"
 >;
@@ -145,6 +147,7 @@ export function operationView(op: ViewedOperation): z.infer<typeof OperationView
     ...(op.error ? { error: op.error } : {}),
     final: op.final,
     reorgs: op.reorgs,
+    ...(op.via === "mcp" ? { via: "mcp" as const } : {}),
     createdAt: op.createdAt.toISOString(),
     updatedAt: op.updatedAt.toISOString(),
   };

@@ -7,6 +7,7 @@ import type { HeldWallets } from "../signers/signer";
 import { walletNotFound } from "../http/errors";
 import type { TransactionSigner } from "../signers/signer";
 import { fingerprintOf, idempotencyKeyOf, type OperationKind, type WriteAnswer } from "../engine";
+import { currentVia } from "../mcp/trace";
 import type { OpenAPIRegistry } from "../http/openapi";
 import { readJsonBody } from "../http/json-body";
 import { parseBody } from "../http/validation";
@@ -113,6 +114,10 @@ export function createNftRouter(routerDeps: NftRouterDeps): Router {
       if (route.kind === "read") {
         ctx.body = await route.handle(input, { ...deps, caller });
         noticeCollection(deps, input);
+        return;
+      }
+      if (ctx.query.dryRun === "true") {
+        ctx.body = await dryRun(route, input, caller, deps);
         return;
       }
       const answer = await runWrite(route, input, caller, deps, ctx);
@@ -227,11 +232,29 @@ function submitPlan(
     fingerprint,
     idempotencyKey,
     accessKeyId: principal ? (principal.keyId ?? ROOT_KEY_ID) : null,
+    via: currentVia(),
   };
   if ("unchanged" in plan) {
     return deps.engine.recordUnchanged({ ...request, context: plan.unchanged }, plan.contractAddress);
   }
   return deps.engine.submit({ ...request, ...plan.call, context: plan.context });
+}
+
+/**
+ * `?dryRun=true`: the write planned and simulated as it would be sent, with nothing recorded, signed
+ * or sent: the call, gas, fee and cost in wei, and the result fields the plan already knows.
+ */
+async function dryRun(route: WriteRoute, input: NftInput, signer: TransactionSigner, deps: NftDeps) {
+  const plan = await route.plan(input, { ...deps, signer });
+  if ("unchanged" in plan)
+    return { dryRun: true, operation: route.operation, changed: false, costWei: "0", result: plan.unchanged };
+  return {
+    dryRun: true,
+    operation: route.operation,
+    changed: true,
+    ...(await deps.engine.preview({ signer, ...plan.call })),
+    result: plan.context,
+  };
 }
 
 function respond(ctx: Context, answer: WriteAnswer): void {

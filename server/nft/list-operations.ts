@@ -16,7 +16,7 @@ export interface OperationListDeps {
 }
 
 /** A list names no operation, so unlike GET /nft/operations/{id} it always needs a key. */
-const LIST_ACCESS = { scope: "nft:read", key: "always" } as const;
+export const LIST_ACCESS = { scope: "nft:read", key: "always" } as const;
 
 const Query = z.object({
   status: z.enum(["queued", "sent", "confirmed", "failed"]).optional(),

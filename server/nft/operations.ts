@@ -25,7 +25,7 @@ export function mountOperationRoute(router: Router, deps: Pick<NftDeps, "engine"
   });
 }
 
-const OPERATION_ACCESS = { scope: "nft:read", key: "open" } as const;
+export const OPERATION_ACCESS = { scope: "nft:read", key: "open" } as const;
 
 /**
  * Its own operations, or ones on its collections signed by a wallet within its limits. A deployment

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod";
@@ -23,6 +23,7 @@ import {
   type JobKind,
   type RowProblems,
 } from "../rows";
+import { idempotencyKeyOf } from "../../engine";
 import { admitWrite, requireKind, type JobRouteDeps } from "./deps";
 import { JobPlanView } from "./schemas";
 
@@ -164,6 +165,30 @@ export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
     const request = await readRequest(ctx, deps);
     const { signer } = request;
     const entries = checkRows(request.kind, request.rows, request.problems);
+    const principal = ctx.state.access as AccessPrincipal;
+    const keyed = request.dryRun ? undefined : idempotencyKeyOf(ctx.get("Idempotency-Key") || undefined);
+    const jobId = keyed ? jobIdOf(principal.keyId ?? ROOT_KEY_ID, keyed) : randomUUID();
+    if (keyed) {
+      const earlier = await deps.store.find(jobId);
+      if (earlier) {
+        const same =
+          earlier.kind === request.kind &&
+          earlier.contractAddress === request.contractAddress.toLowerCase() &&
+          earlier.from === signer.address.toLowerCase() &&
+          earlier.rows === entries.length;
+        if (!same)
+          throw new ApiError(
+            "IDEMPOTENCY_KEY_REUSED",
+            "This Idempotency-Key made another job; use a new key for a new job",
+          );
+        ctx.status = 202;
+        ctx.set("Idempotent-Replayed", "true");
+        ctx.set("Location", `/jobs/${jobId}`);
+        const { rows, batches, estimatedGas, estimatedCostWei } = earlier;
+        ctx.body = { jobId, status: earlier.status, rows, batches, estimatedGas, estimatedCostWei };
+        return;
+      }
+    }
     const plan = await deps.planner.plan(request.kind, request.contractAddress, entries);
     const summary = {
       rows: entries.length,
@@ -176,8 +201,6 @@ export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
       ctx.body = { dryRun: true, ...summary };
       return;
     }
-    const principal = ctx.state.access as AccessPrincipal;
-    const jobId = randomUUID();
     await deps.store.create({
       id: jobId,
       kind: request.kind,
@@ -193,6 +216,15 @@ export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
     ctx.set("Location", `/jobs/${jobId}`);
     ctx.body = { jobId, status: "running", ...summary };
   });
+}
+
+/**
+ * The id of the job an Idempotency-Key makes, the same for every repeat of it by one access key:
+ * a repeat finds the job instead of making a second one (the MCP tools' plan tokens).
+ */
+function jobIdOf(accessKeyId: string, key: string): string {
+  const hex = createHash("sha256").update(`job\n${accessKeyId}\n${key}`).digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 export function registerCreateJobOpenApi(registry: OpenAPIRegistry): void {

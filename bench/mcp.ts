@@ -1,0 +1,191 @@
+/**
+ * What the MCP layer costs a read: the tool get_collection over /mcp (a JSON-RPC tools/call, the
+ * server made per request, the route called in-process) against GET /collections/{address} over
+ * HTTP, on one service (a separate `hardhat node`, PGlite), both with keep-alive connections, in
+ * the same run, the sides alternating round by round. Target: MCP >= 0.7x the route's requests
+ * per second (median round). And the MCP layer adds no JSON-RPC call to the chain: the service's
+ * rpc_calls_total (GET /metrics) grows no more over N tool calls than over N route calls (the block
+ * feed polls once a minute here, so that its calls do not blur the count).
+ *
+ * BENCH_ROUNDS (default 3) rounds of BENCH_SECONDS (default 5) per side, BENCH_CONNECTIONS (8).
+ * BENCH_SMOKE=1: one short round, the checks printed but not enforced (CI's smoke run).
+ * Run: npm run bench:mcp
+ */
+import { loadavg } from "node:os";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Agent, fetch, type RequestInit } from "undici";
+import { Wallet } from "ethers";
+import { ChainNode, deployDirectly, DEV_KEYS, directProvider, ServiceProcess, TEST_API_KEY } from "../test/api/harness";
+import { verdict, type Check } from "./checks";
+import { median } from "./median";
+
+const SMOKE = process.env.BENCH_SMOKE === "1";
+const ROUNDS = SMOKE ? 1 : Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = SMOKE ? 1 : Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8);
+const TARGET = 0.7;
+const AUTH = { authorization: `Bearer ${TEST_API_KEY}` };
+
+const agent = new Agent({ keepAliveTimeout: 30_000, connections: CONNECTIONS });
+
+interface Side {
+  name: string;
+  /** One request; resolves when its answer is read and checked. */
+  once(): Promise<void>;
+}
+
+async function send(url: string, init: RequestInit): Promise<string> {
+  const res = await fetch(url, { ...init, dispatcher: agent });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${url}: ${res.status} ${text.slice(0, 200)}`);
+  return text;
+}
+
+/** Requests per second of `side` over SECONDS, CONNECTIONS at a time. */
+async function rate(side: Side): Promise<number> {
+  const end = performance.now() + SECONDS * 1000;
+  let done = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < end) {
+        await side.once();
+        done++;
+      }
+    }),
+  );
+  return done / ((performance.now() - started) / 1000);
+}
+
+/** A JSON-RPC answer, as JSON or as the data of the one SSE event the 2025-era stateless leg answers with. */
+function jsonRpcOf(text: string): unknown {
+  const data = /^data: (.*)$/m.exec(text)?.[1];
+  return JSON.parse(data ?? text);
+}
+
+async function rpcCalls(base: string): Promise<number> {
+  const text = await send(`${base}/metrics`, { headers: AUTH });
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith("rpc_calls_total"))
+    .reduce((sum, line) => sum + Number(line.split(" ").pop()), 0);
+}
+
+async function main(): Promise<number> {
+  const node = await ChainNode.start();
+  const provider = directProvider(node.rpcUrl);
+  const collection = await deployDirectly(new Wallet(DEV_KEYS[0], provider), {});
+  const service = await ServiceProcess.start({
+    rpcUrl: node.rpcUrl,
+    env: { LOG_LEVEL: "warn", BLOCK_POLL_MS: "60000" },
+  });
+  try {
+    const base = service.url;
+    await send(`${base}/collections`, {
+      method: "POST",
+      headers: { ...AUTH, "content-type": "application/json" },
+      body: JSON.stringify({ address: collection, fromBlock: 0 }),
+    });
+    const http: Side = {
+      name: "GET /collections/{address}",
+      once: async () => {
+        JSON.parse(await send(`${base}/collections/${collection}`, { headers: AUTH }));
+      },
+    };
+    const call = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "get_collection", arguments: { address: collection } },
+    });
+    const mcp: Side = {
+      name: "MCP get_collection",
+      once: async () => {
+        const answer = jsonRpcOf(
+          await send(`${base}/mcp`, {
+            method: "POST",
+            headers: {
+              ...AUTH,
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+              "mcp-protocol-version": "2025-06-18",
+            },
+            body: call,
+          }),
+        ) as { result?: { isError?: boolean; structuredContent?: unknown } };
+        if (!answer.result?.structuredContent || answer.result.isError)
+          throw new Error(`tools/call: ${JSON.stringify(answer).slice(0, 300)}`);
+      },
+    };
+
+    // The SDK's own 2.x client: the 2026-07-28 protocol (its per-request envelope, JSON answers).
+    const sdk = new Client({ name: "bench", version: "1.0.0" });
+    await sdk.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: AUTH } }));
+    const modern: Side = {
+      name: "MCP get_collection (2.x client)",
+      once: async () => {
+        const result = await sdk.callTool({ name: "get_collection", arguments: { address: collection } });
+        if (!result.structuredContent || result.isError) throw new Error(JSON.stringify(result).slice(0, 300));
+      },
+    };
+
+    // JSON-RPC calls: N of each, counted by the service itself.
+    const n = SMOKE ? 20 : 200;
+    const counted = async (side: Side) => {
+      const before = await rpcCalls(base);
+      for (let i = 0; i < n; i++) await side.once();
+      return (await rpcCalls(base)) - before;
+    };
+    await counted(http); // warm: the index and caches settle
+    await counted(mcp);
+    const httpCalls = await counted(http);
+    const mcpCalls = await counted(mcp);
+
+    const ratios: number[] = [];
+    const modernRatios: number[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const httpRate = await rate(http);
+      const mcpRate = await rate(mcp);
+      const modernRate = await rate(modern);
+      ratios.push(mcpRate / httpRate);
+      modernRatios.push(modernRate / httpRate);
+      console.log(
+        `round ${round}: ${http.name} ${httpRate.toFixed(0)} req/s; ${mcp.name} ${mcpRate.toFixed(0)} req/s: ${(mcpRate / httpRate).toFixed(2)}x; ${modern.name} ${modernRate.toFixed(0)} req/s: ${(modernRate / httpRate).toFixed(2)}x`,
+      );
+    }
+    await sdk.close();
+    const ratio = median(ratios);
+    console.log(`${modern.name}: ${median(modernRatios).toFixed(2)}x the route (its client's own work included)`);
+    console.log(
+      `load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}; ${CONNECTIONS} keep-alive connections`,
+    );
+    const checks: Check[] = [
+      {
+        ok: ratio >= TARGET,
+        text: `MCP get_collection = ${ratio.toFixed(2)}x the route over HTTP (target >= ${TARGET}x)`,
+      },
+      {
+        // A call the layer added would show n times over; a poll of the block feed landing in one count is a few.
+        ok: mcpCalls - httpCalls < n / 10,
+        text: `JSON-RPC calls to the chain over ${n} calls: MCP ${mcpCalls}, HTTP ${httpCalls} (MCP adds none: the difference < ${n / 10})`,
+      },
+    ];
+    const code = verdict(checks);
+    return SMOKE ? 0 : code;
+  } finally {
+    provider.destroy();
+    await service.stop();
+    await node.stop();
+    await agent.close();
+  }
+}
+
+main().then(
+  (code) => (process.exitCode = code),
+  (err: unknown) => {
+    console.error(err);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,102 @@
+import { createHmac, randomBytes } from "node:crypto";
+import { Readable } from "node:stream";
+import Router from "@koa/router";
+import { toWebRequest } from "@modelcontextprotocol/node";
+import { createMcpHandler } from "@modelcontextprotocol/server";
+import type Koa from "koa";
+import inject from "light-my-request";
+import type { AccessControl, AccessDeclaration, AccessPrincipal, AuditLog } from "../access";
+import type { SqlExecutor } from "../db";
+import { ApiError } from "../http/errors";
+import { readJsonBody } from "../http/json-body";
+import { PlanTokens } from "./plan-token";
+import { mcpServerFor, type McpCaller, type McpDeps, type RouteRequest } from "./server";
+
+export interface McpRouteDeps {
+  access: AccessControl;
+  /** The app the tools call their routes through (the one /mcp is mounted in), once built. */
+  app: () => Koa;
+  /** The root key (API_KEY): plan tokens are signed with a key made from it, the same on every instance. */
+  rootKey?: string;
+  audit?: { log: AuditLog; db: SqlExecutor };
+}
+
+/** Any valid key may open /mcp: each tool is listed and checked by its own route's declaration. */
+const MCP_ACCESS: AccessDeclaration = { key: "always" };
+
+/** What the handler's factory is given with each request: the caller, and the one tool a tools/call needs. */
+type RequestExtra = {
+  caller: McpCaller;
+  only?: string;
+};
+
+/** The largest request: set_allowlist takes up to 100,000 entries, as its route does. */
+const BODY_LIMIT = "12mb";
+
+/**
+ * POST /mcp: the Model Context Protocol over Streamable HTTP, stateless (a server per request,
+ * both protocol eras the SDK serves). The key is read from `Authorization: Bearer` only; the
+ * tools call the routes in-process with it, so a tool never does more than its route.
+ */
+export function createMcpRouter(deps: McpRouteDeps): Router {
+  const secret = deps.rootKey
+    ? createHmac("sha256", deps.rootKey).update("nft-ops mcp plan tokens").digest()
+    : randomBytes(32);
+  let handle: ReturnType<Koa["callback"]> | undefined;
+  const tools: McpDeps = {
+    planTokens: new PlanTokens(secret),
+    audit: deps.audit,
+    dispatch: (request: RouteRequest) => {
+      handle ??= deps.app().callback();
+      return inject(handle, {
+        method: request.method as "GET",
+        url: request.url,
+        headers: { ...request.headers, ...(request.body !== undefined ? { "content-type": "application/json" } : {}) },
+        payload: request.body === undefined ? undefined : JSON.stringify(request.body),
+        remoteAddress: request.clientAddress,
+      }).then((res) => ({ status: res.statusCode, headers: res.headers, body: res.payload }));
+    },
+  };
+  const handler = createMcpHandler(
+    (context) => {
+      const extra = context.authInfo?.extra as RequestExtra | undefined;
+      if (!extra) throw new Error("MCP: a request reached the handler without its caller");
+      return mcpServerFor(extra.caller, tools, extra.only);
+    },
+    { legacy: "stateless", responseMode: "json", maxRequestBodySize: 12 * 1024 * 1024 },
+  );
+
+  const router = new Router();
+  router.all("/mcp", async (ctx) => {
+    // Bearer only: a key in X-API-Key, or in the URL, is not read here.
+    const bearer = /^Bearer +(\S+)$/i.exec(ctx.get("Authorization").trim())?.[1];
+    if (!bearer)
+      throw new ApiError(
+        "UNAUTHORIZED",
+        "An access key is required: send Authorization: Bearer <key> (never in the URL)",
+        undefined,
+        { "WWW-Authenticate": 'Bearer realm="nft-ops"' },
+      );
+    const principal = (await deps.access.admit(ctx, MCP_ACCESS)) as AccessPrincipal;
+    const caller: McpCaller = { key: bearer, principal, clientAddress: ctx.ip };
+    const body = ctx.method === "POST" ? await readJsonBody(ctx, BODY_LIMIT) : undefined;
+    const request = await toWebRequest(ctx.req as Parameters<typeof toWebRequest>[0], body);
+    const extra: RequestExtra = { caller, only: calledTool(body) };
+    const authInfo = { token: bearer, clientId: principal.keyId ?? "root", scopes: [...principal.scopes], extra };
+    const response = await handler.fetch(request, { authInfo, parsedBody: body });
+    ctx.status = response.status;
+    response.headers.forEach((value, name) => ctx.set(name, value));
+    const type = response.headers.get("content-type") ?? "";
+    if (!response.body) ctx.body = null;
+    else if (type.includes("text/event-stream"))
+      ctx.body = Readable.fromWeb(response.body as Parameters<typeof Readable.fromWeb>[0]);
+    else ctx.body = Buffer.from(await response.arrayBuffer());
+  });
+  return router;
+}
+
+/** The tool a lone tools/call names: a server for it needs no other (a server is made per request). */
+function calledTool(body: unknown): string | undefined {
+  const message = body as { method?: unknown; params?: { name?: unknown } } | undefined;
+  return message?.method === "tools/call" && typeof message.params?.name === "string" ? message.params.name : undefined;
+}

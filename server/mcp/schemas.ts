@@ -1,0 +1,78 @@
+import type { StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+import { z } from "zod";
+import { routeSchemas } from "./route-schemas";
+import type { ToolSpec } from "./tools";
+
+/** JSON Schema of an object, as tools/list shows it. */
+export type JsonObjectSchema = Record<string, unknown> & { type: "object" };
+
+/** The SDK's schema face over a JSON Schema, passing every argument through: the route checks them, with its own 400s. */
+export function passThrough(json: JsonObjectSchema): StandardSchemaWithJSON<Record<string, unknown>> {
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "nft-ops",
+      validate: (value) =>
+        value !== null && typeof value === "object" && !Array.isArray(value)
+          ? { value: value as Record<string, unknown> }
+          : { issues: [{ message: "arguments must be an object" }] },
+      jsonSchema: { input: () => json, output: () => json },
+    },
+  };
+}
+
+/** The field that makes a write send (without it, the tool plans). */
+const planToken = z
+  .string()
+  .min(1)
+  .max(255)
+  .optional()
+  .describe(
+    "Absent: the call only plans (simulates) and answers a planToken. The planToken of a plan made with exactly these arguments: sends it (once, however often repeated).",
+  );
+
+/**
+ * A tool's input: its route's path, query and body fields (body last), less `privateKey` (an agent
+ * never handles key material) and what the tool leaves out; `from` required for a write; the
+ * tool's own bounds; `planToken` for a write.
+ */
+export function toolInput(tool: ToolSpec): z.ZodObject {
+  const route = routeSchemas(tool.route);
+  const merged = z.object({ ...route.query, ...route.params, ...route.body });
+  const dropped = ["privateKey", ...(tool.omit ?? [])].filter((key) => key in merged.shape);
+  let input = merged.omit(Object.fromEntries(dropped.map((key) => [key, true])) as never) as z.ZodObject;
+  if (tool.write) {
+    const from = input.shape.from;
+    if (from instanceof z.ZodOptional) input = input.extend({ from: from.unwrap() as z.ZodType });
+    input = input.extend({ planToken });
+  }
+  return tool.extend ? input.extend(tool.extend) : input;
+}
+
+/** A zod schema as tools/list shows it: the input side (what a client sends), no `$schema`. */
+export function jsonSchemaOf(schema: z.ZodType): JsonObjectSchema {
+  const { $schema: _dropped, ...json } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" });
+  return json as JsonObjectSchema;
+}
+
+/** What a write tool answers: a plan, or what its route answered once sent. */
+export const WriteOutput = z.object({
+  stage: z.enum(["plan", "commit"]),
+  planToken: z.string().optional().describe("stage plan: call the tool again with it and the same arguments to send"),
+  expiresAt: z.string().optional(),
+  plan: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("The simulation: call, gas, maxFeePerGas, costWei (wei) and the result it shows"),
+  result: z.record(z.string(), z.unknown()).optional().describe("stage commit: the route's answer"),
+  replayed: z.boolean().optional().describe("true: sent before with this planToken; nothing sent again"),
+  job: z.boolean().optional().describe("true: too large for one transaction, run as a job: follow with get_job"),
+});
+
+/** The output schema of a tool: its route's answer for a read, WriteOutput for a write. */
+export function toolOutput(tool: ToolSpec): JsonObjectSchema {
+  const response = routeSchemas(tool.route).response;
+  if (tool.write) return jsonSchemaOf(WriteOutput);
+  const json = response ? jsonSchemaOf(response) : undefined;
+  return json?.type === "object" ? json : { type: "object", additionalProperties: true };
+}
