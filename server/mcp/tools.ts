@@ -215,6 +215,24 @@ export const TOOLS: ToolSpec[] = [
     write: { by: "dryRun" },
   },
   {
+    name: "set_base_uri",
+    title: "Set the base URI",
+    description:
+      "Set the collection's base URI (tokenURI = baseURI + id); owner only. Emits ERC-4906 BatchMetadataUpdate so marketplaces refresh.",
+    route: "setBaseURI",
+    access: nftAccess("setBaseURI"),
+    write: { by: "dryRun" },
+  },
+  {
+    name: "reveal",
+    title: "Reveal the collection",
+    description:
+      "Send the contract's reveal() once the provenance is committed: fixes the starting index from a block hash; owner only, once.",
+    route: "reveal",
+    access: nftAccess("reveal"),
+    write: { by: "dryRun" },
+  },
+  {
     name: "create_job",
     title: "Start a job",
     description:
