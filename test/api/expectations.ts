@@ -11,14 +11,17 @@ export const WRITE_FIELDS = [
   "from",
   "contractAddress",
   "gasUsed",
+  "chainId",
 ];
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A write answer without its operationId (a uuid, asserted here), for exact comparisons of the rest. */
 export function withoutOperationId(body: JsonBody): JsonBody {
-  const { operationId, ...rest } = body;
+  const { operationId, chainId, ...rest } = body;
   expect(operationId).to.match(UUID);
+  // Every write answer names its chain as a decimal string (API.md, "Chains").
+  expect(chainId).to.match(/^[0-9]+$/);
   return rest;
 }
 
