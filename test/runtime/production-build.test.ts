@@ -143,14 +143,14 @@ describe("the production entry: npm run build, then node dist/server/cli.js with
     expect(metrics.text).to.match(/^rpc_calls_total\{method="eth_call"\} \d+/m);
   });
 
-  it("refuses to start without RPC_URL, with one line naming it", async function () {
+  it("refuses to start without RPC_URL or CHAINS, with one line naming them", async function () {
     this.timeout(30_000);
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: "0" };
     delete env.RPC_URL;
     const result = await run(process.execPath, ["dist/server/cli.js"], deployDir, env);
     expect(result.status).to.equal(1);
     expect(result.output.trim().split("\n")).to.deep.equal([
-      "Invalid configuration: RPC_URL is required by the production entry (npm start runs the embedded dev chain)",
+      "Invalid configuration: RPC_URL or CHAINS is required by the production entry (npm start runs the embedded dev chain)",
     ]);
   });
 });

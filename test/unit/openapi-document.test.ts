@@ -52,6 +52,7 @@ const SERVICE_OPERATIONS = [
   "GET /health/live healthLive",
   "GET /metrics metrics",
   "GET /openapi.json openApiDocument",
+  "GET /chains listChains",
 ];
 const ACCESS_OPERATIONS = [
   "POST /access-keys createAccessKey",
