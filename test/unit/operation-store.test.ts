@@ -70,6 +70,8 @@ describe("operation store: writes asked for together are committed together (PGl
     const stored = await store.find(ops[123].id);
     expect({ ...stored, createdAt: undefined, updatedAt: undefined }).to.deep.equal({
       ...ops[123],
+      // Not made through MCP: the store says so (migration 29).
+      via: null,
       createdAt: undefined,
       updatedAt: undefined,
     });
