@@ -240,7 +240,7 @@ async function main(): Promise<void> {
   await node.stop();
 
   // ---- embedded chain ----
-  const embedded = await ServiceProcess.start({ stdout: "ignore", env: { LOG_LEVEL: "warn" } });
+  const embedded = await ServiceProcess.start({ stdout: "ignore", env: { LOG_LEVEL: "warn", API_KEY: TEST_API_KEY } });
   const chainUrl = `http://127.0.0.1:${embedded.chainPort}`;
   const embeddedRpc = provider(chainUrl);
   const embeddedAddress = await deployWithTokens(embeddedRpc, EMBEDDED_KEY, READ_TOKENS);
@@ -270,5 +270,6 @@ async function main(): Promise<void> {
 
 main().catch((err) => {
   console.error(err);
-  process.exitCode = 1;
+  // Exit now: a service or node left running would keep the process (and a smoke run) waiting.
+  process.exit(1);
 });

@@ -95,6 +95,7 @@ describe("the JSON-RPC endpoint going away", function () {
         "transactionHash",
         "from",
         "contractAddress",
+        "chainId",
       ]);
       expect(res.body.status).to.equal("pending");
       expect(res.body.transactionHash).to.match(/^0x[0-9a-f]{64}$/);

@@ -83,6 +83,7 @@ describe("wallet.low_balance (a held wallet on a real chain)", function () {
       label: "treasury",
       balance: (ETHER / 2n).toString(),
       lowBalance: ETHER.toString(),
+      chainId: "31337",
     });
 
     await setBalance(address, ETHER / 4n);
