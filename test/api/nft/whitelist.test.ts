@@ -57,7 +57,8 @@ describe("POST /nft/addUserAddressToWhitelist and whitelist-only minting", funct
       whitelisted: true,
       changed: false,
     });
-    for (const field of WRITE_FIELDS.filter((w) => w !== "operationId" && w !== "chainId")) expect(res.body).to.not.have.property(field);
+    for (const field of WRITE_FIELDS.filter((w) => w !== "operationId" && w !== "chainId"))
+      expect(res.body).to.not.have.property(field);
   });
 
   it("by an account that is not the owner answers 403 NOT_CONTRACT_OWNER and spends no gas", async function () {
