@@ -161,10 +161,7 @@ export async function startService(
     // Hosted documents are answered before Koa (server/metadata/fast-path.ts): marketplaces' load.
     servers.push(
       await listen(
-        metadataFastPath(
-          (chainId) => chains.units.find((u) => u.id === chainId)?.metadata.service,
-          apps.api.callback(),
-        ),
+        metadataFastPath((chainId) => chains.find(chainId)?.metadata.service, apps.api.callback()),
         config.port,
         config.host,
         config,

@@ -156,6 +156,24 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     wallets: deps.wallets,
     operationList: database ? new OperationList(database) : undefined,
   });
+  // Each chain's metadata routes, built once: /collections/…/metadata* and /metadata/{chainId}/… share them.
+  const metadataRouters = new Map(
+    chains.units.flatMap((unit) =>
+      unit.metadata
+        ? [
+            [
+              unit,
+              createMetadataRouter({
+                chain: unit.client,
+                access: deps.access,
+                metadata: unit.metadata,
+                index: unit.collections,
+              }),
+            ] as const,
+          ]
+        : [],
+    ),
+  );
   // /collections/… (the index's routes and the drops' allowlists and vouchers) go to the chain the request names.
   const collectionsDispatch = first.collections
     ? chainDispatcher(
@@ -179,15 +197,8 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
                 index: unit.collections!,
               }).routes(),
             );
-          if (unit.metadata)
-            router.use(
-              createMetadataRouter({
-                chain: unit.client,
-                access: deps.access,
-                metadata: unit.metadata,
-                index: unit.collections,
-              }).routes(),
-            );
+          const metadataRouter = metadataRouters.get(unit);
+          if (metadataRouter) router.use(metadataRouter.routes());
           return router;
         },
         { access: deps.access },
@@ -196,23 +207,10 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   // GET /metadata/{chainId}/… (public): the chain the path names. npm start answers it before Koa
   // (server/metadata/fast-path.ts); this serves it where that is not mounted.
   const metadataDispatch = first.metadata
-    ? chainDispatcher(
-        chains,
-        ["/metadata"],
-        (unit) =>
-          unit.metadata
-            ? createMetadataRouter({
-                chain: unit.client,
-                access: deps.access,
-                metadata: unit.metadata,
-                index: unit.collections,
-              })
-            : new Router(),
-        {
-          access: deps.access,
-          withoutChain: (ctx) => chains.units.find((u) => u.id === ctx.path.split("/")[2]) ?? first,
-        },
-      )
+    ? chainDispatcher(chains, ["/metadata"], (unit) => metadataRouters.get(unit) ?? new Router(), {
+        access: deps.access,
+        withoutChain: (ctx) => chains.find(ctx.path.split("/")[2]) ?? first,
+      })
     : undefined;
   const accessRouter = database
     ? createAccessRouter({
