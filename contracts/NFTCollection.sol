@@ -148,10 +148,10 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     bytes32 public provenance;
     /// @notice How many token documents `provenance` covers; zero until set.
     uint256 public provenanceCount;
-    /// @notice The shift of every token's document, fixed by `reveal`; zero before.
-    uint256 public startingIndex;
-    /// @notice Whether `reveal` has run.
-    bool public revealed;
+    /// @dev `startingIndex + 1` once revealed, zero before: one slot that `reveal` always sets non-zero, so
+    /// that its gas does not depend on the index drawn (a zero index would otherwise save the 20,000 gas of
+    /// a fresh slot, and an estimate taken in one block could fall short in the next).
+    uint256 private _startingIndexPlusOne;
 
     /// @param name_ The collection name.
     /// @param symbol_ The collection symbol.
@@ -281,12 +281,22 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     function reveal() external onlyOwner {
         uint256 count = provenanceCount;
         if (count == 0) revert ProvenanceNotSet();
-        if (revealed) revert AlreadyRevealed();
+        if (_startingIndexPlusOne != 0) revert AlreadyRevealed();
         uint256 index = uint256(blockhash(block.number - 1)) % count;
-        startingIndex = index;
-        revealed = true;
+        _startingIndexPlusOne = index + 1;
         emit Revealed(index);
         emit IERC4906.BatchMetadataUpdate(1, type(uint256).max);
+    }
+
+    /// @notice Whether `reveal` has run.
+    function revealed() public view returns (bool) {
+        return _startingIndexPlusOne != 0;
+    }
+
+    /// @notice The shift of every token's document, fixed by `reveal`; zero before.
+    function startingIndex() public view returns (uint256) {
+        uint256 plusOne = _startingIndexPlusOne;
+        return plusOne == 0 ? 0 : plusOne - 1;
     }
 
     /// @notice Sends the contract's whole balance to the owner; owner only.

@@ -80,4 +80,22 @@ describe("NFTCollection: metadata (ERC-4906, provenance, reveal)", function () {
       expect(index < count, `startingIndex ${index} of count ${count}`).to.equal(true);
     }
   });
+
+  it("costs the same gas whatever index it draws: a zero index (count 1) as much as another", async function () {
+    const [owner] = await ethers.getSigners();
+    const factory = await ethers.getContractFactory("NFTCollection");
+    const gasOfReveal = async (count: bigint) => {
+      const nft = await factory.deploy("N", "S", "ipfs://x/", 0, 10_000, 10);
+      await nft.connect(owner).setProvenance(HASH, count);
+      const receipt = (await (await nft.connect(owner).reveal()).wait())!;
+      return { gas: receipt.gasUsed, index: await nft.startingIndex(), revealed: await nft.revealed() };
+    };
+    const zero = await gasOfReveal(1n);
+    expect(zero.index).to.equal(0n);
+    expect(zero.revealed).to.equal(true);
+    // A 2^255 count draws index 0 only if the block hash's low 255 bits are all zero.
+    const other = await gasOfReveal(1n << 255n);
+    expect(other.index).to.not.equal(0n);
+    expect(other.gas).to.equal(zero.gas);
+  });
 });
