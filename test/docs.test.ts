@@ -73,10 +73,7 @@ interface Origin {
  * (for its duration); and each script line's page and line.
  */
 function scriptOf(blocks: ShellBlock[]): { script: string; origin: Map<number, Origin> } {
-  const lines = [
-    "set -eu",
-    `curl() { command curl -w "%{stderr}@@status \${BASH_LINENO[0]} %{http_code}\\n" "$@"; }`,
-  ];
+  const lines = ["set -eu", `curl() { command curl -w "%{stderr}@@status \${BASH_LINENO[0]} %{http_code}\\n" "$@"; }`];
   const origin = new Map<number, Origin>();
   let page = "";
   for (const block of blocks) {
