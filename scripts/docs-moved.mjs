@@ -62,6 +62,8 @@ const REWORDED = [
     "a public network is one setting away (`RPC_URL` or `CHAINS`)",
     "README intro: now RPC_URL or CHAINS",
   ],
+  ["For production, see [Operate it]", "For production, see [Production entry]", "docs/operating.md: a link to its own section"],
+  ["The banner names where the wallets' master key is (see [Wallets])", "The banner names where the wallets' master key is (see [The master key])", "docs/operating.md: the master key's section moved there"],
   ["Errors use one envelope", "Errors use one envelope,", "docs/operations.md: followed by the codes API.md lacks"],
   [
     "![Operations](docs/console/operations.png)",
@@ -78,7 +80,7 @@ const REWORDED = [
 const norm = (s) =>
   s
     .replace(/\s+/g, " ")
-    .replace(/\(#[^)]*\)/g, "")
+    .replace(/\]\([^)]*\)/g, "]")
     .trim();
 
 /** Pages in order: README.md, then docs/*.md. */
