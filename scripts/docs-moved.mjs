@@ -62,8 +62,28 @@ const REWORDED = [
     "a public network is one setting away (`RPC_URL` or `CHAINS`)",
     "README intro: now RPC_URL or CHAINS",
   ],
-  ["For production, see [Operate it]", "For production, see [Production entry]", "docs/operating.md: a link to its own section"],
-  ["The banner names where the wallets' master key is (see [Wallets])", "The banner names where the wallets' master key is (see [The master key])", "docs/operating.md: the master key's section moved there"],
+  [
+    "For production, see [Operate it]",
+    "For production, see [Production entry]",
+    "docs/operating.md: a link to its own section",
+  ],
+  [
+    "The banner names where the wallets' master key is (see [Wallets])",
+    "The banner names where the wallets' master key is (see [The master key])",
+    "docs/operating.md: the master key's section moved there",
+  ],
+  [
+    "20 tools, by intent",
+    "22 tools, by intent",
+    "docs/mcp.md: the code has 22 tools (set_base_uri and reveal were missing)",
+  ],
+  [
+    "`set_paused`, `set_cost`, `create_job`, `cancel_job`",
+    "`set_paused`, `set_cost`, `set_base_uri`, `reveal`, `create_job`",
+    "docs/mcp.md: the two tools added",
+  ],
+  ["`tokenURI`, `total-supply`, `GET /nft/operations/{id}`, `/collections/*`", "`tokenURI`, `total-supply`, `GET /nft/operations` and", "docs/access-keys.md: the scope table brought up to the code's routes"],
+  ["`addUserAddressToWhitelist`, `setPaused`, `setCost`", "`addUserAddressToWhitelist`, `addToWhitelist`, `setPaused`, `setCost`", "docs/access-keys.md: the scope table brought up to the code's routes"],
   ["Errors use one envelope", "Errors use one envelope,", "docs/operations.md: followed by the codes API.md lacks"],
   [
     "![Operations](docs/console/operations.png)",
