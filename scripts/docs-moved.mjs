@@ -82,8 +82,21 @@ const REWORDED = [
     "`set_paused`, `set_cost`, `set_base_uri`, `reveal`, `create_job`",
     "docs/mcp.md: the two tools added",
   ],
-  ["`tokenURI`, `total-supply`, `GET /nft/operations/{id}`, `/collections/*`", "`tokenURI`, `total-supply`, `GET /nft/operations` and", "docs/access-keys.md: the scope table brought up to the code's routes"],
-  ["`addUserAddressToWhitelist`, `setPaused`, `setCost`", "`addUserAddressToWhitelist`, `addToWhitelist`, `setPaused`, `setCost`", "docs/access-keys.md: the scope table brought up to the code's routes"],
+  [
+    "`tokenURI`, `total-supply`, `GET /nft/operations/{id}`, `/collections/*`",
+    "`tokenURI`, `total-supply`, `GET /nft/operations` and",
+    "docs/access-keys.md: the scope table brought up to the code's routes",
+  ],
+  [
+    "`addUserAddressToWhitelist`, `setPaused`, `setCost`",
+    "`addUserAddressToWhitelist`, `addToWhitelist`, `setPaused`, `setCost`",
+    "docs/access-keys.md: the scope table brought up to the code's routes",
+  ],
+  [
+    "**required** with `RPC_URL`; ≥ 16 characters",
+    "**required** with `RPC_URL` or `CHAINS`",
+    "docs/configuration.md: CHAINS needs it too",
+  ],
   ["Errors use one envelope", "Errors use one envelope,", "docs/operations.md: followed by the codes API.md lacks"],
   [
     "![Operations](docs/console/operations.png)",
