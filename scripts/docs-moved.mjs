@@ -97,6 +97,16 @@ const REWORDED = [
     "**required** with `RPC_URL` or `CHAINS`",
     "docs/configuration.md: CHAINS needs it too",
   ],
+  [
+    "# (a keystore to import: ethers writes one here, as geth or Foundry would)",
+    "# (a keystore to import: ethers writes one here, as geth or Foundry would;",
+    "docs/wallets.md: a low scrypt cost",
+  ],
+  [
+    '.encrypt("correct horse").then(',
+    'encryptKeystoreJson(Wallet.createRandom(), "correct horse", { scrypt: { N: 1 << 14 } })',
+    "docs/wallets.md: the example's keystore made quickly (ethers' scrypt in JavaScript took seconds)",
+  ],
   ["Errors use one envelope", "Errors use one envelope,", "docs/operations.md: followed by the codes API.md lacks"],
   [
     "![Operations](docs/console/operations.png)",
@@ -208,7 +218,7 @@ const sentences = prose
   .join("\n")
   .split(/\n\s*\n|(?<=[.:;])\s+(?=[A-Z`*(])|\n(?=- )|\n(?=\d\. )|\|/)
   .map((s) => norm(s.replace(/^[-*\d.]+\s+/, "")))
-  .filter((s) => s.length > 12 && !/^[-: ]+$/.test(s));
+  .filter((s) => s.length > 3 && !/^[-: ]+$/.test(s));
 const lostSentences = [];
 for (const sentence of sentences) {
   if (corpus.includes(sentence)) continue;
