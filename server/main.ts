@@ -161,7 +161,15 @@ export async function startService(
     // Hosted documents are answered before Koa (server/metadata/fast-path.ts): marketplaces' load.
     servers.push(
       await listen(
-        metadataFastPath((chainId) => chains.find(chainId)?.metadata.service, apps.api.callback()),
+        metadataFastPath(
+          (chainId) => chains.find(chainId)?.metadata.service,
+          apps.api.callback(),
+          (err) =>
+            logger.error(
+              { err: err instanceof Error ? err.message : String(err) },
+              "serving a metadata document failed",
+            ),
+        ),
         config.port,
         config.host,
         config,

@@ -22,6 +22,7 @@ function etagOf(body: Buffer): string {
 export function metadataFastPath(
   serviceOf: (chainId: string) => MetadataService | undefined,
   next: (req: IncomingMessage, res: ServerResponse) => void,
+  onInternalError: (err: unknown) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const match = (req.method === "GET" || req.method === "HEAD") && req.url ? PATH.exec(req.url) : null;
@@ -46,6 +47,7 @@ export function metadataFastPath(
         res.end(req.method === "HEAD" ? undefined : body);
       },
       (err: unknown) => {
+        if (!(err instanceof ApiError)) onInternalError(err); // Koa's access log never sees these requests
         const error = err instanceof ApiError ? err : new ApiError("INTERNAL_ERROR", "Internal error");
         const body = JSON.stringify(errorBody(error));
         res
