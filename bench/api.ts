@@ -24,13 +24,13 @@
  * Run: npm run bench:api   (BENCH_SECONDS, BENCH_MINTS, BENCH_ROUNDS change the load)
  */
 import { loadavg } from "node:os";
-import autocannon from "autocannon";
 import { JsonRpcProvider, Network, NonceManager, Wallet, type TransactionRequest } from "ethers";
 import { collectionInterface, DEFAULT_COLLECTION, deployTransaction } from "../server/chain/collection";
 import { ChainNode, DEV_KEYS, ServiceProcess } from "../test/api/harness";
 import { RpcProxy } from "../test/support/rpc-proxy";
 import { apiChecks, verdict, type Ratio } from "./checks";
 import { envSized, sized } from "./smoke";
+import { cannon, medianRound, rotating, type Figures } from "./load";
 
 const SECONDS = envSized("BENCH_SECONDS", 5, 1);
 const MINTS = envSized("BENCH_MINTS", 200, 10);
@@ -44,36 +44,6 @@ const ROUNDS = envSized("BENCH_ROUNDS", 3, 1);
 // #0 deploys on the separate node, #1 mints through the API, #2 mints with raw ethers, #3 deploys on the embedded chain.
 const [DEPLOYER_KEY, API_MINTER_KEY, RAW_MINTER_KEY, EMBEDDED_DEPLOYER_KEY] = DEV_KEYS;
 // Targets: API reads at >= 0.8x direct eth_call (both shapes), API mints at >= 0.7x raw ethers (API_TARGETS in ./checks).
-
-interface Figures {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  /** JSON-RPC calls the node received per request answered, counted at the proxy (none in process). */
-  calls?: number;
-}
-
-/** autocannon's run of `opts`; with a proxy, the calls it counted over the run per request answered. */
-async function cannon(opts: autocannon.Options, proxy?: RpcProxy): Promise<Figures> {
-  proxy?.resetCounts();
-  const started = performance.now();
-  const result = await autocannon({ ...opts, method: "POST", headers: { "content-type": "application/json" } });
-  const seconds = (performance.now() - started) / 1000; // autocannon's own duration is whole seconds
-  return {
-    rps: result.requests.total / seconds,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.non2xx,
-    calls: proxy && result.requests.total > 0 ? proxy.total() / result.requests.total : undefined,
-  };
-}
-
-/** One request after another takes the next body: no two requests in flight read the same token. */
-function rotating(bodies: string[]): autocannon.Request[] {
-  let next = 0;
-  return [{ setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }) }];
-}
 
 const machineLoad = () =>
   `load average ${loadavg()
@@ -264,11 +234,6 @@ async function measureReads(
   const most = Math.max(...READ_CONNECTIONS);
   const merged = await pair(most, [callBody(1)], [apiBody(1)]);
   return { rotating: rotatingReads, merged: { ...merged, connections: most } };
-}
-
-function medianRound(rounds: Figures[]): Figures {
-  const sorted = [...rounds].sort((a, b) => a.rps - b.rps);
-  return { ...sorted[Math.floor(sorted.length / 2)], errors: rounds.reduce((sum, r) => sum + r.errors, 0) };
 }
 
 /**

@@ -1,0 +1,142 @@
+/**
+ * Issue 43: a second configured chain costs the first nothing. Two services on the same `hardhat
+ * node` (chain A), started together: one with CHAINS = [A], one with CHAINS = [A, B] (B a second node
+ * of its own id, which the second service follows too: its head polls, its follower, its index).
+ * Both are measured on chain A, alternating, ROUNDS times each way, the median round reported:
+ *  - reads: POST /nft/tokenURI over rotating token ids, autocannon, READ_CONNECTIONS connections;
+ *  - writes: POST /nft/mint(1), MINTS of them CONCURRENCY at a time, each service its own key.
+ * Target: two chains >= 0.95x of one, for reads and writes (CHAINS_TARGETS in ./checks).
+ * Run: npm run bench:chains   (BENCH_SECONDS, BENCH_MINTS, BENCH_ROUNDS change the load;
+ * BENCH_SMOKE=1 for the smoke run)
+ */
+import { loadavg } from "node:os";
+import { JsonRpcProvider, Network, NonceManager, Wallet } from "ethers";
+import { collectionInterface, DEFAULT_COLLECTION, deployTransaction } from "../server/chain/collection";
+import { ChainNode, DEV_KEYS, ServiceProcess } from "../test/api/harness";
+import { chainsChecks, verdict } from "./checks";
+import { cannon, medianRound, rotating, type Figures } from "./load";
+import { envSized, sized } from "./smoke";
+
+const SECONDS = envSized("BENCH_SECONDS", 5, 1);
+const MINTS = envSized("BENCH_MINTS", 100, 8);
+const ROUNDS = envSized("BENCH_ROUNDS", 3, 1);
+const READ_CONNECTIONS = 10;
+const CONCURRENCY = 8;
+const READ_TOKENS = sized(100, 10);
+const A = 31_601;
+const B = 31_602;
+const [DEPLOYER_KEY, ONE_CHAIN_MINTER, TWO_CHAINS_MINTER] = DEV_KEYS;
+
+const machineLoad = () =>
+  `load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`;
+
+async function main(): Promise<void> {
+  console.log(`machine: ${machineLoad()}`);
+  const [a, b] = await Promise.all([ChainNode.start(undefined, A), ChainNode.start(undefined, B)]);
+  const provider = new JsonRpcProvider(a.rpcUrl, Network.from(A), { staticNetwork: true, cacheTimeout: -1 });
+  const services: ServiceProcess[] = [];
+  try {
+    const contractAddress = await deployWithTokens(provider);
+    const chainA = { id: A, name: "a", rpcUrls: [a.rpcUrl] };
+    const chainB = { id: B, name: "b", rpcUrls: [b.rpcUrl] };
+    services.push(
+      ...(await Promise.all([
+        ServiceProcess.start({ chains: [chainA], stdout: "ignore" }),
+        ServiceProcess.start({ chains: [chainA, chainB], stdout: "ignore" }),
+      ])),
+    );
+    const [one, two] = services;
+    const readBodies = Array.from({ length: READ_TOKENS }, (_, i) =>
+      JSON.stringify({ chain: "a", privateKey: ONE_CHAIN_MINTER, contractAddress, tokenId: String(i + 1) }),
+    );
+    const reads = (service: ServiceProcess, seconds = SECONDS) =>
+      cannon({
+        url: `${service.url}/nft/tokenURI`,
+        requests: rotating(readBodies),
+        // Smoke mode: a count of reads, not a time, so that a loaded machine still answers some.
+        ...sized({ duration: seconds }, { amount: 4 * READ_CONNECTIONS }),
+        connections: READ_CONNECTIONS,
+      });
+    const writes = (service: ServiceProcess, key: string) =>
+      mintLoad(
+        `${service.url}/nft/mint`,
+        JSON.stringify({ chain: "a", privateKey: key, contractAddress, mintAmount: 1 }),
+      );
+    // JIT warm-up of both.
+    await Promise.all([reads(one, 1), reads(two, 1)]);
+    const rounds: Record<string, Figures[]> = { "reads, one chain": [], "reads, two chains": [] };
+    rounds["mints, one chain"] = [];
+    rounds["mints, two chains"] = [];
+    const readLoad = sized(`${SECONDS} s`, `${4 * READ_CONNECTIONS}`);
+    console.error(`measuring: ${ROUNDS} rounds of ${readLoad} of reads and ${MINTS} mints, each way`);
+    for (let round = 0; round < ROUNDS; round++) {
+      rounds["reads, one chain"].push(await reads(one));
+      rounds["reads, two chains"].push(await reads(two));
+      rounds["mints, one chain"].push(await writes(one, ONE_CHAIN_MINTER));
+      rounds["mints, two chains"].push(await writes(two, TWO_CHAINS_MINTER));
+    }
+    const rows = Object.fromEntries(Object.entries(rounds).map(([name, r]) => [name, medianRound(r)]));
+    console.table(
+      Object.fromEntries(
+        Object.entries(rows).map(([name, f]) => [
+          name,
+          { "req/s": f.rps.toFixed(1), "p50 ms": f.p50.toFixed(1), "p99 ms": f.p99.toFixed(1), errors: f.errors },
+        ]),
+      ),
+    );
+    const ratio = (kind: "reads" | "mints") => ({
+      ratio: rows[`${kind}, two chains`].rps / rows[`${kind}, one chain`].rps,
+      errors: rows[`${kind}, two chains`].errors + rows[`${kind}, one chain`].errors,
+    });
+    console.log(`machine: ${machineLoad()}`);
+    // An answer the bench did not expect stops it, in smoke mode too (bench/README.md).
+    const failed = Object.entries(rows).filter(([, f]) => f.errors > 0);
+    if (failed.length > 0) throw new Error(`errors or non-2xx answers in: ${failed.map(([n]) => n).join(", ")}`);
+    process.exitCode = verdict(chainsChecks({ reads: ratio("reads"), writes: ratio("mints") }));
+  } finally {
+    provider.destroy();
+    await Promise.all(services.map((s) => s.stop()));
+    await Promise.all([a.stop(), b.stop()]);
+  }
+}
+
+/** Deploys the reference collection and mints tokens 1 to READ_TOKENS, so that tokenURI answers for each. */
+async function deployWithTokens(provider: JsonRpcProvider): Promise<string> {
+  const deployer = new NonceManager(new Wallet(DEPLOYER_KEY, provider));
+  const deployed = await (await deployer.sendTransaction(await deployTransaction(DEFAULT_COLLECTION))).wait();
+  const contractAddress = deployed!.contractAddress!;
+  const perTx = Number(DEFAULT_COLLECTION.maxMintAmountPerTx);
+  const mintTo = collectionInterface().encodeFunctionData("mintForFree", [perTx, await deployer.getAddress()]);
+  for (let minted = 0; minted < READ_TOKENS; minted += perTx)
+    await (await deployer.sendTransaction({ to: contractAddress, data: mintTo })).wait();
+  return contractAddress;
+}
+
+/** MINTS POST /nft/mint of `body`, CONCURRENCY at a time; an answer other than 200 is an error. */
+async function mintLoad(url: string, body: string): Promise<Figures> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let started = 0;
+  const t0 = performance.now();
+  const worker = async () => {
+    while (started++ < MINTS) {
+      const begin = performance.now();
+      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+      const text = await res.text();
+      if (res.status === 200) latencies.push(performance.now() - begin);
+      else if (errors++ === 0) console.error(`first failure: ${res.status} ${text.slice(0, 200)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  const seconds = (performance.now() - t0) / 1000;
+  latencies.sort((x, y) => x - y);
+  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
+  return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors };
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
