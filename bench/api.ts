@@ -24,13 +24,13 @@
  * Run: npm run bench:api   (BENCH_SECONDS, BENCH_MINTS, BENCH_ROUNDS change the load)
  */
 import { loadavg } from "node:os";
-import { JsonRpcProvider, Network, NonceManager, Wallet, type TransactionRequest } from "ethers";
-import { collectionInterface, DEFAULT_COLLECTION, deployTransaction } from "../server/chain/collection";
+import { JsonRpcProvider, Network, Wallet, type TransactionRequest } from "ethers";
+import { collectionInterface, DEFAULT_COLLECTION } from "../server/chain/collection";
 import { ChainNode, DEV_KEYS, ServiceProcess } from "../test/api/harness";
 import { RpcProxy } from "../test/support/rpc-proxy";
 import { apiChecks, verdict, type Ratio } from "./checks";
 import { envSized, sized } from "./smoke";
-import { cannon, medianRound, rotating, type Figures } from "./load";
+import { cannon, deployWithTokens, medianRound, rotating, type Figures } from "./load";
 
 const SECONDS = envSized("BENCH_SECONDS", 5, 1);
 const MINTS = envSized("BENCH_MINTS", 200, 10);
@@ -134,7 +134,7 @@ async function separateNode(): Promise<{ reads: Reads; rawMint: Figures; apiMint
     cacheTimeout: -1,
     batchMaxCount: 1,
   });
-  const contractAddress = await deployWithTokens(provider, DEPLOYER_KEY);
+  const contractAddress = await deployWithTokens(provider, DEPLOYER_KEY, READ_TOKENS);
 
   console.error(`node at ${node.rpcUrl} behind ${proxy.url}, collection at ${contractAddress}; starting the service`);
   // Logs at info, written where a deployment's log file would take them, not into this process.
@@ -170,23 +170,11 @@ async function embeddedChain(): Promise<{ reads: Reads }> {
     batchMaxCount: 1,
   });
   // Another account than the service's own deployer (#0), whose deployment may still be under way.
-  const contractAddress = await deployWithTokens(provider, EMBEDDED_DEPLOYER_KEY);
+  const contractAddress = await deployWithTokens(provider, EMBEDDED_DEPLOYER_KEY, READ_TOKENS);
   const reads = await measureReads(`${service.url}/nft/tokenURI`, chainUrl, contractAddress);
   provider.destroy();
   await service.stop();
   return { reads };
-}
-
-/** Deploys the reference collection from `key` and mints tokens 1 to READ_TOKENS, so that tokenURI answers for each. */
-async function deployWithTokens(provider: JsonRpcProvider, key: string): Promise<string> {
-  const deployer = new NonceManager(new Wallet(key, provider));
-  const deployed = await (await deployer.sendTransaction(await deployTransaction(DEFAULT_COLLECTION))).wait();
-  const contractAddress = deployed!.contractAddress!;
-  const perTx = Number(DEFAULT_COLLECTION.maxMintAmountPerTx);
-  const mintTo = collectionInterface().encodeFunctionData("mintForFree", [perTx, await deployer.getAddress()]);
-  for (let minted = 0; minted < READ_TOKENS; minted += perTx)
-    await (await deployer.sendTransaction({ to: contractAddress, data: mintTo })).wait();
-  return contractAddress;
 }
 
 /**

@@ -10,11 +10,10 @@
  * BENCH_SMOKE=1 for the smoke run)
  */
 import { loadavg } from "node:os";
-import { JsonRpcProvider, Network, NonceManager, Wallet } from "ethers";
-import { collectionInterface, DEFAULT_COLLECTION, deployTransaction } from "../server/chain/collection";
+import { JsonRpcProvider, Network } from "ethers";
 import { ChainNode, DEV_KEYS, ServiceProcess } from "../test/api/harness";
 import { chainsChecks, verdict } from "./checks";
-import { cannon, medianRound, rotating, type Figures } from "./load";
+import { cannon, deployWithTokens, medianRound, rotating, type Figures } from "./load";
 import { envSized, sized } from "./smoke";
 
 const SECONDS = envSized("BENCH_SECONDS", 5, 1);
@@ -38,7 +37,7 @@ async function main(): Promise<void> {
   const provider = new JsonRpcProvider(a.rpcUrl, Network.from(A), { staticNetwork: true, cacheTimeout: -1 });
   const services: ServiceProcess[] = [];
   try {
-    const contractAddress = await deployWithTokens(provider);
+    const contractAddress = await deployWithTokens(provider, DEPLOYER_KEY, READ_TOKENS);
     const chainA = { id: A, name: "a", rpcUrls: [a.rpcUrl] };
     const chainB = { id: B, name: "b", rpcUrls: [b.rpcUrl] };
     services.push(
@@ -100,18 +99,6 @@ async function main(): Promise<void> {
     await Promise.all(services.map((s) => s.stop()));
     await Promise.all([a.stop(), b.stop()]);
   }
-}
-
-/** Deploys the reference collection and mints tokens 1 to READ_TOKENS, so that tokenURI answers for each. */
-async function deployWithTokens(provider: JsonRpcProvider): Promise<string> {
-  const deployer = new NonceManager(new Wallet(DEPLOYER_KEY, provider));
-  const deployed = await (await deployer.sendTransaction(await deployTransaction(DEFAULT_COLLECTION))).wait();
-  const contractAddress = deployed!.contractAddress!;
-  const perTx = Number(DEFAULT_COLLECTION.maxMintAmountPerTx);
-  const mintTo = collectionInterface().encodeFunctionData("mintForFree", [perTx, await deployer.getAddress()]);
-  for (let minted = 0; minted < READ_TOKENS; minted += perTx)
-    await (await deployer.sendTransaction({ to: contractAddress, data: mintTo })).wait();
-  return contractAddress;
 }
 
 /** MINTS POST /nft/mint of `body`, CONCURRENCY at a time; an answer other than 200 is an error. */

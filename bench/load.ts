@@ -1,5 +1,7 @@
-/** Load helpers shared by bench/api.ts and bench/chains.ts: autocannon runs and their median round. */
+/** Load helpers shared by bench/api.ts and bench/chains.ts: autocannon runs, their median round, a collection to read. */
 import autocannon from "autocannon";
+import { NonceManager, Wallet, type JsonRpcProvider } from "ethers";
+import { collectionInterface, DEFAULT_COLLECTION, deployTransaction } from "../server/chain/collection";
 import type { RpcProxy } from "../test/support/rpc-proxy";
 
 export interface Figures {
@@ -36,4 +38,16 @@ export function rotating(bodies: string[]): autocannon.Request[] {
 export function medianRound(rounds: Figures[]): Figures {
   const sorted = [...rounds].sort((a, b) => a.rps - b.rps);
   return { ...sorted[Math.floor(sorted.length / 2)], errors: rounds.reduce((sum, r) => sum + r.errors, 0) };
+}
+
+/** Deploys the reference collection from `key` and mints tokens 1 to `tokens`, so that tokenURI answers for each. */
+export async function deployWithTokens(provider: JsonRpcProvider, key: string, tokens: number): Promise<string> {
+  const deployer = new NonceManager(new Wallet(key, provider));
+  const deployed = await (await deployer.sendTransaction(await deployTransaction(DEFAULT_COLLECTION))).wait();
+  const contractAddress = deployed!.contractAddress!;
+  const perTx = Number(DEFAULT_COLLECTION.maxMintAmountPerTx);
+  const mintTo = collectionInterface().encodeFunctionData("mintForFree", [perTx, await deployer.getAddress()]);
+  for (let minted = 0; minted < tokens; minted += perTx)
+    await (await deployer.sendTransaction({ to: contractAddress, data: mintTo })).wait();
+  return contractAddress;
 }

@@ -360,31 +360,13 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
       expect(usage.out).to.include("--collection is required");
 
       // --chain goes to the service as ?chain=: a chain it does not serve is refused, and nothing runs.
-      const elsewhere = await cli([
-        "--chain",
-        "gamma",
-        "job",
-        "airdrop",
-        good,
-        "--collection",
-        collection,
-        "--from",
-        "treasury",
-      ]);
+      const airdrop = (chain: string) =>
+        cli(["--chain", chain, "job", "airdrop", good, "--collection", collection, "--from", "treasury"]);
+      const elsewhere = await airdrop("gamma");
       expect(elsewhere.code, elsewhere.out).to.equal(2);
       expect(elsewhere.out).to.include("404 CHAIN_NOT_FOUND");
 
-      const ok = await cli([
-        "--chain",
-        "31337",
-        "job",
-        "airdrop",
-        good,
-        "--collection",
-        collection,
-        "--from",
-        "treasury",
-      ]);
+      const ok = await airdrop("31337");
       expect(ok.code, ok.out).to.equal(0);
       expect(ok.out).to.include("completed: 20 confirmed, 0 failed");
       expect(existsSync(path.join(dir, "holders.failed.csv"))).to.equal(false);
