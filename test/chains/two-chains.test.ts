@@ -97,6 +97,9 @@ describe("two chains in one service", function () {
     expectError(await mint("gamma", 1), 404, "CHAIN_NOT_FOUND");
     expectError(await mint(1, 1), 404, "CHAIN_NOT_FOUND");
     expectError(await api.get(`/collections/${collection}`), 400, "CHAIN_REQUIRED");
+    // POST /collections checks its key before it reads the body for the chain: 401 first, then 400.
+    expectError(await api.post("/collections", { address: collection }), 401, "UNAUTHORIZED");
+    expectError(await api.post("/collections", { address: collection }, ROOT), 400, "CHAIN_REQUIRED");
     expect(await providers.alpha.getTransactionCount(owner.address)).to.equal(before);
     expect(await providers.beta.getTransactionCount(owner.address)).to.equal(1);
   });
@@ -262,6 +265,21 @@ describe("two chains in one service", function () {
     expect(await collectionAt(collection, providers.beta).totalSupply()).to.equal(5n);
     const after = await mint("beta", 1);
     expect(after.status, after.text).to.equal(200);
+  });
+
+  it("/metrics labels each chain's series with its id", async function () {
+    const res = await api.request("GET", "/metrics", { headers: ROOT });
+    expect(res.status, res.text).to.equal(200);
+    const sample = (series: string) => {
+      const line = res.text.split("\n").find((l) => l.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.split(" ").pop());
+    };
+    for (const chain of [ALPHA, BETA]) {
+      expect(sample(`operations_total{status="confirmed",chain="${chain}"}`), `${chain}`).to.be.above(0);
+      expect(sample(`nonce_allocations_total{chain="${chain}"}`), `${chain}`).to.be.above(0);
+      expect(sample(`rpc_calls_total{method="eth_sendRawTransaction",chain="${chain}"}`), `${chain}`).to.be.above(0);
+    }
+    expect(res.text).to.not.match(/^operations_total\{status="[a-z]+"\}/m);
   });
 
   it("leaks no secret in any answer", function () {
