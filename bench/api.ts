@@ -23,14 +23,13 @@
  * Each side runs BENCH_ROUNDS times, alternating with the other, and the median round is shown.
  * Run: npm run bench:api   (BENCH_SECONDS, BENCH_MINTS, BENCH_ROUNDS change the load)
  */
-import { loadavg } from "node:os";
 import { JsonRpcProvider, Network, Wallet, type TransactionRequest } from "ethers";
 import { collectionInterface, DEFAULT_COLLECTION } from "../server/chain/collection";
 import { ChainNode, DEV_KEYS, ServiceProcess } from "../test/api/harness";
 import { RpcProxy } from "../test/support/rpc-proxy";
 import { apiChecks, verdict, type Ratio } from "./checks";
 import { envSized, sized } from "./smoke";
-import { cannon, deployWithTokens, medianRound, rotating, type Figures } from "./load";
+import { cannon, deployWithTokens, machineLoad, medianRound, rotating, type Figures } from "./load";
 
 const SECONDS = envSized("BENCH_SECONDS", 5, 1);
 const MINTS = envSized("BENCH_MINTS", 200, 10);
@@ -44,11 +43,6 @@ const ROUNDS = envSized("BENCH_ROUNDS", 3, 1);
 // #0 deploys on the separate node, #1 mints through the API, #2 mints with raw ethers, #3 deploys on the embedded chain.
 const [DEPLOYER_KEY, API_MINTER_KEY, RAW_MINTER_KEY, EMBEDDED_DEPLOYER_KEY] = DEV_KEYS;
 // Targets: API reads at >= 0.8x direct eth_call (both shapes), API mints at >= 0.7x raw ethers (API_TARGETS in ./checks).
-
-const machineLoad = () =>
-  `load average ${loadavg()
-    .map((l) => l.toFixed(1))
-    .join(" ")}`;
 
 async function main(): Promise<void> {
   console.log(`machine: ${machineLoad()}`);

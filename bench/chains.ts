@@ -9,11 +9,10 @@
  * Run: npm run bench:chains   (BENCH_SECONDS, BENCH_MINTS, BENCH_ROUNDS change the load;
  * BENCH_SMOKE=1 for the smoke run)
  */
-import { loadavg } from "node:os";
 import { JsonRpcProvider, Network } from "ethers";
 import { ChainNode, DEV_KEYS, ServiceProcess } from "../test/api/harness";
 import { chainsChecks, verdict } from "./checks";
-import { cannon, deployWithTokens, medianRound, rotating, type Figures } from "./load";
+import { cannon, deployWithTokens, machineLoad, medianRound, rotating, type Figures } from "./load";
 import { envSized, sized } from "./smoke";
 
 const SECONDS = envSized("BENCH_SECONDS", 5, 1);
@@ -25,11 +24,6 @@ const READ_TOKENS = sized(100, 10);
 const A = 31_601;
 const B = 31_602;
 const [DEPLOYER_KEY, ONE_CHAIN_MINTER, TWO_CHAINS_MINTER] = DEV_KEYS;
-
-const machineLoad = () =>
-  `load average ${loadavg()
-    .map((l) => l.toFixed(1))
-    .join(" ")}`;
 
 async function main(): Promise<void> {
   console.log(`machine: ${machineLoad()}`);

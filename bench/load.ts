@@ -1,4 +1,5 @@
 /** Load helpers shared by bench/api.ts and bench/chains.ts: autocannon runs, their median round, a collection to read. */
+import { loadavg } from "node:os";
 import autocannon from "autocannon";
 import { NonceManager, Wallet, type JsonRpcProvider } from "ethers";
 import { collectionInterface, DEFAULT_COLLECTION, deployTransaction } from "../server/chain/collection";
@@ -51,3 +52,9 @@ export async function deployWithTokens(provider: JsonRpcProvider, key: string, t
     await (await deployer.sendTransaction({ to: contractAddress, data: mintTo })).wait();
   return contractAddress;
 }
+
+/** The machine's load averages, printed beside a bench's figures. */
+export const machineLoad = () =>
+  `load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")}`;
