@@ -12,7 +12,7 @@
 import { JsonRpcProvider, Network } from "ethers";
 import { ChainNode, DEV_KEYS, ServiceProcess } from "../test/api/harness";
 import { chainsChecks, verdict } from "./checks";
-import { cannon, deployWithTokens, machineLoad, medianRound, rotating, type Figures } from "./load";
+import { cannon, deployWithTokens, machineLoad, medianRound, postLoad, rotating, type Figures } from "./load";
 import { envSized, sized } from "./smoke";
 
 const SECONDS = envSized("BENCH_SECONDS", 5, 1);
@@ -53,10 +53,13 @@ async function main(): Promise<void> {
         connections: READ_CONNECTIONS,
       });
     const writes = (service: ServiceProcess, key: string, count = MINTS) =>
-      mintLoad(
+      postLoad(
         `${service.url}/nft/mint`,
         JSON.stringify({ chain: "a", privateKey: key, contractAddress, mintAmount: 1 }),
-        count,
+        {
+          count,
+          concurrency: CONCURRENCY,
+        },
       );
     // JIT warm-up of both, and each key's first mints (its nonce read, the signer built) out of the rounds.
     await Promise.all([reads(one, 1), reads(two, 1)]);
@@ -96,28 +99,6 @@ async function main(): Promise<void> {
     await Promise.all(services.map((s) => s.stop()));
     await Promise.all([a.stop(), b.stop()]);
   }
-}
-
-/** `count` POST /nft/mint of `body`, CONCURRENCY at a time; an answer other than 200 is an error. */
-async function mintLoad(url: string, body: string, count: number): Promise<Figures> {
-  const latencies: number[] = [];
-  let errors = 0;
-  let started = 0;
-  const t0 = performance.now();
-  const worker = async () => {
-    while (started++ < count) {
-      const begin = performance.now();
-      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
-      const text = await res.text();
-      if (res.status === 200) latencies.push(performance.now() - begin);
-      else if (errors++ === 0) console.error(`first failure: ${res.status} ${text.slice(0, 200)}`);
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  const seconds = (performance.now() - t0) / 1000;
-  latencies.sort((x, y) => x - y);
-  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
-  return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors };
 }
 
 main().catch((err: unknown) => {

@@ -58,3 +58,42 @@ export const machineLoad = () =>
   `load average ${loadavg()
     .map((l) => l.toFixed(1))
     .join(" ")}`;
+
+/** What `postLoad` measured: Figures, with the run's seconds and the requests answered 200. */
+export interface PostFigures extends Figures {
+  seconds: number;
+  answered: number;
+}
+
+/**
+ * `count` POSTs of `body` to `url`, `concurrency` at a time, each timed; one answered other than 200
+ * counts as an error (the first is printed).
+ */
+export async function postLoad(
+  url: string,
+  body: string,
+  { count, concurrency, headers = {} }: { count: number; concurrency: number; headers?: Record<string, string> },
+): Promise<PostFigures> {
+  const latencies: number[] = [];
+  let errors = 0;
+  let started = 0;
+  const t0 = performance.now();
+  const worker = async () => {
+    while (started++ < count) {
+      const begin = performance.now();
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body,
+      });
+      const text = await res.text();
+      if (res.status === 200) latencies.push(performance.now() - begin);
+      else if (errors++ === 0) console.error(`first failure: ${res.status} ${text.slice(0, 200)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - t0) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
+  return { rps: latencies.length / seconds, seconds, answered: latencies.length, p50: at(0.5), p99: at(0.99), errors };
+}
