@@ -23,14 +23,13 @@
  * Each side runs BENCH_ROUNDS times, alternating with the other, and the median round is shown.
  * Run: npm run bench:api   (BENCH_SECONDS, BENCH_MINTS, BENCH_ROUNDS change the load)
  */
-import { loadavg } from "node:os";
-import autocannon from "autocannon";
-import { JsonRpcProvider, Network, NonceManager, Wallet, type TransactionRequest } from "ethers";
-import { collectionInterface, DEFAULT_COLLECTION, deployTransaction } from "../server/chain/collection";
+import { JsonRpcProvider, Network, Wallet, type TransactionRequest } from "ethers";
+import { collectionInterface, DEFAULT_COLLECTION } from "../server/chain/collection";
 import { ChainNode, DEV_KEYS, ServiceProcess } from "../test/api/harness";
 import { RpcProxy } from "../test/support/rpc-proxy";
 import { apiChecks, verdict, type Ratio } from "./checks";
 import { envSized, sized } from "./smoke";
+import { cannon, deployWithTokens, machineLoad, medianRound, rotating, type Figures } from "./load";
 
 const SECONDS = envSized("BENCH_SECONDS", 5, 1);
 const MINTS = envSized("BENCH_MINTS", 200, 10);
@@ -44,41 +43,6 @@ const ROUNDS = envSized("BENCH_ROUNDS", 3, 1);
 // #0 deploys on the separate node, #1 mints through the API, #2 mints with raw ethers, #3 deploys on the embedded chain.
 const [DEPLOYER_KEY, API_MINTER_KEY, RAW_MINTER_KEY, EMBEDDED_DEPLOYER_KEY] = DEV_KEYS;
 // Targets: API reads at >= 0.8x direct eth_call (both shapes), API mints at >= 0.7x raw ethers (API_TARGETS in ./checks).
-
-interface Figures {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  /** JSON-RPC calls the node received per request answered, counted at the proxy (none in process). */
-  calls?: number;
-}
-
-/** autocannon's run of `opts`; with a proxy, the calls it counted over the run per request answered. */
-async function cannon(opts: autocannon.Options, proxy?: RpcProxy): Promise<Figures> {
-  proxy?.resetCounts();
-  const started = performance.now();
-  const result = await autocannon({ ...opts, method: "POST", headers: { "content-type": "application/json" } });
-  const seconds = (performance.now() - started) / 1000; // autocannon's own duration is whole seconds
-  return {
-    rps: result.requests.total / seconds,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.non2xx,
-    calls: proxy && result.requests.total > 0 ? proxy.total() / result.requests.total : undefined,
-  };
-}
-
-/** One request after another takes the next body: no two requests in flight read the same token. */
-function rotating(bodies: string[]): autocannon.Request[] {
-  let next = 0;
-  return [{ setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }) }];
-}
-
-const machineLoad = () =>
-  `load average ${loadavg()
-    .map((l) => l.toFixed(1))
-    .join(" ")}`;
 
 async function main(): Promise<void> {
   console.log(`machine: ${machineLoad()}`);
@@ -164,7 +128,7 @@ async function separateNode(): Promise<{ reads: Reads; rawMint: Figures; apiMint
     cacheTimeout: -1,
     batchMaxCount: 1,
   });
-  const contractAddress = await deployWithTokens(provider, DEPLOYER_KEY);
+  const contractAddress = await deployWithTokens(provider, DEPLOYER_KEY, READ_TOKENS);
 
   console.error(`node at ${node.rpcUrl} behind ${proxy.url}, collection at ${contractAddress}; starting the service`);
   // Logs at info, written where a deployment's log file would take them, not into this process.
@@ -200,23 +164,11 @@ async function embeddedChain(): Promise<{ reads: Reads }> {
     batchMaxCount: 1,
   });
   // Another account than the service's own deployer (#0), whose deployment may still be under way.
-  const contractAddress = await deployWithTokens(provider, EMBEDDED_DEPLOYER_KEY);
+  const contractAddress = await deployWithTokens(provider, EMBEDDED_DEPLOYER_KEY, READ_TOKENS);
   const reads = await measureReads(`${service.url}/nft/tokenURI`, chainUrl, contractAddress);
   provider.destroy();
   await service.stop();
   return { reads };
-}
-
-/** Deploys the reference collection from `key` and mints tokens 1 to READ_TOKENS, so that tokenURI answers for each. */
-async function deployWithTokens(provider: JsonRpcProvider, key: string): Promise<string> {
-  const deployer = new NonceManager(new Wallet(key, provider));
-  const deployed = await (await deployer.sendTransaction(await deployTransaction(DEFAULT_COLLECTION))).wait();
-  const contractAddress = deployed!.contractAddress!;
-  const perTx = Number(DEFAULT_COLLECTION.maxMintAmountPerTx);
-  const mintTo = collectionInterface().encodeFunctionData("mintForFree", [perTx, await deployer.getAddress()]);
-  for (let minted = 0; minted < READ_TOKENS; minted += perTx)
-    await (await deployer.sendTransaction({ to: contractAddress, data: mintTo })).wait();
-  return contractAddress;
 }
 
 /**
@@ -264,11 +216,6 @@ async function measureReads(
   const most = Math.max(...READ_CONNECTIONS);
   const merged = await pair(most, [callBody(1)], [apiBody(1)]);
   return { rotating: rotatingReads, merged: { ...merged, connections: most } };
-}
-
-function medianRound(rounds: Figures[]): Figures {
-  const sorted = [...rounds].sort((a, b) => a.rps - b.rps);
-  return { ...sorted[Math.floor(sorted.length / 2)], errors: rounds.reduce((sum, r) => sum + r.errors, 0) };
 }
 
 /**

@@ -282,3 +282,14 @@ export function metadataChecks(f: MetadataFigures): Check[] {
     check(f.errors === 0, `errors and non-2xx answers under load: ${f.errors} (0)`),
   ];
 }
+
+/** bench/chains.ts: chain A's reads and writes with two chains configured vs with A alone. */
+export const CHAINS_TARGETS = { ratio: 0.95 };
+export function chainsChecks(f: { reads: Omit<Ratio, "name">; writes: Omit<Ratio, "name"> }): Check[] {
+  return (["reads", "writes"] as const).map((kind) =>
+    check(
+      f[kind].ratio >= CHAINS_TARGETS.ratio && f[kind].errors === 0,
+      `${kind === "reads" ? "tokenURI reads" : "mints"} on chain A, two chains configured / one = ${x(f[kind].ratio)}, ${f[kind].errors} errors (target >= ${CHAINS_TARGETS.ratio}x, 0 errors)`,
+    ),
+  );
+}

@@ -29,6 +29,7 @@ import { ChainNode, DEV_KEYS, ServiceProcess, TEST_API_KEY } from "../test/api/h
 import { createSoftHsmToken } from "../test/support/softhsm";
 import { verdict, walletsChecks } from "./checks";
 import { envSized, sized } from "./smoke";
+import { postLoad } from "./load";
 
 const MINTS = envSized("BENCH_MINTS", 100, 5);
 const ROUNDS = envSized("BENCH_ROUNDS", 8, 1);
@@ -188,36 +189,8 @@ async function signingCost(): Promise<{ local: number; request: number }> {
 
 /** `count` mints, CONCURRENCY at a time, each timed; one answered other than 200 counts as an error. */
 async function mints(url: string, body: string, headers: Record<string, string>, count: number): Promise<Figures> {
-  const latencies: number[] = [];
-  let errors = 0;
-  let started = 0;
-  const t0 = performance.now();
-  const worker = async () => {
-    while (started++ < count) {
-      const begin = performance.now();
-      const res = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...headers },
-        body,
-      });
-      const text = await res.text();
-      if (res.status === 200) latencies.push(performance.now() - begin);
-      else if (errors++ === 0) console.error(`first failure: ${res.status} ${text.slice(0, 200)}`);
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  const seconds = (performance.now() - t0) / 1000;
-  latencies.sort((a, b) => a - b);
-  const percentile = (p: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
-  return {
-    rps: latencies.length / seconds,
-    seconds,
-    mints: latencies.length,
-    p50: percentile(50),
-    p99: percentile(99),
-    errors,
-  };
+  const { answered, ...figures } = await postLoad(url, body, { count, concurrency: CONCURRENCY, headers });
+  return { ...figures, mints: answered };
 }
 
 /** All rounds together: mints over time; latencies of the median round. */

@@ -133,8 +133,15 @@ class Operations extends View {
   constructor(props) {
     super(props);
     this.pollMs = POLL_MS; // new and changed operations within 2 s
-    this.filters = { status: "", wallet: "", collection: "" };
-    this.state = { ...this.state, older: [], cursor: undefined };
+    this.filters = { status: "", wallet: "", collection: "", chain: "" };
+    this.state = { ...this.state, older: [], cursor: undefined, chains: [] };
+  }
+  componentDidMount() {
+    super.componentDidMount();
+    // The chains the service serves, for the chain selector (GET /chains).
+    api("GET", "/chains")
+      .then(({ chains }) => this.alive && this.setState({ chains }))
+      .catch(() => {});
   }
   blockOf(data) {
     return data.blockNumber;
@@ -165,11 +172,12 @@ class Operations extends View {
       status: form.get("status"),
       wallet: String(form.get("wallet")).trim(),
       collection: String(form.get("collection")).trim(),
+      chain: form.get("chain") ?? "",
     };
     this.setState({ older: [], cursor: undefined, data: null });
     this.reload();
   }
-  render(_props, { data, error, block, older, cursor }) {
+  render(_props, { data, error, block, older, cursor, chains }) {
     const seen = new Set();
     const rows = [...(data?.operations ?? []), ...older].filter(
       (op) => !seen.has(op.operationId) && seen.add(op.operationId),
@@ -188,6 +196,13 @@ class Operations extends View {
         </label>
         <label>Wallet (signer address)<input name="wallet" size="44" autocomplete="off" /></label>
         <label>Collection<input name="collection" size="44" autocomplete="off" /></label>
+        <label
+          >Chain
+          <select name="chain">
+            <option value="">any</option>
+            ${chains.map((c) => html`<option value=${c.id}>${c.name} (${c.id})</option>`)}
+          </select>
+        </label>
         <button class="action" type="submit">Filter</button>
       </form>
       <${ErrorBox} error=${error} />
@@ -201,6 +216,7 @@ class Operations extends View {
         <thead>
           <tr>
             <th scope="col">Created</th>
+            <th scope="col">Chain</th>
             <th scope="col">Operation</th>
             <th scope="col">Status</th>
             <th scope="col">From</th>
@@ -216,6 +232,7 @@ class Operations extends View {
             (op) =>
               html`<tr key=${op.operationId} data-operation-id=${op.operationId}>
                 <td>${when(op.createdAt)}</td>
+                <td data-chain=${op.chainId ?? ""}>${op.chainId ?? ""}</td>
                 <td>${op.operation}</td>
                 <td class=${`status-${op.status}`} data-status=${op.status}>${op.status}</td>
                 <td class="mono" title=${op.from}>${short(op.from)}</td>

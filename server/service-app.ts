@@ -2,7 +2,12 @@ import Router from "@koa/router";
 import type Koa from "koa";
 import { createAccessRouter, registerAccessOpenApi, type AccessControl, type AuditLog } from "./access";
 import type { ChainClient } from "./chain/chain-client";
-import { createCollectionsRouter, registerCollectionsOpenApi, type CollectionIndex } from "./collections";
+import {
+  createCollectionsRouter,
+  REGISTER_ACCESS,
+  registerCollectionsOpenApi,
+  type CollectionIndex,
+} from "./collections";
 import type { SqlDriver } from "./db";
 import type { TransactionEngine } from "./engine";
 import { OperationList } from "./engine/operation-list";
@@ -201,7 +206,10 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
           if (metadataRouter) router.use(metadataRouter.routes());
           return router;
         },
-        { access: deps.access },
+        {
+          access: deps.access,
+          admitFirst: (ctx) => (ctx.method === "POST" && ctx.path === "/collections" ? REGISTER_ACCESS : undefined),
+        },
       )
     : undefined;
   // GET /metadata/{chainId}/… (public): the chain the path names. npm start answers it before Koa

@@ -25,7 +25,7 @@ import {
   JobRunner,
   type JobStore,
 } from "../jobs";
-import type { ServiceMetrics, RpcObserver } from "../metrics/metrics";
+import type { ChainMetrics, ServiceMetrics, RpcObserver } from "../metrics/metrics";
 import { openMetadata, type MetadataDeps } from "../metadata";
 import { OPERATION_KINDS } from "../nft";
 import type { DropsDeps } from "../nft/route";
@@ -48,6 +48,8 @@ export interface ReachedChain {
   provider: JsonRpcProvider;
   client: ChainClient;
   rpcUrls?: () => RpcUrlState[];
+  /** The service's metrics labelled with this chain's id. */
+  metrics: ChainMetrics;
 }
 
 /** What every unit shares: the store, the wallets, the logger and metrics, the settings that are not per chain. */
@@ -115,7 +117,9 @@ export async function reachChain(
         throw spec.id === undefined ? err : new Error(`chain ${chainNameOf(spec, spec.id)}: ${(err as Error).message}`);
       });
     });
-  const { provider, chainId, rpcUrls } = await connect(observer);
+  const metrics = observer.forChain(spec.id?.toString());
+  const { provider, chainId, rpcUrls } = await connect(metrics);
+  if (spec.id === undefined) metrics.label(chainId.toString());
   if (spec.id !== undefined && spec.id !== chainId) {
     provider.destroy();
     throw new Error(`chain ${chainNameOf(spec, spec.id)}: its RPC URL answers chain id ${chainId}, not ${spec.id}`);
@@ -125,7 +129,7 @@ export async function reachChain(
     maxFeePerGas: spec.maxFeePerGas,
     fundingHint: options.fundingHint,
   });
-  return { spec, name: chainNameOf(spec, chainId), chainId, provider, client, rpcUrls };
+  return { spec, name: chainNameOf(spec, chainId), chainId, provider, client, rpcUrls, metrics };
 }
 
 export type ChainFundingHint = (address: string, wei: bigint) => string;
@@ -137,7 +141,7 @@ export function bindChain(db: SqlDriver, chain: ReachedChain, fresh: boolean): P
 
 /** Builds everything one chain has, on the shared store and wallets. */
 export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): Promise<ChainUnit> {
-  const { db, config, metrics, wallets, jobStore } = shared;
+  const { db, config, wallets, jobStore } = shared;
   const { spec, client, chainId, provider } = chain;
   const id = chainId.toString();
   const logger = shared.logger.child({ chain: chain.name });
@@ -149,7 +153,7 @@ export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): 
     db,
     kinds: new Map([...OPERATION_KINDS, ...JOB_OPERATION_KINDS]),
     logger,
-    metrics,
+    metrics: chain.metrics,
     // A wallet's operations are re-signed by the follower with no request, after a restart too.
     signers: wallets.directory(client.signers),
     spendGuard: wallets.spendGuard(id),

@@ -1,7 +1,7 @@
 import type Router from "@koa/router";
 import type { Context, Middleware } from "koa";
 import { readJsonBody } from "../http/json-body";
-import type { AccessControl } from "../access";
+import type { AccessControl, AccessDeclaration } from "../access";
 import type { ChainRegistry, RoutedChain } from "./registry";
 
 /** The largest body a dispatched route reads (POST /jobs): the chain is read from it before the route reads it again. */
@@ -17,12 +17,19 @@ export function chainDispatcher<Unit extends RoutedChain>(
   chains: ChainRegistry<Unit>,
   prefixes: string[],
   build: (unit: Unit) => Router,
-  options: { access: AccessControl; withoutChain?: (ctx: Context) => Unit | undefined },
+  options: {
+    access: AccessControl;
+    withoutChain?: (ctx: Context) => Unit | undefined;
+    /** A route whose key is checked before its body is read for the chain (several chains): 401/403 before 400/404. */
+    admitFirst?: (ctx: Context) => AccessDeclaration | undefined;
+  },
 ): { middleware: Middleware; matcher: Router } {
   const built = new Map(chains.units.map((unit) => [unit, build(unit)]));
   const routers = new Map([...built].map(([unit, router]) => [unit, router.routes()]));
   const middleware: Middleware = async (ctx, next) => {
     if (!prefixes.some((prefix) => ctx.path === prefix || ctx.path.startsWith(`${prefix}/`))) return next();
+    const declaration = chains.only ? undefined : options.admitFirst?.(ctx);
+    if (declaration) await options.access.admit(ctx, declaration);
     const unit = await unitOf(ctx, chains, options.withoutChain);
     options.access.checkChain(ctx, unit);
     await routers.get(unit)!(ctx as Parameters<ReturnType<Router["routes"]>>[0], next);

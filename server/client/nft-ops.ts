@@ -8,15 +8,16 @@
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { SingleBar } from "cli-progress";
-import createClient from "openapi-fetch";
+import createClient, { createQuerySerializer } from "openapi-fetch";
 import type { paths } from "./api-types";
 
-export const USAGE = `Usage: nft-ops job airdrop|whitelist FILE.csv --collection 0x… --from WALLET [--failed OUT.csv]
+export const USAGE = `Usage: nft-ops [--chain CHAIN] job airdrop|whitelist FILE.csv --collection 0x… --from WALLET [--failed OUT.csv]
        nft-ops mcp    (the service's MCP tools over stdio, for desktop clients)
 
 Runs the CSV (rows "address,amount" for an airdrop, "address" for a whitelist; a header row is
 optional) as a job of the service at NFT_OPS_URL (default http://127.0.0.1:3000), with the access
-key NFT_OPS_KEY, and follows it to its end.
+key NFT_OPS_KEY, and follows it to its end. --chain names the chain (its id or name; GET /chains
+lists them): required when the service serves several.
 
 Exit status: 0 every row confirmed; 1 rows failed (written to --failed, default FILE.failed.csv),
 or the job paused or was cancelled; 2 a usage error, or a list the service refused (nothing ran).`;
@@ -42,6 +43,7 @@ function parse(argv: string[]) {
         collection: { type: "string" },
         from: { type: "string" },
         failed: { type: "string" },
+        chain: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -62,6 +64,7 @@ function parse(argv: string[]) {
     file,
     collection: values.collection,
     from: values.from,
+    chain: values.chain,
     failedFile: values.failed ?? `${file.replace(/\.csv$/i, "")}.failed.csv`,
   };
 }
@@ -102,9 +105,14 @@ export async function main(
     complain("nft-ops: NFT_OPS_KEY (an access key) is required");
     return 2;
   }
+  // --chain goes as ?chain= on every request: the CSV is the body of POST /jobs, so its settings are
+  // query parameters, and a job read by id names its chain so that a key limited to it may read it.
+  const query = createQuerySerializer();
+  const chain = args.chain === undefined ? {} : { chain: args.chain };
   const client = createClient<paths>({
     baseUrl: env.NFT_OPS_URL || "http://127.0.0.1:3000",
     headers: { Authorization: `Bearer ${key}` },
+    querySerializer: (params) => query({ ...params, ...chain }),
   });
 
   const created = await client.POST("/jobs", {

@@ -7,6 +7,7 @@ import { getTokenRoute } from "./routes/get-token";
 import { getWalletRoute } from "./routes/get-wallet";
 import { listOwnersRoute } from "./routes/list-owners";
 import { registerCollectionRoute } from "./routes/register-collection";
+export { REGISTER_ACCESS } from "./routes/register-collection";
 
 export { CollectionIndex, MIN_BLOCK_WAIT_MS, type CollectionIndexOptions } from "./collection-index";
 export { LIVE_WINDOW, type MetadataUpdateRead } from "./indexer";

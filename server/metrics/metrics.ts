@@ -29,12 +29,12 @@ export class ServiceMetrics implements RpcObserver, RpcUrlObserver {
   readonly registry = new Registry();
   private readonly httpRequests: Counter<"method" | "route" | "status">;
   private readonly httpDuration: Histogram<"method" | "route" | "status">;
-  private readonly rpcCalls: Counter<"method">;
-  private readonly rpcErrors: Counter<"method">;
-  private readonly rpcDuration: Histogram<"method">;
+  private readonly rpcCalls: Counter<"method" | "chain">;
+  private readonly rpcErrors: Counter<"method" | "chain">;
+  private readonly rpcDuration: Histogram<"method" | "chain">;
   private readonly rpcRequests: Counter<"chain" | "url" | "outcome">;
-  private readonly operations: Counter<"status">;
-  private readonly nonceAllocations: Counter;
+  private readonly operations: Counter<"status" | "chain">;
+  private readonly nonceAllocations: Counter<"chain">;
   private readonly signerPoolSize: Gauge;
 
   constructor({ processMetrics = true }: MetricsOptions = {}) {
@@ -54,20 +54,20 @@ export class ServiceMetrics implements RpcObserver, RpcUrlObserver {
     });
     this.rpcCalls = new Counter({
       name: "rpc_calls_total",
-      help: "JSON-RPC calls sent to the chain, by method",
-      labelNames: ["method"],
+      help: "JSON-RPC calls sent to the chain, by method and chain",
+      labelNames: ["method", "chain"],
       registers,
     });
     this.rpcErrors = new Counter({
       name: "rpc_call_errors_total",
-      help: "JSON-RPC calls that failed (no answer, or a JSON-RPC error such as a revert), by method",
-      labelNames: ["method"],
+      help: "JSON-RPC calls that failed (no answer, or a JSON-RPC error such as a revert), by method and chain",
+      labelNames: ["method", "chain"],
       registers,
     });
     this.rpcDuration = new Histogram({
       name: "rpc_call_duration_seconds",
-      help: "Round trip of one JSON-RPC call, by method",
-      labelNames: ["method"],
+      help: "Round trip of one JSON-RPC call, by method and chain",
+      labelNames: ["method", "chain"],
       buckets: RPC_BUCKETS,
       registers,
     });
@@ -79,16 +79,18 @@ export class ServiceMetrics implements RpcObserver, RpcUrlObserver {
     });
     this.operations = new Counter({
       name: "operations_total",
-      help: "Write operations entering each status (queued, sent, confirmed, failed)",
-      labelNames: ["status"],
+      help: "Write operations entering each status (queued, sent, confirmed, failed), by chain",
+      labelNames: ["status", "chain"],
       registers,
     });
     for (const status of OPERATION_STATUSES) this.operations.inc({ status }, 0);
     this.nonceAllocations = new Counter({
       name: "nonce_allocations_total",
-      help: "Nonces handed out to transactions being signed",
+      help: "Nonces handed out to transactions being signed, by chain",
+      labelNames: ["chain"],
       registers,
     });
+    this.nonceAllocations.inc(0);
     this.signerPoolSize = new Gauge({
       name: "signer_pool_size",
       help: "Signing keys held in memory by the signer pool",
@@ -112,10 +114,33 @@ export class ServiceMetrics implements RpcObserver, RpcUrlObserver {
     this.httpDuration.observe(labels, seconds);
   }
 
-  rpcCall(method: string, seconds: number, failed: boolean): void {
-    this.rpcCalls.inc({ method });
-    this.rpcDuration.observe({ method }, seconds);
-    if (failed) this.rpcErrors.inc({ method });
+  /**
+   * The same series for one chain, labelled `chain` (its id): what a chain unit's provider and engine
+   * report to. `chain` may be set later (RPC_URL: the first URL's answer gives the id); until then,
+   * and for what is wired without a chain (tests), the series carry no chain label. The unlabelled
+   * zeros exported from the start give way to this chain's.
+   */
+  forChain(chain?: string): ChainMetrics {
+    const labelled = new ChainMetrics(this);
+    if (chain !== undefined) labelled.label(chain);
+    return labelled;
+  }
+
+  /** Starts `chain`'s operation and nonce series at 0, in place of the unlabelled ones. */
+  addChain(chain: string): void {
+    for (const status of OPERATION_STATUSES) {
+      this.operations.remove({ status });
+      this.operations.inc({ status, chain }, 0);
+    }
+    this.nonceAllocations.remove({});
+    this.nonceAllocations.inc({ chain }, 0);
+  }
+
+  rpcCall(method: string, seconds: number, failed: boolean, chain?: string): void {
+    const labels = chain === undefined ? { method } : { method, chain };
+    this.rpcCalls.inc(labels);
+    this.rpcDuration.observe(labels, seconds);
+    if (failed) this.rpcErrors.inc(labels);
   }
 
   rpcRequest(chain: string, url: string, outcome: RpcRequestOutcome, calls: number): void {
@@ -123,16 +148,46 @@ export class ServiceMetrics implements RpcObserver, RpcUrlObserver {
   }
 
   /** An operation entered `status` (the transaction engine calls this on every transition). */
-  operationStatus(status: string): void {
-    this.operations.inc({ status });
+  operationStatus(status: string, chain?: string): void {
+    this.operations.inc(chain === undefined ? { status } : { status, chain });
   }
 
   /** A nonce was allocated for a transaction about to be signed. */
-  nonceAllocated(count = 1): void {
-    this.nonceAllocations.inc(count);
+  nonceAllocated(count = 1, chain?: string): void {
+    if (chain === undefined) this.nonceAllocations.inc(count);
+    else this.nonceAllocations.inc({ chain }, count);
   }
 
   setSignerPoolSize(size: number): void {
     this.signerPoolSize.set(size);
+  }
+}
+
+/** One chain's view of the service's metrics: every call and operation it reports carries its id. */
+export class ChainMetrics implements RpcObserver {
+  private chain?: string;
+
+  constructor(private readonly all: ServiceMetrics) {}
+
+  /** Names the chain, once its id is known. */
+  label(chain: string): void {
+    this.chain = chain;
+    this.all.addChain(chain);
+  }
+
+  rpcCall(method: string, seconds: number, failed: boolean): void {
+    this.all.rpcCall(method, seconds, failed, this.chain);
+  }
+
+  operationStatus(status: string): void {
+    this.all.operationStatus(status, this.chain);
+  }
+
+  nonceAllocated(count = 1): void {
+    this.all.nonceAllocated(count, this.chain);
+  }
+
+  setSignerPoolSize(size: number): void {
+    this.all.setSignerPoolSize(size);
   }
 }

@@ -16,6 +16,7 @@ import {
   ServiceProcess,
   TEST_API_KEY,
 } from "../api/harness";
+import { ChainControl } from "../support/chain-control";
 
 const ALPHA = 31_401;
 const BETA = 31_402;
@@ -50,7 +51,12 @@ describe("two chains in one service", function () {
         { id: ALPHA, name: "alpha", rpcUrls: [alpha.rpcUrl] },
         { id: BETA, name: "beta", rpcUrls: [beta.rpcUrl] },
       ],
-      env: { RPC_TIMEOUT_MS: String(RPC_TIMEOUT_MS), WALLET_MASTER_KEY: randomBytes(32).toString("hex") },
+      // TX_TIMEOUT_MS: a write not mined within it answers 202 (the hung-chain test records one so).
+      env: {
+        RPC_TIMEOUT_MS: String(RPC_TIMEOUT_MS),
+        TX_TIMEOUT_MS: "3000",
+        WALLET_MASTER_KEY: randomBytes(32).toString("hex"),
+      },
     });
     api = new ApiClient(service.url);
   });
@@ -91,6 +97,9 @@ describe("two chains in one service", function () {
     expectError(await mint("gamma", 1), 404, "CHAIN_NOT_FOUND");
     expectError(await mint(1, 1), 404, "CHAIN_NOT_FOUND");
     expectError(await api.get(`/collections/${collection}`), 400, "CHAIN_REQUIRED");
+    // POST /collections checks its key before it reads the body for the chain: 401 first, then 400.
+    expectError(await api.post("/collections", { address: collection }), 401, "UNAUTHORIZED");
+    expectError(await api.post("/collections", { address: collection }, ROOT), 400, "CHAIN_REQUIRED");
     expect(await providers.alpha.getTransactionCount(owner.address)).to.equal(before);
     expect(await providers.beta.getTransactionCount(owner.address)).to.equal(1);
   });
@@ -190,7 +199,7 @@ describe("two chains in one service", function () {
     expect(allowed.status, allowed.text).to.equal(200);
   });
 
-  it("with one chain hung (SIGSTOP): health is degraded, a write on it is a quick 503 storing nothing, the other chain writes on; ok again once it is back", async function () {
+  it("with one chain hung (SIGSTOP): health is degraded, a write on it is a quick 503 storing nothing, the other chain writes on; ok again once it is back, and the operation recorded on it before it hung confirms", async function () {
     const timed = async (chain: string) => {
       const started = performance.now();
       const res = await mint(chain, 1);
@@ -205,6 +214,12 @@ describe("two chains in one service", function () {
     const betaOps = async () =>
       (await api.request("GET", "/nft/operations?chain=beta&limit=500", { headers: ROOT })).body.operations
         .length as number;
+    // An operation recorded on beta and sent, not yet mined (automine off), when beta hangs.
+    const betaControl = new ChainControl(beta.rpcUrl);
+    await betaControl.setAutomine(false);
+    const recorded = await mint("beta", 1);
+    expect(recorded.status, recorded.text).to.equal(202);
+    expect(recorded.body.chainId).to.equal(String(BETA));
     const storedBefore = await betaOps();
     beta.signal("SIGSTOP");
     try {
@@ -238,8 +253,33 @@ describe("two chains in one service", function () {
       if (status !== "ok") await new Promise((r) => setTimeout(r, 250));
     }
     expect(status).to.equal("ok");
+    await betaControl.mine();
+    await betaControl.setAutomine(true);
+    let view: { status?: string; chainId?: string } = {};
+    while (Date.now() < deadline && view.status !== "confirmed") {
+      view = (await api.get(`/nft/operations/${recorded.body.operationId}`)).body;
+      if (view.status !== "confirmed") await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(view.status, JSON.stringify(view)).to.equal("confirmed");
+    expect(view.chainId).to.equal(String(BETA));
+    expect(await collectionAt(collection, providers.beta).totalSupply()).to.equal(5n);
     const after = await mint("beta", 1);
     expect(after.status, after.text).to.equal(200);
+  });
+
+  it("/metrics labels each chain's series with its id", async function () {
+    const res = await api.request("GET", "/metrics", { headers: ROOT });
+    expect(res.status, res.text).to.equal(200);
+    const sample = (series: string) => {
+      const line = res.text.split("\n").find((l) => l.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.split(" ").pop());
+    };
+    for (const chain of [ALPHA, BETA]) {
+      expect(sample(`operations_total{status="confirmed",chain="${chain}"}`), `${chain}`).to.be.above(0);
+      expect(sample(`nonce_allocations_total{chain="${chain}"}`), `${chain}`).to.be.above(0);
+      expect(sample(`rpc_calls_total{method="eth_sendRawTransaction",chain="${chain}"}`), `${chain}`).to.be.above(0);
+    }
+    expect(res.text).to.not.match(/^operations_total\{status="[a-z]+"\}/m);
   });
 
   it("leaks no secret in any answer", function () {

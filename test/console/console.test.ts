@@ -196,7 +196,7 @@ describe("the console (/console) in headless Chromium", function () {
     await page.waitForSelector("h2:has-text('Wallets'):focus");
   });
 
-  it("a mint made over HTTP appears in Operations within 2 s, and its status turns confirmed", async function () {
+  it("a mint made over HTTP appears in Operations within 2 s with its chain, and its status turns confirmed", async function () {
     await signIn(operatorKey);
     await show("operations");
     await provider.send("evm_setAutomine", [false]);
@@ -215,6 +215,12 @@ describe("the console (/console) in headless Chromium", function () {
       expect(await page.getAttribute(`tr[data-operation-id="${operationId}"] [data-status]`, "data-status")).to.equal(
         "sent",
       );
+      // Issue 43: a chain column, and a chain selector listing the chains the service serves.
+      expect(await page.getAttribute(`tr[data-operation-id="${operationId}"] [data-chain]`, "data-chain")).to.equal(
+        "31337",
+      );
+      const chains = await page.locator('select[name="chain"] option').allTextContents();
+      expect(chains.join("|")).to.match(/^any\|[a-z0-9-]+ \(31337\)$/);
     } finally {
       await provider.send("evm_setAutomine", [true]);
     }

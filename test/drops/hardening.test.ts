@@ -15,7 +15,7 @@ const randomAddress = () => getAddress(hexlify(randomBytes(20)));
 async function rpcCalls(api: ApiClient, method: string): Promise<number> {
   const res = await api.request("GET", "/metrics", { headers: ROOT });
   expect(res.status, res.text).to.equal(200);
-  const line = res.text.split("\n").find((l) => l.startsWith(`rpc_calls_total{method="${method}"}`));
+  const line = res.text.split("\n").find((l) => l.startsWith(`rpc_calls_total{method="${method}",chain="31337"}`));
   return line ? Number(line.split(" ").pop()) : 0;
 }
 

@@ -20,16 +20,12 @@ import {
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
 import { seededRandom as seeded } from "../support/seeded-random";
 import { seededDataDir } from "../support/pglite-template";
+import { replayUntilConfirmed, type KeyedWrite } from "../support/keyed-replay";
 
 const SEED = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 6);
 const PER_ROUND = 80;
 const KEYS = DEV_KEYS.slice(6, 10).map((key) => new Wallet(key));
-
-interface Sent {
-  key: string;
-  body: Record<string, unknown>;
-}
 
 for (const store of (process.env.CRASH_STORES ?? "pglite,postgres").split(",")) {
   describe(`SIGKILLs in the middle of bursts of keyed mints (${store}, automining node)`, function () {
@@ -63,7 +59,7 @@ for (const store of (process.env.CRASH_STORES ?? "pglite,postgres").split(",")) 
       const nft = collectionAt(collection, provider);
       const supplyBefore = (await nft.totalSupply()) as bigint;
       const noncesBefore = await Promise.all(KEYS.map((k) => provider.getTransactionCount(k.address)));
-      const sent: Sent[] = [];
+      const sent: KeyedWrite[] = [];
       try {
         for (let round = 0; round < ROUNDS; round++) {
           const service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env });
@@ -84,22 +80,7 @@ for (const store of (process.env.CRASH_STORES ?? "pglite,postgres").split(",")) 
         }
         const service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env });
         try {
-          const api = new ApiClient(service.url);
-          const deadline = Date.now() + 60_000;
-          let waiting = sent;
-          while (waiting.length > 0) {
-            if (Date.now() > deadline) {
-              throw new Error(
-                `${waiting.length} keys still not 200 60 s after the last restart (first: ${waiting[0].key})`,
-              );
-            }
-            const answers = await Promise.all(
-              waiting.map((item) => api.post("/nft/mint", item.body, { "Idempotency-Key": item.key })),
-            );
-            // A key never recorded before its kill runs anew, and is answered like any write.
-            waiting = waiting.filter((_, i) => answers[i].status !== 200);
-            if (waiting.length > 0) await sleep(500);
-          }
+          await replayUntilConfirmed(new ApiClient(service.url), sent);
           const supplyAfter = (await nft.totalSupply()) as bigint;
           expect(supplyAfter - supplyBefore).to.equal(BigInt(sent.length));
           const noncesAfter = await Promise.all(KEYS.map((k) => provider.getTransactionCount(k.address)));

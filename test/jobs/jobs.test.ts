@@ -339,7 +339,7 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
     expect(second.body.jobs[0].jobId).to.not.equal(first.body.jobs[1].jobId);
   });
 
-  it("the CLI (npx nft-ops): exit 0 when every row is confirmed, 1 with the failed rows in a CSV when a batch reverts on chain, 2 on a usage error", async () => {
+  it("the CLI (npx nft-ops): --chain names the chain; exit 0 when every row is confirmed, 1 with the failed rows in a CSV when a batch reverts on chain, 2 on a usage error", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "nft-ops-cli-"));
     const cli = (args: string[]) =>
       new Promise<{ code: number | null; out: string }>((resolve, reject) => {
@@ -359,7 +359,14 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
       expect(usage.code, usage.out).to.equal(2);
       expect(usage.out).to.include("--collection is required");
 
-      const ok = await cli(["job", "airdrop", good, "--collection", collection, "--from", "treasury"]);
+      // --chain goes to the service as ?chain=: a chain it does not serve is refused, and nothing runs.
+      const airdrop = (chain: string) =>
+        cli(["--chain", chain, "job", "airdrop", good, "--collection", collection, "--from", "treasury"]);
+      const elsewhere = await airdrop("gamma");
+      expect(elsewhere.code, elsewhere.out).to.equal(2);
+      expect(elsewhere.out).to.include("404 CHAIN_NOT_FOUND");
+
+      const ok = await airdrop("31337");
       expect(ok.code, ok.out).to.equal(0);
       expect(ok.out).to.include("completed: 20 confirmed, 0 failed");
       expect(existsSync(path.join(dir, "holders.failed.csv"))).to.equal(false);

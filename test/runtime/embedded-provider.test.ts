@@ -134,9 +134,9 @@ describe("npm start with no configuration: the service and its embedded chain in
 
   it("counts its in-process JSON-RPC calls in /metrics (the deployment and the mint among them)", async function () {
     const metrics = await api.get("/metrics");
-    const sends = /^rpc_calls_total\{method="eth_sendRawTransaction"\} (\d+)$/m.exec(metrics.text);
+    const sends = /^rpc_calls_total\{method="eth_sendRawTransaction",chain="31337"\} (\d+)$/m.exec(metrics.text);
     expect(Number(sends?.[1])).to.be.at.least(2);
-    expect(metrics.text).to.match(/^rpc_call_duration_seconds_count\{method="eth_call"\} [1-9]/m);
+    expect(metrics.text).to.match(/^rpc_call_duration_seconds_count\{method="eth_call",chain="31337"\} [1-9]/m);
   });
 
   it("is one process, and SIGINT closes the API and the JSON-RPC port and exits 0", async function () {

@@ -140,7 +140,7 @@ describe("the production entry: npm run build, then node dist/server/cli.js with
     expect((await api.get("/health/live")).status).to.equal(200);
     const metrics = await api.get("/metrics");
     expect(metrics.status).to.equal(200);
-    expect(metrics.text).to.match(/^rpc_calls_total\{method="eth_call"\} \d+/m);
+    expect(metrics.text).to.match(/^rpc_calls_total\{method="eth_call",chain="31337"\} \d+/m);
   });
 
   it("refuses to start without RPC_URL or CHAINS, with one line naming them", async function () {

@@ -19,7 +19,8 @@ const Body = z
   .openapi("RegisterCollectionRequest");
 
 /** Always a key, in every mode: registering makes the service read a collection's whole history. */
-const ACCESS = { scope: "nft:read", key: "always", bodyCollection: "address" } as const;
+export const REGISTER_ACCESS = { scope: "nft:read", key: "always", bodyCollection: "address" } as const;
+const ACCESS = REGISTER_ACCESS;
 
 /**
  * POST /collections: index an ERC-721 the service did not deploy or act on. 201 when new, 200 when
