@@ -7,6 +7,7 @@
  *    and the reveal.
  */
 import { expect } from "chai";
+import canonicalize from "canonicalize";
 import type { Contract, JsonRpcProvider, Wallet } from "ethers";
 import { DEFAULT_COLLECTION, deployTransaction } from "../../server/chain/collection";
 import {
@@ -23,6 +24,7 @@ import { RpcProxy } from "../support/rpc-proxy";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
 
 const COUNT = 6;
+const documentOf = (n: number) => ({ name: `Token #${n}`, attributes: [{ trait_type: "Eyes", value: `Eyes${n}` }] });
 
 describe("Metadata on two instances of one PostgreSQL database (real node, real contract)", function () {
   let node: ChainNode;
@@ -31,6 +33,7 @@ describe("Metadata on two instances of one PostgreSQL database (real node, real 
   let owner: Wallet;
   let nft: Contract;
   let collection: string;
+  let chainId: string;
   /** Indexes the collection. */
   let a: ServiceProcess;
   /** Shares the store, does not index the collection. */
@@ -38,6 +41,7 @@ describe("Metadata on two instances of one PostgreSQL database (real node, real 
   let proxyA: RpcProxy;
   let proxyB: RpcProxy;
   let apiA: ApiClient;
+  let apiB: ApiClient;
 
   async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
     for (const deadline = Date.now() + timeoutMs; ; await sleep(100)) {
@@ -61,6 +65,7 @@ describe("Metadata on two instances of one PostgreSQL database (real node, real 
     collection = deployed.contractAddress!;
     nft = collectionAt(collection, owner);
     await (await nft.mintForFree(COUNT, owner.address)).wait();
+    chainId = (await provider.getNetwork()).chainId.toString();
     const env = { DATABASE_URL: databaseUrl, BLOCK_POLL_MS: "100" };
     a = await ServiceProcess.start({ rpcUrl: proxyA.url, env });
     apiA = new ApiClient(a.url);
@@ -77,6 +82,7 @@ describe("Metadata on two instances of one PostgreSQL database (real node, real 
     });
     // Started once `a` holds the collection's lease: `b` only shares the store.
     b = await ServiceProcess.start({ rpcUrl: proxyB.url, env });
+    apiB = new ApiClient(b.url);
   });
 
   after(async function () {
@@ -98,6 +104,16 @@ describe("Metadata on two instances of one PostgreSQL database (real node, real 
     return res.body.tokenURI as string;
   };
 
+  const served = (api: ApiClient, tokenId: number) => api.get(`/metadata/${chainId}/${collection}/${tokenId}.json`);
+  /** Waits until `b` serves token `tokenId` as `text`; answers how long that took. */
+  const bServes = async (tokenId: number, text: string) => {
+    const started = Date.now();
+    await until(`b to serve token ${tokenId} as ${text}`, async () =>
+      (await served(apiB, tokenId)).text === text ? true : undefined,
+    );
+    return Date.now() - started;
+  };
+
   it("answers repeat tokenURI reads of an ERC-4906 collection with no eth_call at its proxy, even a block later", async function () {
     this.timeout(60_000);
     const ids = Array.from({ length: COUNT }, (_, i) => i + 1);
@@ -115,5 +131,38 @@ describe("Metadata on two instances of one PostgreSQL database (real node, real 
     for (let round = 0; round < 3; round++) for (const id of ids) again.push(await tokenUri(apiA, id));
     expect(again).to.deep.equal([...first, ...first, ...first]);
     expect(proxyA.calls.get("eth_call") ?? 0, JSON.stringify([...proxyA.calls])).to.equal(0);
+  });
+
+  it("serves on the other instance what changed through the first: a new placeholder, then the reveal", async function () {
+    this.timeout(180_000);
+    const put = (json: unknown) =>
+      apiA.request("PUT", `/collections/${collection}/metadata`, { json, headers: ROOT_KEY });
+    const tokens = Array.from({ length: COUNT }, (_, i) => ({ tokenId: i + 1, ...documentOf(i + 1) }));
+    const first = await put({ placeholder: { name: "Mystery" }, tokens });
+    expect(first.status, first.text).to.equal(200);
+    // `b` loads the collection and keeps it.
+    for (let t = 1; t <= COUNT; t++) {
+      const res = await served(apiB, t);
+      expect(res.status, res.text).to.equal(200);
+      expect(res.text).to.equal(canonicalize({ name: "Mystery" }));
+    }
+    const replaced = await put({ placeholder: { name: "Mystery, take two" } });
+    expect(replaced.status, replaced.text).to.equal(200);
+    const placeholderMs = await bServes(1, canonicalize({ name: "Mystery, take two" })!);
+
+    const commit = await apiA.post(`/collections/${collection}/metadata/commit`, { privateKey: owner.privateKey });
+    expect(commit.status, commit.text).to.equal(200);
+    const reveal = await apiA.post(`/collections/${collection}/reveal`, { privateKey: owner.privateKey });
+    expect(reveal.status, reveal.text).to.equal(200);
+    const startingIndex = BigInt(reveal.body.startingIndex as string);
+    const revealMs = [];
+    for (let t = 1; t <= COUNT; t++) {
+      const uploaded = Number(((BigInt(t) - 1n + startingIndex) % BigInt(COUNT)) + 1n);
+      revealMs.push(await bServes(t, canonicalize(documentOf(uploaded))!));
+    }
+    const state = await apiB.get(`/collections/${collection}/metadata`);
+    expect(state.body.state).to.equal("revealed");
+    expect(state.body.startingIndex).to.equal(startingIndex.toString());
+    console.log(`      b served the new placeholder after ${placeholderMs} ms, the reveal after ${revealMs[0]} ms`);
   });
 });
