@@ -1,8 +1,9 @@
 /**
  * Metadata benchmarks (issue 44, "Performance"), each a ratio against a baseline run in this process:
  *  - POST /nft/tokenURI of an ERC-4906 collection vs the same eth_call straight to the chain, over
- *    READ_TOKENS rotating token ids, 16 connections; on a separate `hardhat node` (behind an RpcProxy
- *    that counts the JSON-RPC calls of a repeat read: target 0) and on the embedded chain (the
+ *    READ_TOKENS rotating token ids, 16 connections; on a separate `hardhat node` (the service behind an
+ *    RpcProxy of its own that counts its eth_calls during repeat reads: target 0; the baseline behind
+ *    another) and on the embedded chain (the
  *    service's own CHAIN_PORT). Target ≥ 1.5x both.
  *  - GET /metadata/… of SERVE_TOKENS revealed tokens at 32 connections vs a static file server over a
  *    directory of the same files (node:http reading each file per request, as serve-static does).
@@ -87,6 +88,7 @@ async function tokenUriRatio(apiUrl: string, rpcUrl: string, address: string, pr
   await cannon({ ...post, url: `${apiUrl}/nft/tokenURI`, requests: rotating(viaApi), duration: SMOKE ? 1 : 6 });
   const directRun = await cannon({ ...post, url: rpcUrl, requests: rotating(direct), duration: SECONDS });
   // A JSON-RPC call a tokenURI read costs is an eth_call (the block feed and the index poll beside it).
+  // `proxy` sees the service's calls only: the baseline's went to `rpcUrl`.
   proxy?.resetCounts();
   const apiRun = await cannon({
     ...post,
@@ -128,8 +130,11 @@ async function main(): Promise<void> {
 
   // ---- separate node ----
   const node = await ChainNode.start();
+  // The service's own proxy counts only the service's calls; the baseline's eth_calls (and those of its
+  // requests still in flight when its run ends) go through a second proxy of the same cost.
   const proxy = await RpcProxy.start(node.rpcUrl);
-  const rpc = provider(proxy.url);
+  const direct = await RpcProxy.start(node.rpcUrl);
+  const rpc = provider(direct.url);
   const address = await deployWithTokens(rpc, DEPLOYER_KEY, SERVE_TOKENS);
   const service = await ServiceProcess.start({ rpcUrl: proxy.url, stdout: "ignore", env: { LOG_LEVEL: "warn" } });
   const registered = await fetch(`${service.url}/collections`, {
@@ -140,7 +145,7 @@ async function main(): Promise<void> {
   if (registered.status >= 300) throw new Error(await registered.text());
   // The index's backfill of the mints (PGlite's work holds the service's event loop) is not what is measured.
   await indexed(service.url, address, await rpc.getBlockNumber());
-  const separate = await tokenUriRatio(service.url, proxy.url, address, proxy);
+  const separate = await tokenUriRatio(service.url, direct.url, address, proxy);
   figures.tokenUriSeparate = separate.ratio;
   figures.repeatCalls = separate.calls ?? 0;
   figures.errors = separate.apiRun.errors;
@@ -237,6 +242,7 @@ async function main(): Promise<void> {
   rpc.destroy();
   await service.stop();
   await proxy.close();
+  await direct.close();
   await node.stop();
 
   // ---- embedded chain ----

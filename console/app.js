@@ -33,11 +33,16 @@ const session = {
 };
 
 /** One API call with the session's key; a 401 ends the session. */
-async function api(method, path, body) {
+async function api(method, path, body, init = {}) {
   const headers = { accept: "application/json" };
   if (session.key) headers.authorization = `Bearer ${session.key}`;
   if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(path, {
+    ...init,
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   let json = null;
   try {
@@ -778,7 +783,8 @@ class Collections extends View {
     const { chainId, address } = this.state.data.metadata.value;
     const path = `/metadata/${encodeURIComponent(chainId)}/${encodeURIComponent(address)}/${encodeURIComponent(tokenId)}.json`;
     try {
-      const document = await api("GET", path);
+      // Served with max-age=60 for marketplaces: the preview asks again (ETag), or a reveal shows a minute late.
+      const document = await api("GET", path, undefined, { cache: "no-cache" });
       this.setState({ preview: { tokenId, text: JSON.stringify(document, null, 2) } });
     } catch (error) {
       this.setState({ preview: { tokenId, error } });

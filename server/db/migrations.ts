@@ -19,6 +19,7 @@ import { DROP_INDEX_MIGRATION } from "./migration-23-drop-index";
 import { CHAINS_MIGRATION } from "./migration-24-chains";
 import { METADATA_MIGRATION } from "./migration-26-metadata";
 import { OPERATION_VIA_MIGRATION } from "./migration-29-operation-via";
+import { JOB_VIA_MIGRATION } from "./migration-31-job-via";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -679,6 +680,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   PENDING_ALLOWLISTS_MIGRATION,
   METADATA_MIGRATION,
   OPERATION_VIA_MIGRATION,
+  JOB_VIA_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

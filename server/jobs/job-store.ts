@@ -28,6 +28,8 @@ export interface JobRecord {
   estimatedGas: string;
   estimatedCostWei: string;
   accessKeyId: string | null;
+  /** "mcp": made by an MCP tool; its batches' operations say so too. */
+  via: string | null;
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
@@ -89,6 +91,7 @@ interface JobRow {
   estimated_gas: string;
   estimated_cost_wei: string;
   access_key_id: string | null;
+  via: string | null;
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
@@ -107,7 +110,7 @@ interface BatchRow {
 }
 
 const JOB_COLUMNS = `id, seq::text AS seq, kind, chain_id, contract_address, from_address, status, error, row_count,
-  batch_count, estimated_gas, estimated_cost_wei, access_key_id, created_at, updated_at, finished_at`;
+  batch_count, estimated_gas, estimated_cost_wei, access_key_id, via, created_at, updated_at, finished_at`;
 const BATCH_COLUMNS = "job_id, idx, first_row, row_count, status, operation_id, gas_used, wei_spent, error";
 /** Rows written per statement when a job is made. */
 const INSERT_CHUNK = 10_000;
@@ -126,6 +129,7 @@ const toJob = (r: JobRow): JobRecord => ({
   estimatedGas: r.estimated_gas,
   estimatedCostWei: r.estimated_cost_wei,
   accessKeyId: r.access_key_id,
+  via: r.via ?? null,
   createdAt: new Date(r.created_at),
   updatedAt: new Date(r.updated_at),
   finishedAt: r.finished_at ? new Date(r.finished_at) : null,
@@ -154,6 +158,7 @@ export interface NewJob {
   contractAddress: string;
   from: string;
   accessKeyId: string | null;
+  via?: string | null;
   entries: JobEntry[];
   plan: Plan;
 }
@@ -167,8 +172,8 @@ export class JobStore {
     await this.db.transaction(async (tx) => {
       await tx.query(
         `INSERT INTO jobs (id, kind, chain_id, contract_address, from_address, status, row_count, batch_count,
-           estimated_gas, estimated_cost_wei, access_key_id)
-         VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8, $9, $10)`,
+           estimated_gas, estimated_cost_wei, access_key_id, via)
+         VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8, $9, $10, $11)`,
         [
           job.id,
           job.kind,
@@ -180,6 +185,7 @@ export class JobStore {
           job.plan.estimatedGas.toString(),
           job.plan.estimatedCostWei.toString(),
           job.accessKeyId,
+          job.via ?? null,
         ],
       );
       await tx.query(

@@ -244,6 +244,7 @@ export class JobRunner {
         fingerprint,
         idempotencyKey,
         accessKeyId: job.accessKeyId,
+        via: job.via,
       });
       return await this.markSent(job.id, batch.index, operationIdOf(answer));
     } catch (err) {

@@ -3,6 +3,9 @@
  * memory as the bytes to send, with what the chain says of its reveal (read once, then again only
  * when the index reads an ERC-4906 event of the collection or a reveal through the service
  * confirms), and which tokens exist (from the index). A request never reaches the chain.
+ * Another instance sharing the store may upload, commit, reveal or index the collection's events:
+ * at most once a RECHECK_MS a request of a kept collection compares the store's version of it (one
+ * query, not awaited by the request) with the one it was loaded with, and a different one drops it.
  */
 import type { ChainClient } from "../chain/chain-client";
 import type { CollectionIndex } from "../collections";
@@ -24,6 +27,9 @@ export interface RevealState {
   startingIndex: bigint | null;
 }
 
+/** How long a collection's kept copy is served before the store is asked whether it changed. */
+const RECHECK_MS = 1_000;
+
 const NO_REVEAL: RevealState = { provenance: null, count: 0n, revealed: false, startingIndex: null };
 
 interface Entry {
@@ -32,6 +38,8 @@ interface Entry {
   /** Uploaded documents by token id (loaded once revealed; the placeholder alone is served before). */
   documents: Map<bigint, Buffer>;
   reveal: RevealState;
+  /** The store's version of the collection, read before the rest (MetadataStore.version). */
+  version: string;
 }
 
 export class MetadataService {
@@ -39,6 +47,8 @@ export class MetadataService {
   private readonly minted = new Map<string, Set<bigint>>();
   private readonly unminted = new Map<string, Set<bigint>>();
   private readonly dropListeners = new Set<(address: string) => void>();
+  /** When each kept collection was last compared with the store. */
+  private readonly checkedAt = new Map<string, number>();
 
   constructor(
     readonly store: MetadataStore,
@@ -110,7 +120,9 @@ export class MetadataService {
   private entry(address: string): Promise<Entry> {
     const key = address.toLowerCase();
     let entry = this.entries.get(key);
-    if (!entry) {
+    if (entry) this.recheck(key, entry);
+    else {
+      this.checkedAt.set(key, Date.now());
       entry = this.load(key);
       this.entries.set(key, entry);
       // A failed load (the chain or the store down) is not kept: the next request tries again.
@@ -121,7 +133,24 @@ export class MetadataService {
     return entry;
   }
 
+  /** Drops `entry` if another instance changed the collection in the store (at most once a RECHECK_MS). */
+  private recheck(key: string, entry: Promise<Entry>): void {
+    const now = Date.now();
+    if (now - (this.checkedAt.get(key) ?? 0) < RECHECK_MS) return;
+    this.checkedAt.set(key, now);
+    // Tokens minted since: the index that reads them may be another instance's.
+    this.unminted.delete(key);
+    entry
+      .then(async (kept) => {
+        const version = await this.store.version(this.chainId, key);
+        if (version !== kept.version && this.entries.get(key) === entry) this.drop(key);
+      })
+      .catch(() => {}); // the store down: asked again after RECHECK_MS
+  }
+
   private async load(address: string): Promise<Entry> {
+    // Read first: a change after it, even during the reads below, differs from it at the next recheck.
+    const version = await this.store.version(this.chainId, address);
     const [record, reveal] = await Promise.all([this.store.find(this.chainId, address), this.readReveal(address)]);
     const documents = new Map<bigint, Buffer>();
     if (record && reveal.revealed) {
@@ -130,7 +159,7 @@ export class MetadataService {
         await this.store.setRevealed(this.chainId, address, reveal.startingIndex);
     }
     const placeholder = Buffer.from(record?.placeholder ?? DEFAULT_PLACEHOLDER);
-    return { record, placeholder, documents, reveal };
+    return { record, placeholder, documents, reveal, version };
   }
 
   /** Whether token `tokenId` exists, from the index (a token seen once is kept; one not seen, until the index moves). */

@@ -88,6 +88,24 @@ export class MetadataStore {
     };
   }
 
+  /**
+   * A fingerprint of what a served collection depends on in the store: its row (an upload, a commit,
+   * the reveal recorded, the CAR's root) and the ERC-4906 events the index read of it. Any instance
+   * may have written them; another compares it with the one it loaded with to know its copy is stale.
+   */
+  async version(chainId: string, address: string): Promise<string> {
+    const { rows } = await this.db.query<{ row: string | null; events: string }>(
+      `SELECT
+         (SELECT updated_at::text || '|' || coalesce(starting_index::text, '') || '|' || coalesce(root_cid, '')
+            FROM metadata_collections WHERE chain_id = $1 AND address = $2) AS row,
+         (SELECT count(*)::text || '|' || coalesce(max(u.block_number)::text, '')
+            FROM index_metadata_updates u JOIN indexed_collections c ON c.id = u.collection_id
+            WHERE c.chain_id = $1 AND c.address = $2) AS events`,
+      [chainId, address.toLowerCase()],
+    );
+    return `${rows[0].row ?? ""}#${rows[0].events}`;
+  }
+
   /** Documents by token id, from `after` on, at most `limit`. */
   async page(
     chainId: string,

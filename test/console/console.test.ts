@@ -390,6 +390,96 @@ describe("the console (/console) in headless Chromium", function () {
     expect(high).to.be.at.least(11);
   });
 
+  it("the Metadata panel shows the documents, hidden then revealed, the provenance, starting index and root CID, and previews a token's document", async function () {
+    this.timeout(120_000);
+    const deployer = (await fundedWallet(provider)).connect(provider);
+    const sent = await deployer.sendTransaction(await deployTransaction({ ...DEFAULT_COLLECTION, name: "Hosted" }));
+    const deployed = (await sent.wait())!;
+    const address = deployed.contractAddress!;
+    const nft = new Contract(address, collectionArtifact().abi, deployer);
+    await (await nft.mint(3, { value: DEFAULT_COLLECTION.cost * 3n })).wait();
+    const registered = await api.post("/collections", { address, fromBlock: deployed.blockNumber }, ROOT);
+    expect(registered.status, registered.text).to.be.oneOf([200, 201, 202]);
+    const tokens = [1, 2, 3].map((n) => ({
+      tokenId: n,
+      name: `Hosted #${n}`,
+      attributes: [{ trait_type: "Hat", value: `Hat${n}` }],
+    }));
+    const put = await api.request("PUT", `/collections/${address}/metadata`, {
+      json: { placeholder: { name: "Hosted, unrevealed" }, tokens },
+      headers: ROOT,
+    });
+    expect(put.status, put.text).to.equal(200);
+    const facts = async () => {
+      const dl = page.locator("dl[data-metadata]");
+      const names = await dl.locator("dt").allTextContents();
+      const values = await dl.locator("dd").allTextContents();
+      return Object.fromEntries(names.map((n, i) => [n, values[i].trim()]));
+    };
+    const showCollection = async (state: string) => {
+      for (let tries = 0; tries < 20; tries++) {
+        await page.locator("input[name=address]").fill(address);
+        await page.getByRole("button", { name: "Show" }).click();
+        await page.waitForSelector(`[data-collection="${address}"]`);
+        if ((await page.locator(`dl[data-metadata="${state}"]`).count()) === 1) return;
+        await sleep(500);
+      }
+      throw new Error(`the panel did not show the metadata ${state}`);
+    };
+    /** Previews `tokenId` in the panel; answers the text shown once it is not `stale` (the index has the token). */
+    const preview = async (tokenId: number, stale?: string) => {
+      const shown = page.locator("pre.preview");
+      for (let tries = 0; tries < 20; tries++) {
+        await page.locator("input[name=tokenId]").fill(String(tokenId));
+        await page.getByRole("button", { name: "Preview" }).click();
+        await sleep(300);
+        if ((await shown.count()) === 1 && (await shown.getAttribute("aria-label")) === `Token ${tokenId}'s document`) {
+          const text = (await shown.textContent())!;
+          if (text !== stale) return text;
+        }
+      }
+      throw new Error(`no preview of token ${tokenId}`);
+    };
+
+    await signIn(operatorKey);
+    await page.click('nav button[data-view="collections"]');
+    await page.waitForSelector("input[name=address]", { timeout: 30_000 });
+    await showCollection("hidden");
+    expect(await facts()).to.deep.equal({
+      Documents: "3",
+      State: "hidden",
+      Provenance: "not set",
+      "Starting index": "not revealed",
+      "Root CID": "not built (GET …/metadata.car after the reveal)",
+    });
+    const hidden = await preview(2);
+    expect(JSON.parse(hidden)).to.deep.equal({ name: "Hosted, unrevealed" });
+    expect(hidden).to.not.include("Hat");
+
+    for (const step of ["metadata/commit", "reveal"]) {
+      const res = await api.post(`/collections/${address}/${step}`, { privateKey: deployer.privateKey }, ROOT);
+      expect(res.status, `${step}: ${res.text}`).to.equal(200);
+    }
+    const car = await fetch(`${service.url}/collections/${address}/metadata.car`);
+    expect(car.status).to.equal(200);
+    await car.arrayBuffer();
+    const state = await api.get(`/collections/${address}/metadata`);
+    expect(state.body.state).to.equal("revealed");
+    await showCollection("revealed");
+    expect(await facts()).to.deep.equal({
+      Documents: "3",
+      State: "revealed",
+      Provenance: await nft.provenance(),
+      "Starting index": (await nft.startingIndex()).toString(),
+      "Root CID": car.headers.get("x-root-cid"),
+    });
+    const served = await api.get(`/metadata/${(await provider.getNetwork()).chainId}/${address}/2.json`);
+    expect(served.status, served.text).to.equal(200);
+    expect(JSON.parse(await preview(2, hidden))).to.deep.equal(JSON.parse(served.text));
+    expect(JSON.parse(served.text).name).to.match(/^Hosted #[123]$/);
+    await page.screenshot({ path: path.join(SCREENSHOTS, "collections-metadata.png") });
+  });
+
   it("Jobs shows a job's progress as a bar: an airdrop of 3 rows from a held wallet, 3 of 3 confirmed", async function () {
     this.timeout(90_000);
     const wallet = await api.post("/wallets", { kind: "local", label: "jobs-owner" }, ROOT);

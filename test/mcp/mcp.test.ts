@@ -189,7 +189,7 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
     expect(error.code).to.equal("OPERATION_NOT_FOUND");
   });
 
-  it("a job made through create_job is followed to completed with get_job; its repeat makes no second job", async () => {
+  it("a job made through create_job is followed to completed with get_job; its repeat makes no second job; its operations say via mcp", async () => {
     const recipients = [1, 2, 1].map((amount) => ({ address: randomAddress(), amount }));
     const args = { kind: "airdrop", contractAddress: world.collection, from: "treasury", recipients };
     const planned = structured(await root.callTool({ name: "create_job", arguments: args }));
@@ -206,6 +206,14 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
     const job = await followJob(jobId);
     expect(job.status).to.equal("completed");
     expect(job.rowsByState).to.include({ confirmed: 3, failed: 0 });
+    // The runner sends the batches outside the tool's call: the job row carries via to them.
+    const batches = (job.batches as JsonBody[]).map((b) => b.operationId as string);
+    expect(batches).to.have.length.greaterThan(0);
+    for (const operationId of batches) {
+      const op = await world.root.get(`/nft/operations/${operationId}`);
+      expect(op.status, op.text).to.equal(200);
+      expect(op.body.via, op.text).to.equal("mcp");
+    }
   });
 
   it("an airdrop larger than one transaction plans and commits as a job to follow with get_job", async () => {

@@ -7,6 +7,7 @@ import type { AccessPrincipal } from "../../access";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
+import { currentVia } from "../../mcp/trace";
 import { address, from } from "../../nft/fields";
 import { ROOT_KEY_ID } from "../../nft";
 import type { TransactionSigner } from "../../signers/signer";
@@ -208,6 +209,7 @@ export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
       contractAddress: request.contractAddress.toLowerCase(),
       from: signer.address.toLowerCase(),
       accessKeyId: principal.keyId ?? ROOT_KEY_ID,
+      via: currentVia(),
       entries,
       plan,
     });
