@@ -29,8 +29,6 @@ export interface WriteRequest {
   accessKeyId?: string | null;
   /** "mcp" when an MCP tool asks for it (GET /nft/operations shows it). */
   via?: string | null;
-  /** Gas over the estimate: the call costs more in some blocks than in the one it was estimated in. */
-  extraGas?: bigint;
 }
 
 /** An answer to send as it is: replays must match the first answer byte for byte. */
@@ -144,13 +142,12 @@ export class TransactionEngine implements RequestPath {
    * What a write would do, sending nothing and recording nothing (`?dryRun=true`, the MCP tools'
    * plans): the call, its gas (with the margin a send adds), the fee quote, and its cost in wei at most.
    */
-  async preview(request: Pick<WriteRequest, "signer" | "to" | "data" | "value" | "extraGas">) {
+  async preview(request: Pick<WriteRequest, "signer" | "to" | "data" | "value">) {
     const from = request.signer.address;
-    const [estimate, fees] = await Promise.all([
+    const [gasLimit, fees] = await Promise.all([
       this.ctx.chain.simulate({ from, to: request.to, data: request.data, value: request.value }),
       this.ctx.chain.fees.quote(),
     ]);
-    const gasLimit = estimate + (request.extraGas ?? 0n);
     const value = request.value ?? 0n;
     const maxFeePerGas = fees.type === 2 ? fees.maxFeePerGas : fees.gasPrice;
     return {
@@ -189,11 +186,10 @@ export class TransactionEngine implements RequestPath {
     this.beforeNonce.set(from, concurrent);
     try {
       if (concurrent === 2) this.readSeedAhead(from);
-      const [estimate, fees] = await Promise.all([
+      const [gasLimit, fees] = await Promise.all([
         this.ctx.chain.simulate({ from, to: request.to, data: request.data, value: request.value }),
         this.ctx.chain.fees.quote(),
       ]);
-      const gasLimit = estimate + (request.extraGas ?? 0n);
       const call = { to: request.to ?? null, data: request.data, value: request.value ?? 0n, gasLimit };
       const refund = (await this.ctx.spendGuard?.reserve(signer, spendOf(call, fees))) ?? noRefund;
       const nonce = await this.takeNonce(from).catch(async (err: unknown) => {

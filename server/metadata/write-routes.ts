@@ -42,9 +42,6 @@ function documentsInOrder(documents: Map<bigint, string>): string[] {
   return ordered;
 }
 
-/** What storing a non-zero starting index costs over storing 0 (SSTORE of a zero slot: 22,100 vs 2,200 gas). */
-const REVEAL_INDEX_GAS = 20_000n;
-
 /** The owner check of an owner-only call (403 NOT_CONTRACT_OWNER), then the call. */
 const ownerCall = (
   deps: NftDeps & { signer: TransactionSigner },
@@ -152,13 +149,7 @@ export const revealRoute = defineWrite({
         data: "0x",
         fields: { startingIndex: onChain.startingIndex!.toString(), count: onChain.count.toString() },
       });
-    const planned = await ownerCall(deps, at, collectionCalls().encodeFunctionData("reveal"), {
-      count: onChain.count.toString(),
-    });
-    // reveal() stores a starting index from the previous block's hash: 0 (a zero slot left zero) costs
-    // about 20,000 gas less than any other, so an estimate that drew 0 would run out of gas in the block
-    // that draws another (1 in count times).
-    return "call" in planned ? { ...planned, call: { ...planned.call, extraGas: REVEAL_INDEX_GAS } } : planned;
+    return ownerCall(deps, at, collectionCalls().encodeFunctionData("reveal"), { count: onChain.count.toString() });
   },
   result: (receipt, op) => ({
     ...op.context,

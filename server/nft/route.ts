@@ -73,11 +73,7 @@ export interface ReadRoute<Body extends z.ZodType = z.ZodType> extends RouteBase
 
 /** What a write route asks the engine to send, or the answer when nothing needs sending. */
 export type WritePlan =
-  | {
-      /** `extraGas`: gas over the estimate, for a call whose cost depends on the block it lands in. */
-      call: { to?: string; data: string; value?: bigint; extraGas?: bigint };
-      context: Record<string, unknown>;
-    }
+  | { call: { to?: string; data: string; value?: bigint }; context: Record<string, unknown> }
   | { unchanged: Record<string, unknown>; contractAddress: string };
 
 /**
