@@ -117,14 +117,34 @@ function lineOf(detail: ErrorDetail): number {
   return match ? Number(match[1]) : 0;
 }
 
-/** 400 for a body past `limit` bytes; the connection is closed after the answer, so that the rest is never read. */
-export function bodyTooLarge(limit = MAX_BODY_BYTES): ApiError {
+/**
+ * 400 for a body past `limit` bytes; the rest is never read. A body being read (`reading`) has its
+ * connection closed CLOSE_AFTER_REFUSAL_MS later (see closeUnread); one refused on its declared length,
+ * with the answer (Node would otherwise read it to its end to keep the connection).
+ */
+export function bodyTooLarge(limit = MAX_BODY_BYTES, reading?: Readable): ApiError {
+  if (reading) closeUnread(reading);
   return new ApiError(
     "VALIDATION_ERROR",
     `Request body is over ${limit / 1024 / 1024} MB`,
     [{ path: "(body)", message: "too large" }],
-    { Connection: "close" },
+    reading ? undefined : { Connection: "close" },
   );
+}
+
+/** How long a refused body's connection stays open, unread, after the refusal. */
+const CLOSE_AFTER_REFUSAL_MS = 2_000;
+
+/**
+ * Closes the connection of a body left unread, a moment after the answer rather than with it.
+ * A socket closed with unread bytes sends a reset, and a client that had not yet read the 400 when
+ * the reset came loses it (seen with a busy client: `Connection: close` made Node close the socket as
+ * soon as the answer was written). Meanwhile nothing is read: the client's writes stop at the
+ * connection's buffers.
+ */
+function closeUnread(body: Readable): void {
+  const socket = (body as Readable & { socket?: { destroy(): void } }).socket;
+  if (socket) setTimeout(() => socket.destroy(), CLOSE_AFTER_REFUSAL_MS).unref();
 }
 
 /**
@@ -190,7 +210,7 @@ function readChunks(body: Readable, limit: number, onChunk: (chunk: Buffer) => v
     };
     const onData = (chunk: Buffer) => {
       bytes += chunk.length;
-      if (bytes > limit) return stop(bodyTooLarge(limit));
+      if (bytes > limit) return stop(bodyTooLarge(limit, body));
       onChunk(chunk);
     };
     const onEnd = () => stop();
