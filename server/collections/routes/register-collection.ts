@@ -20,7 +20,6 @@ const Body = z
 
 /** Always a key, in every mode: registering makes the service read a collection's whole history. */
 export const REGISTER_ACCESS = { scope: "nft:read", key: "always", bodyCollection: "address" } as const;
-const ACCESS = REGISTER_ACCESS;
 
 /**
  * POST /collections: index an ERC-721 the service did not deploy or act on. 201 when new, 200 when
@@ -30,9 +29,9 @@ const ACCESS = REGISTER_ACCESS;
 export const registerCollectionRoute: CollectionRoute = {
   mount(router, deps) {
     router.post("/collections", async (ctx) => {
-      await deps.access.admit(ctx, ACCESS);
+      await deps.access.admit(ctx, REGISTER_ACCESS);
       const input = parseBody(Body, await readJsonBody(ctx));
-      deps.access.checkBody(ctx, ACCESS, input);
+      deps.access.checkBody(ctx, REGISTER_ACCESS, input);
       await deps.chain.ensureCollection(input.address).catch((err: unknown) => {
         if (err instanceof ApiError && (err.code === "CONTRACT_NOT_FOUND" || err.code === "UNSUPPORTED_CONTRACT"))
           throw new ApiError("COLLECTION_NOT_FOUND", `${input.address} is not an ERC-721 collection: ${err.message}`);
