@@ -416,12 +416,25 @@ describe("the console (/console) in headless Chromium", function () {
       const values = await dl.locator("dd").allTextContents();
       return Object.fromEntries(names.map((n, i) => [n, values[i].trim()]));
     };
+    // A 202 registration answers before the index has started: GET /collections/{address} is 503 INDEX_BEHIND
+    // until it has, and the console shows that error. Wait for the index as a client would, then for the panel.
+    const indexDeadline = Date.now() + 60_000;
+    for (;;) {
+      const res = await api.get(`/collections/${address}`);
+      if (res.status === 200) break;
+      expect(res.status, res.text).to.equal(503);
+      if (Date.now() > indexDeadline) throw new Error(`the index of ${address} did not start: ${res.text}`);
+      await sleep(250);
+    }
     const showCollection = async (state: string) => {
       for (let tries = 0; tries < 20; tries++) {
         await page.locator("input[name=address]").fill(address);
         await page.getByRole("button", { name: "Show" }).click();
-        await page.waitForSelector(`[data-collection="${address}"]`);
-        if ((await page.locator(`dl[data-metadata="${state}"]`).count()) === 1) return;
+        const shown = await page.waitForSelector(`[data-collection="${address}"]`, { timeout: 3_000 }).then(
+          () => true,
+          () => false,
+        );
+        if (shown && (await page.locator(`dl[data-metadata="${state}"]`).count()) === 1) return;
         await sleep(500);
       }
       throw new Error(`the panel did not show the metadata ${state}`);
