@@ -79,7 +79,8 @@ describe("the production entry: npm run build, then node dist/server/cli.js with
   });
 
   after(async function () {
-    this.timeout(30_000);
+    // Stops a service and a node and deletes an installed node_modules: past 30 s on a loaded machine.
+    this.timeout(120_000);
     await service?.stop();
     provider?.destroy();
     await node?.stop();

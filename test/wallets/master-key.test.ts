@@ -22,6 +22,8 @@ describe("the master key and the wallet store (in process, PGlite)", function ()
   const local = Wallet.createRandom();
 
   before(async function () {
+    // A fresh PGlite store runs every migration: over 30 s on a loaded CI machine (seen at load 17).
+    this.timeout(120_000);
     dir = mkdtempSync(path.join(tmpdir(), "master-key-test-"));
     db = await openDatabase({ dataDir: path.join(dir, "pglite") });
     store = new WalletStore(db);
