@@ -48,20 +48,16 @@ export interface IndexedTransfer extends Omit<TransferLog, "collectionId"> {
   chainId: string;
   /** The collection's address, lower-case. */
   collection: string;
-  /**
-   * Made final after the index first followed the collection's head: news, however it was read (a
-   * catch-up after an outage reads as a backfill). False for the history read when a collection is
-   * first indexed.
-   */
-  news: boolean;
 }
 
 /**
  * Called inside the database transaction that makes `transfers` CONFIRMATIONS deep (a block range
  * applied, or the head moving on), in chain order: whatever it writes on `tx` commits or rolls
- * back with the index. Each transfer is handed over once, unless a reorg deeper than CONFIRMATIONS
- * removes it (a transfer of the new branch is then handed over when it is final in its turn).
- * A hook that reports only what happens from now on skips those that are not `news`.
+ * back with the index. Only news is handed over: transfers made final after the index first
+ * followed the collection's head, however they were read (a catch-up after an outage reads as a
+ * backfill); never the history read when a collection is first indexed (a backfill of 100,000
+ * logs would read them all back for nothing). Each is handed over once, unless a reorg deeper than
+ * CONFIRMATIONS removes it (a transfer of the new branch is then handed over when it is final in its turn).
  */
 export type TransfersFinalHook = (tx: SqlExecutor, transfers: IndexedTransfer[]) => Promise<void>;
 
@@ -486,14 +482,13 @@ export class CollectionStore {
       from_address: string;
       to_address: string;
       token_id: string;
-      news: boolean;
     }>(
       `SELECT c.address, t.block_number::text AS block_number, t.log_index, t.block_hash, t.transaction_hash,
-         t.from_address, t.to_address, t.token_id::text AS token_id,
-         coalesce(t.block_number > c.news_from, false) AS news
+         t.from_address, t.to_address, t.token_id::text AS token_id
        FROM json_to_recordset($1::json) AS r(id int, after bigint)
-       JOIN indexed_collections c ON c.id = r.id
-       JOIN index_transfers t ON t.collection_id = r.id AND t.block_number > r.after AND t.block_number <= $2
+       JOIN indexed_collections c ON c.id = r.id AND c.news_from IS NOT NULL
+       JOIN index_transfers t ON t.collection_id = r.id AND t.block_number > GREATEST(r.after, c.news_from)
+         AND t.block_number <= $2
        ORDER BY t.block_number, t.log_index`,
       [JSON.stringify(ranges.map(([id, after]) => ({ id, after }))), batch.finalTo],
     );
@@ -508,7 +503,6 @@ export class CollectionStore {
       from: row.from_address,
       to: row.to_address,
       tokenId: row.token_id,
-      news: row.news,
     }));
     for (const hook of batch.hooks) await hook(tx, transfers);
   }
