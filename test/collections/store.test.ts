@@ -12,6 +12,7 @@ import {
   type TransfersFinalHook,
 } from "../../server/collections";
 import type { TransferLog } from "../../server/collections/store";
+import { forgetChain } from "../../server/chain/store-binding";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
 import { seedPglite } from "../support/pglite-template";
 
@@ -172,6 +173,29 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
       await applySecond(102, 104, [minted(104, 2)], [block(103), block(104)]); // the head, followed
       await applySecond(104, 200, [minted(150, 3)]); // down for longer than the live window, then caught up
       expect(handed.slice(from).map((t) => t.blockNumber)).to.deep.equal([104, 150]);
+    });
+
+    it("forgetting the chain deletes its collections' transfers and tokens too (no foreign key cascades there since migration 32)", async function () {
+      const count = async (table: string) =>
+        Number((await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table}`)).rows[0].n);
+      const other = (await store.register("5", "0x" + "c2".repeat(20), "api", 1)).record.id;
+      await store.claim("5", OWNER, 30_000, 10);
+      await store.apply({
+        chainId: "5",
+        owner: OWNER,
+        collections: [{ id: other, indexedBlock: 0 }],
+        to: 1,
+        logs: [{ ...log(1, 0, ZERO_ADDRESS, ALICE, 1), collectionId: other }],
+        finalTo: 1,
+        hooks: [],
+      });
+      const [transfers, tokens] = [await count("index_transfers"), await count("index_tokens")];
+      expect([transfers, tokens].every((n) => n > 1)).to.equal(true);
+
+      expect(await forgetChain(db, CHAIN)).to.include({ collections: 2 });
+      // Chain 5's collection stays with its rows; chain 31337's are gone.
+      expect(await count("index_transfers")).to.equal(1);
+      expect(await count("index_tokens")).to.equal(1);
     });
   });
 }
