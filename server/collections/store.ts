@@ -1,4 +1,4 @@
-import type { SqlDriver, SqlExecutor } from "../db";
+import { isUniqueViolation, type SqlDriver, type SqlExecutor } from "../db";
 import type { BlockHeader } from "../chain/block-feed";
 import { insertDropLogs, removeDropLogsAbove, type DropLog } from "./drop-events";
 import {
@@ -384,33 +384,46 @@ export class CollectionStore {
     await tx.query("DELETE FROM index_blocks WHERE chain_id = $1 AND number < $2", [chainId, last - KEPT_BLOCK_HASHES]);
   }
 
-  /** Stores the logs not stored yet; answers those it stored, in chain order. */
+  /**
+   * Stores the logs not stored yet; answers those it stored, in chain order. No log above a
+   * collection's position is stored (apply moves both in one transaction, a rollback deletes above
+   * the fork), so a plain INSERT is tried first, under a savepoint: ON CONFLICT's check of each row
+   * was a third of the statement. A log stored already (a node answering one twice) takes the
+   * careful way.
+   */
   private async insertTransfers(tx: SqlExecutor, logs: TransferLog[]): Promise<TransferLog[]> {
     if (logs.length === 0) return [];
-    const { rows } = await tx.query<{ c: number; b: string; i: number }>(
+    const insert = (onConflict: string) =>
       `INSERT INTO index_transfers (collection_id, block_number, log_index, block_hash, transaction_hash,
          from_address, to_address, token_id)
        SELECT c, b, i, h, t, f, o, k FROM json_to_recordset($1::json)
          AS x(c int, b bigint, i int, h text, t text, f text, o text, k numeric)
-       ON CONFLICT DO NOTHING
-       RETURNING collection_id AS c, block_number::text AS b, log_index AS i`,
-      [
-        JSON.stringify(
-          logs.map((l) => ({
-            c: l.collectionId,
-            b: l.blockNumber,
-            i: l.logIndex,
-            h: l.blockHash,
-            t: l.transactionHash,
-            f: l.from,
-            o: l.to,
-            k: l.tokenId,
-          })),
-        ),
-      ],
+       ${onConflict}`;
+    const rows = JSON.stringify(
+      logs.map((l) => ({
+        c: l.collectionId,
+        b: l.blockNumber,
+        i: l.logIndex,
+        h: l.blockHash,
+        t: l.transactionHash,
+        f: l.from,
+        o: l.to,
+        k: l.tokenId,
+      })),
     );
-    if (rows.length === logs.length) return logs;
-    const inserted = new Set(rows.map((r) => `${r.c}:${r.b}:${r.i}`));
+    await tx.query("SAVEPOINT insert_transfers");
+    try {
+      await tx.query(insert(""), [rows]);
+      return logs;
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      await tx.query("ROLLBACK TO SAVEPOINT insert_transfers");
+    }
+    const { rows: stored } = await tx.query<{ c: number; b: string; i: number }>(
+      insert("ON CONFLICT DO NOTHING RETURNING collection_id AS c, block_number::text AS b, log_index AS i"),
+      [rows],
+    );
+    const inserted = new Set(stored.map((r) => `${r.c}:${r.b}:${r.i}`));
     return logs.filter((l) => inserted.has(`${l.collectionId}:${l.blockNumber}:${l.logIndex}`));
   }
 

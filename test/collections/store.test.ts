@@ -124,6 +124,36 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
       expect(Number(rows[0].n)).to.equal(3);
     });
 
+    it("a log stored already above the position (never written so by the store) is skipped, not stored twice, and the rest of the range applies", async function () {
+      const other = (await store.register("7", "0x" + "c3".repeat(20), "api", 1)).record.id;
+      await store.claim("7", OWNER, 30_000, 10);
+      const logs = [log(1, 0, ZERO_ADDRESS, ALICE, 1), log(1, 1, ZERO_ADDRESS, ALICE, 2)].map((l) => ({
+        ...l,
+        collectionId: other,
+      }));
+      await db.query(
+        `INSERT INTO index_transfers (collection_id, block_number, log_index, block_hash, transaction_hash,
+           from_address, to_address, token_id) VALUES ($1, 1, 1, $2, $3, $4, $5, 2)`,
+        [other, logs[1].blockHash, logs[1].transactionHash, ZERO_ADDRESS, ALICE],
+      );
+      const result = await store.apply({
+        chainId: "7",
+        owner: OWNER,
+        collections: [{ id: other, indexedBlock: 0 }],
+        to: 1,
+        logs,
+        finalTo: 1,
+        hooks: [],
+      });
+      expect(result).to.deep.include({ applied: [other], stored: 1 });
+      const { rows } = await db.query<{ n: string }>(
+        "SELECT count(*)::text AS n FROM index_transfers WHERE collection_id = $1",
+        [other],
+      );
+      expect(Number(rows[0].n)).to.equal(2);
+      expect(await store.snapshot((tx) => store.wallet(tx, other, ALICE))).to.deep.equal(["1"]);
+    });
+
     it("blocks that do not link to the stored hashes throw ReorgDetected and change nothing, the hook's rows included", async function () {
       const before = await hookRows();
       let thrown: unknown;
@@ -176,8 +206,16 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
     });
 
     it("forgetting the chain deletes its collections' transfers and tokens too (no foreign key cascades there since migration 32)", async function () {
-      const count = async (table: string) =>
-        Number((await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table}`)).rows[0].n);
+      const ids = (await db.query<{ id: number }>("SELECT id FROM indexed_collections WHERE chain_id = $1", [CHAIN]))
+        .rows;
+      const count = async (table: string, of: number[]) =>
+        Number(
+          (
+            await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table} WHERE collection_id = ANY($1)`, [
+              of,
+            ])
+          ).rows[0].n,
+        );
       const other = (await store.register("5", "0x" + "c2".repeat(20), "api", 1)).record.id;
       await store.claim("5", OWNER, 30_000, 10);
       await store.apply({
@@ -189,13 +227,15 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
         finalTo: 1,
         hooks: [],
       });
-      const [transfers, tokens] = [await count("index_transfers"), await count("index_tokens")];
-      expect([transfers, tokens].every((n) => n > 1)).to.equal(true);
+      const mine = ids.map((row) => Number(row.id));
+      expect([await count("index_transfers", mine), await count("index_tokens", mine)].every((n) => n > 1)).to.equal(
+        true,
+      );
 
       expect(await forgetChain(db, CHAIN)).to.include({ collections: 2 });
       // Chain 5's collection stays with its rows; chain 31337's are gone.
-      expect(await count("index_transfers")).to.equal(1);
-      expect(await count("index_tokens")).to.equal(1);
+      expect([await count("index_transfers", mine), await count("index_tokens", mine)]).to.deep.equal([0, 0]);
+      expect([await count("index_transfers", [other]), await count("index_tokens", [other])]).to.deep.equal([1, 1]);
     });
   });
 }
