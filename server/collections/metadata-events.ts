@@ -7,6 +7,7 @@
  */
 import { id } from "ethers";
 import type { SqlExecutor } from "../db";
+import { placeColumns } from "./log-rows";
 
 export const METADATA_UPDATE_TOPIC = id("MetadataUpdate(uint256)");
 export const BATCH_METADATA_UPDATE_TOPIC = id("BatchMetadataUpdate(uint256,uint256)");
@@ -64,11 +65,7 @@ export async function insertMetadataUpdates(tx: SqlExecutor, logs: MetadataUpdat
     [
       JSON.stringify(
         logs.map((l) => ({
-          c: l.collectionId,
-          b: l.blockNumber,
-          i: l.logIndex,
-          h: l.blockHash,
-          t: l.transactionHash,
+          ...placeColumns(l),
           f: l.fromTokenId,
           o: l.toTokenId,
         })),

@@ -8,6 +8,7 @@ import {
   type MetadataUpdateLog,
   type MetadataUpdatesFinalHook,
 } from "./metadata-events";
+import { placeColumns } from "./log-rows";
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 
@@ -401,11 +402,7 @@ export class CollectionStore {
        ${onConflict}`;
     const rows = JSON.stringify(
       logs.map((l) => ({
-        c: l.collectionId,
-        b: l.blockNumber,
-        i: l.logIndex,
-        h: l.blockHash,
-        t: l.transactionHash,
+        ...placeColumns(l),
         f: l.from,
         o: l.to,
         k: l.tokenId,
