@@ -30,7 +30,7 @@ import { openMetadata, type MetadataDeps } from "../metadata";
 import { OPERATION_KINDS } from "../nft";
 import type { DropsDeps } from "../nft/route";
 import { LowBalanceWatcher, type Wallets } from "../wallets";
-import { emitEvents } from "../webhooks";
+import { emitEvents, eventWanted } from "../webhooks";
 import { chainNameOf, type ChainSpec } from "./spec";
 
 export interface ConnectedChain {
@@ -177,48 +177,47 @@ export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): 
   // collection.transfer webhooks: written in the transaction that makes a transfer final, for the
   // news alone (a collection's history, read when it is first indexed, is not reported).
   collections.onTransfersFinal(async (tx, transfers) => {
+    // Nothing built while no endpoint takes them: a range is thousands of transfers, three checksums each.
+    if (!(await eventWanted(tx, "collection.transfer"))) return;
     // One statement for the whole range: a block of 200 mints is 200 transfers.
     await emitEvents(
       tx,
-      transfers
-        .filter((t) => t.news)
-        .map((t) => ({
-          type: "collection.transfer" as const,
-          data: {
-            chainId: id,
-            collection: getAddress(t.collection),
-            tokenId: t.tokenId,
-            from: getAddress(t.from),
-            to: getAddress(t.to),
-            blockNumber: t.blockNumber,
-            blockHash: t.blockHash,
-            transactionHash: t.transactionHash,
-            logIndex: t.logIndex,
-          },
-          collection: t.collection,
-          orderKey: `token:${t.collection}:${t.tokenId}`,
-        })),
+      transfers.map((t) => ({
+        type: "collection.transfer" as const,
+        data: {
+          chainId: id,
+          collection: getAddress(t.collection),
+          tokenId: t.tokenId,
+          from: getAddress(t.from),
+          to: getAddress(t.to),
+          blockNumber: t.blockNumber,
+          blockHash: t.blockHash,
+          transactionHash: t.transactionHash,
+          logIndex: t.logIndex,
+        },
+        collection: t.collection,
+        orderKey: `token:${t.collection}:${t.tokenId}`,
+      })),
     );
   });
   // collection.metadata_updated webhooks: every ERC-4906 event read of any collection, once final.
   collections.onMetadataUpdatesFinal(async (tx, updates) => {
+    if (!(await eventWanted(tx, "collection.metadata_updated"))) return;
     await emitEvents(
       tx,
-      updates
-        .filter((u) => u.news)
-        .map((u) => ({
-          type: "collection.metadata_updated" as const,
-          data: {
-            chainId: u.chainId,
-            address: getAddress(u.collection),
-            fromTokenId: u.fromTokenId,
-            toTokenId: u.toTokenId,
-            blockNumber: u.blockNumber,
-            transactionHash: u.transactionHash,
-          },
-          collection: u.collection,
-          orderKey: `metadata:${u.collection}`,
-        })),
+      updates.map((u) => ({
+        type: "collection.metadata_updated" as const,
+        data: {
+          chainId: u.chainId,
+          address: getAddress(u.collection),
+          fromTokenId: u.fromTokenId,
+          toTokenId: u.toTokenId,
+          blockNumber: u.blockNumber,
+          transactionHash: u.transactionHash,
+        },
+        collection: u.collection,
+        orderKey: `metadata:${u.collection}`,
+      })),
     );
   });
   await collections.start();

@@ -5,6 +5,7 @@
  */
 import { id } from "ethers";
 import type { SqlExecutor } from "../db";
+import { placeColumns } from "./log-rows";
 
 export const ALLOWLIST_MINTED_TOPIC = id("AllowlistMinted(address,uint256)");
 export const VOUCHER_REDEEMED_TOPIC = id("VoucherRedeemed(bytes32,address,uint256,uint256)");
@@ -64,11 +65,7 @@ export async function insertDropLogs(tx: SqlExecutor, logs: DropLog[]): Promise<
       [
         JSON.stringify(
           mints.map((l) => ({
-            c: l.collectionId,
-            b: l.blockNumber,
-            i: l.logIndex,
-            h: l.blockHash,
-            t: l.transactionHash,
+            ...placeColumns(l),
             a: l.account,
             n: l.amount,
           })),
@@ -85,11 +82,7 @@ export async function insertDropLogs(tx: SqlExecutor, logs: DropLog[]): Promise<
       [
         JSON.stringify(
           redemptions.map((l) => ({
-            c: l.collectionId,
-            b: l.blockNumber,
-            i: l.logIndex,
-            h: l.blockHash,
-            t: l.transactionHash,
+            ...placeColumns(l),
             v: l.voucherId,
             r: l.to,
             n: l.amount,

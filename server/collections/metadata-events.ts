@@ -7,6 +7,7 @@
  */
 import { id } from "ethers";
 import type { SqlExecutor } from "../db";
+import { placeColumns } from "./log-rows";
 
 export const METADATA_UPDATE_TOPIC = id("MetadataUpdate(uint256)");
 export const BATCH_METADATA_UPDATE_TOPIC = id("BatchMetadataUpdate(uint256,uint256)");
@@ -27,11 +28,12 @@ export interface IndexedMetadataUpdate extends Omit<MetadataUpdateLog, "collecti
   chainId: string;
   /** The collection's address, lower-case. */
   collection: string;
-  /** Read after the index first followed the collection's head (see IndexedTransfer.news). */
-  news: boolean;
 }
 
-/** Runs inside the transaction that makes ERC-4906 events CONFIRMATIONS deep, in chain order. */
+/**
+ * Runs inside the transaction that makes ERC-4906 events CONFIRMATIONS deep, in chain order; as
+ * with transfers (TransfersFinalHook), only news: never the history read when a collection is first indexed.
+ */
 export type MetadataUpdatesFinalHook = (tx: SqlExecutor, updates: IndexedMetadataUpdate[]) => Promise<void>;
 
 type Base = Omit<MetadataUpdateLog, "fromTokenId" | "toTokenId">;
@@ -63,11 +65,7 @@ export async function insertMetadataUpdates(tx: SqlExecutor, logs: MetadataUpdat
     [
       JSON.stringify(
         logs.map((l) => ({
-          c: l.collectionId,
-          b: l.blockNumber,
-          i: l.logIndex,
-          h: l.blockHash,
-          t: l.transactionHash,
+          ...placeColumns(l),
           f: l.fromTokenId,
           o: l.toTokenId,
         })),
@@ -85,8 +83,8 @@ export async function removeMetadataUpdatesAbove(tx: SqlExecutor, ids: number[],
 }
 
 /**
- * The ERC-4906 events that become final in a batch: of each collection `id`, those above `after`
- * up to `finalTo`, in chain order.
+ * The ERC-4906 events that become final in a batch and are news: of each collection `id`, those
+ * above `after` and its news_from, up to `finalTo`, in chain order.
  */
 export async function finalMetadataUpdates(
   tx: SqlExecutor,
@@ -102,14 +100,13 @@ export async function finalMetadataUpdates(
     transaction_hash: string;
     from_token_id: string;
     to_token_id: string;
-    news: boolean;
   }>(
     `SELECT c.address, m.block_number::text AS block_number, m.log_index, m.block_hash, m.transaction_hash,
-       m.from_token_id::text AS from_token_id, m.to_token_id::text AS to_token_id,
-       coalesce(m.block_number > c.news_from, false) AS news
+       m.from_token_id::text AS from_token_id, m.to_token_id::text AS to_token_id
      FROM json_to_recordset($1::json) AS r(id int, after bigint)
-     JOIN indexed_collections c ON c.id = r.id
-     JOIN index_metadata_updates m ON m.collection_id = r.id AND m.block_number > r.after AND m.block_number <= $2
+     JOIN indexed_collections c ON c.id = r.id AND c.news_from IS NOT NULL
+     JOIN index_metadata_updates m ON m.collection_id = r.id AND m.block_number > GREATEST(r.after, c.news_from)
+       AND m.block_number <= $2
      ORDER BY m.block_number, m.log_index`,
     [JSON.stringify(ranges), finalTo],
   );
@@ -122,6 +119,5 @@ export async function finalMetadataUpdates(
     transactionHash: row.transaction_hash,
     fromTokenId: row.from_token_id,
     toTokenId: row.to_token_id,
-    news: row.news,
   }));
 }

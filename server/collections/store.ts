@@ -1,4 +1,4 @@
-import type { SqlDriver, SqlExecutor } from "../db";
+import { isUniqueViolation, type SqlDriver, type SqlExecutor } from "../db";
 import type { BlockHeader } from "../chain/block-feed";
 import { insertDropLogs, removeDropLogsAbove, type DropLog } from "./drop-events";
 import {
@@ -8,6 +8,7 @@ import {
   type MetadataUpdateLog,
   type MetadataUpdatesFinalHook,
 } from "./metadata-events";
+import { placeColumns } from "./log-rows";
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 
@@ -48,20 +49,16 @@ export interface IndexedTransfer extends Omit<TransferLog, "collectionId"> {
   chainId: string;
   /** The collection's address, lower-case. */
   collection: string;
-  /**
-   * Made final after the index first followed the collection's head: news, however it was read (a
-   * catch-up after an outage reads as a backfill). False for the history read when a collection is
-   * first indexed.
-   */
-  news: boolean;
 }
 
 /**
  * Called inside the database transaction that makes `transfers` CONFIRMATIONS deep (a block range
  * applied, or the head moving on), in chain order: whatever it writes on `tx` commits or rolls
- * back with the index. Each transfer is handed over once, unless a reorg deeper than CONFIRMATIONS
- * removes it (a transfer of the new branch is then handed over when it is final in its turn).
- * A hook that reports only what happens from now on skips those that are not `news`.
+ * back with the index. Only news is handed over: transfers made final after the index first
+ * followed the collection's head, however they were read (a catch-up after an outage reads as a
+ * backfill); never the history read when a collection is first indexed (a backfill of 100,000
+ * logs would read them all back for nothing). Each is handed over once, unless a reorg deeper than
+ * CONFIRMATIONS removes it (a transfer of the new branch is then handed over when it is final in its turn).
  */
 export type TransfersFinalHook = (tx: SqlExecutor, transfers: IndexedTransfer[]) => Promise<void>;
 
@@ -388,33 +385,42 @@ export class CollectionStore {
     await tx.query("DELETE FROM index_blocks WHERE chain_id = $1 AND number < $2", [chainId, last - KEPT_BLOCK_HASHES]);
   }
 
-  /** Stores the logs not stored yet; answers those it stored, in chain order. */
+  /**
+   * Stores the logs not stored yet; answers those it stored, in chain order. No log above a
+   * collection's position is stored (apply moves both in one transaction, a rollback deletes above
+   * the fork), so a plain INSERT is tried first, under a savepoint: ON CONFLICT's check of each row
+   * was a third of the statement. A log stored already (a node answering one twice) takes the
+   * careful way.
+   */
   private async insertTransfers(tx: SqlExecutor, logs: TransferLog[]): Promise<TransferLog[]> {
     if (logs.length === 0) return [];
-    const { rows } = await tx.query<{ c: number; b: string; i: number }>(
+    const insert = (onConflict: string) =>
       `INSERT INTO index_transfers (collection_id, block_number, log_index, block_hash, transaction_hash,
          from_address, to_address, token_id)
        SELECT c, b, i, h, t, f, o, k FROM json_to_recordset($1::json)
          AS x(c int, b bigint, i int, h text, t text, f text, o text, k numeric)
-       ON CONFLICT DO NOTHING
-       RETURNING collection_id AS c, block_number::text AS b, log_index AS i`,
-      [
-        JSON.stringify(
-          logs.map((l) => ({
-            c: l.collectionId,
-            b: l.blockNumber,
-            i: l.logIndex,
-            h: l.blockHash,
-            t: l.transactionHash,
-            f: l.from,
-            o: l.to,
-            k: l.tokenId,
-          })),
-        ),
-      ],
+       ${onConflict}`;
+    const rows = JSON.stringify(
+      logs.map((l) => ({
+        ...placeColumns(l),
+        f: l.from,
+        o: l.to,
+        k: l.tokenId,
+      })),
     );
-    if (rows.length === logs.length) return logs;
-    const inserted = new Set(rows.map((r) => `${r.c}:${r.b}:${r.i}`));
+    await tx.query("SAVEPOINT insert_transfers");
+    try {
+      await tx.query(insert(""), [rows]);
+      return logs;
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      await tx.query("ROLLBACK TO SAVEPOINT insert_transfers");
+    }
+    const { rows: stored } = await tx.query<{ c: number; b: string; i: number }>(
+      insert("ON CONFLICT DO NOTHING RETURNING collection_id AS c, block_number::text AS b, log_index AS i"),
+      [rows],
+    );
+    const inserted = new Set(stored.map((r) => `${r.c}:${r.b}:${r.i}`));
     return logs.filter((l) => inserted.has(`${l.collectionId}:${l.blockNumber}:${l.logIndex}`));
   }
 
@@ -486,14 +492,13 @@ export class CollectionStore {
       from_address: string;
       to_address: string;
       token_id: string;
-      news: boolean;
     }>(
       `SELECT c.address, t.block_number::text AS block_number, t.log_index, t.block_hash, t.transaction_hash,
-         t.from_address, t.to_address, t.token_id::text AS token_id,
-         coalesce(t.block_number > c.news_from, false) AS news
+         t.from_address, t.to_address, t.token_id::text AS token_id
        FROM json_to_recordset($1::json) AS r(id int, after bigint)
-       JOIN indexed_collections c ON c.id = r.id
-       JOIN index_transfers t ON t.collection_id = r.id AND t.block_number > r.after AND t.block_number <= $2
+       JOIN indexed_collections c ON c.id = r.id AND c.news_from IS NOT NULL
+       JOIN index_transfers t ON t.collection_id = r.id AND t.block_number > GREATEST(r.after, c.news_from)
+         AND t.block_number <= $2
        ORDER BY t.block_number, t.log_index`,
       [JSON.stringify(ranges.map(([id, after]) => ({ id, after }))), batch.finalTo],
     );
@@ -508,7 +513,6 @@ export class CollectionStore {
       from: row.from_address,
       to: row.to_address,
       tokenId: row.token_id,
-      news: row.news,
     }));
     for (const hook of batch.hooks) await hook(tx, transfers);
   }

@@ -50,6 +50,18 @@ export async function emitEvent(tx: SqlExecutor, event: EmittedEvent): Promise<s
 }
 
 /**
+ * Whether an enabled endpoint takes `type` now (the test emitEvents applies to each event): a
+ * caller with many events to build (a range's transfers) asks first, and builds none when not.
+ */
+export async function eventWanted(tx: SqlExecutor, type: EmittedEvent["type"]): Promise<boolean> {
+  const { rows } = await tx.query<{ wanted: boolean }>(
+    "SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? $1) AS wanted",
+    [type],
+  );
+  return rows[0].wanted;
+}
+
+/**
  * `emitEvent` for many events in one statement (a block's transfers, say): each is written only
  * while an enabled endpoint takes its type. Returns the ids written, in order.
  */

@@ -26,7 +26,7 @@ import type { MasterKey } from "../wallets/master-key";
 import { resealWebhookSecrets, SecretSeal } from "./secret-seal";
 import { DEFAULT_WORKER_OPTIONS, WebhookWorker, type WebhookWorkerOptions } from "./worker";
 
-export { emitEvent, emitEvents } from "./events";
+export { emitEvent, emitEvents, eventWanted } from "./events";
 export { signatureHeader, newEndpointSecret } from "./signing";
 export { UrlGuard, type Resolver } from "./url-guard";
 export { retryDelayMs, DEFAULT_RETRY } from "./retry";

@@ -12,6 +12,7 @@ import {
   type TransfersFinalHook,
 } from "../../server/collections";
 import type { TransferLog } from "../../server/collections/store";
+import { forgetChain } from "../../server/chain/store-binding";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
 import { seedPglite } from "../support/pglite-template";
 
@@ -108,9 +109,8 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
 
       await apply(11, 12, [], [block(12)], 11);
       expect(handed.map((t) => `${t.blockNumber}:${t.logIndex}`)).to.deep.equal(["10:0", "10:1", "11:0"]);
+      // Read near the head (with their blocks) from the start: news, each of them, so all handed over.
       expect(handed[2]).to.include({ from: ALICE, to: BOB, tokenId: "2", chainId: CHAIN });
-      // Read near the head (with their blocks) from the start: news, each of them.
-      expect(handed.map((t) => t.news)).to.deep.equal([true, true, true]);
     });
 
     it("a range that does not start where the index stands is not applied: no log is stored twice", async function () {
@@ -122,6 +122,36 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
         [id],
       );
       expect(Number(rows[0].n)).to.equal(3);
+    });
+
+    it("a log stored already above the position (never written so by the store) is skipped, not stored twice, and the rest of the range applies", async function () {
+      const other = (await store.register("7", "0x" + "c3".repeat(20), "api", 1)).record.id;
+      await store.claim("7", OWNER, 30_000, 10);
+      const logs = [log(1, 0, ZERO_ADDRESS, ALICE, 1), log(1, 1, ZERO_ADDRESS, ALICE, 2)].map((l) => ({
+        ...l,
+        collectionId: other,
+      }));
+      await db.query(
+        `INSERT INTO index_transfers (collection_id, block_number, log_index, block_hash, transaction_hash,
+           from_address, to_address, token_id) VALUES ($1, 1, 1, $2, $3, $4, $5, 2)`,
+        [other, logs[1].blockHash, logs[1].transactionHash, ZERO_ADDRESS, ALICE],
+      );
+      const result = await store.apply({
+        chainId: "7",
+        owner: OWNER,
+        collections: [{ id: other, indexedBlock: 0 }],
+        to: 1,
+        logs,
+        finalTo: 1,
+        hooks: [],
+      });
+      expect(result).to.deep.include({ applied: [other], stored: 1 });
+      const { rows } = await db.query<{ n: string }>(
+        "SELECT count(*)::text AS n FROM index_transfers WHERE collection_id = $1",
+        [other],
+      );
+      expect(Number(rows[0].n)).to.equal(2);
+      expect(await store.snapshot((tx) => store.wallet(tx, other, ALICE))).to.deep.equal(["1"]);
     });
 
     it("blocks that do not link to the stored hashes throw ReorgDetected and change nothing, the hook's rows included", async function () {
@@ -150,7 +180,7 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
       expect(await store.snapshot((tx) => store.wallet(tx, id, BOB))).to.deep.equal(["1"]);
     });
 
-    it("a collection's history, read when it is first indexed, is not news; once its head was followed, a catch-up after an outage read as a backfill is", async function () {
+    it("a collection's history, read when it is first indexed, is not news and not handed over; once its head was followed, a catch-up after an outage read as a backfill is", async function () {
       const second = (await store.register(CHAIN, "0x" + "c1".repeat(20), "api", 100)).record.id;
       await store.claim(CHAIN, OWNER, 30_000, 10);
       const from = handed.length;
@@ -172,11 +202,40 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
       await applySecond(99, 102, [minted(100, 1)]); // far below the head: history
       await applySecond(102, 104, [minted(104, 2)], [block(103), block(104)]); // the head, followed
       await applySecond(104, 200, [minted(150, 3)]); // down for longer than the live window, then caught up
-      expect(handed.slice(from).map((t) => [t.blockNumber, t.news])).to.deep.equal([
-        [100, false],
-        [104, true],
-        [150, true],
-      ]);
+      expect(handed.slice(from).map((t) => t.blockNumber)).to.deep.equal([104, 150]);
+    });
+
+    it("forgetting the chain deletes its collections' transfers and tokens too (no foreign key cascades there since migration 32)", async function () {
+      const ids = (await db.query<{ id: number }>("SELECT id FROM indexed_collections WHERE chain_id = $1", [CHAIN]))
+        .rows;
+      const count = async (table: string, of: number[]) =>
+        Number(
+          (
+            await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table} WHERE collection_id = ANY($1)`, [
+              of,
+            ])
+          ).rows[0].n,
+        );
+      const other = (await store.register("5", "0x" + "c2".repeat(20), "api", 1)).record.id;
+      await store.claim("5", OWNER, 30_000, 10);
+      await store.apply({
+        chainId: "5",
+        owner: OWNER,
+        collections: [{ id: other, indexedBlock: 0 }],
+        to: 1,
+        logs: [{ ...log(1, 0, ZERO_ADDRESS, ALICE, 1), collectionId: other }],
+        finalTo: 1,
+        hooks: [],
+      });
+      const mine = ids.map((row) => Number(row.id));
+      expect([await count("index_transfers", mine), await count("index_tokens", mine)].every((n) => n > 1)).to.equal(
+        true,
+      );
+
+      expect(await forgetChain(db, CHAIN)).to.include({ collections: 2 });
+      // Chain 5's collection stays with its rows; chain 31337's are gone.
+      expect([await count("index_transfers", mine), await count("index_tokens", mine)]).to.deep.equal([0, 0]);
+      expect([await count("index_transfers", [other]), await count("index_tokens", [other])]).to.deep.equal([1, 1]);
     });
   });
 }
