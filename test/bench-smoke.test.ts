@@ -23,9 +23,29 @@ const ROOT = path.resolve(__dirname, "..");
 const PER_BENCH_MS = 480_000;
 const AT_ONCE = 2;
 
+/**
+ * The longest benches in smoke mode (as measured), longest first: they start first, so
+ * that the pool does not end on one long bench alone. The others follow in package.json's order.
+ */
+const LONGEST_FIRST = [
+  "bench:webhooks",
+  "bench:blocktime",
+  "bench:index",
+  "bench:memory",
+  "bench:api",
+  "soak",
+  "bench:metadata",
+  "bench:failover",
+  "bench:allowlist",
+  "bench:chains",
+];
+const rank = (name: string) => (LONGEST_FIRST.includes(name) ? LONGEST_FIRST.indexOf(name) : LONGEST_FIRST.length);
+
 const scripts = Object.keys(
   (JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts,
-).filter((name) => name.startsWith("bench:") || name === "soak");
+)
+  .filter((name) => name.startsWith("bench:") || name === "soak")
+  .sort((a, b) => rank(a) - rank(b)); // stable: the others keep package.json's order
 
 interface Run {
   code: number | null;
