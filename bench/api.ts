@@ -196,9 +196,9 @@ async function measureReads(
   const callBodies = ids.map(callBody);
   const apiBodies = ids.map(apiBody);
   console.error(`measuring reads: ${ROUNDS} rounds of ${SECONDS}s each way`);
-  // JIT warm-up of both sides
-  await cannon({ url: rpcUrl, requests: rotating(callBodies), duration: 2, connections: CONCURRENCY });
-  await cannon({ url: tokenUriUrl, requests: rotating(apiBodies), duration: 3, connections: CONCURRENCY });
+  // JIT warm-up of both sides (smoke mode: a second each, the path once through)
+  await cannon({ url: rpcUrl, requests: rotating(callBodies), duration: sized(2, 1), connections: CONCURRENCY });
+  await cannon({ url: tokenUriUrl, requests: rotating(apiBodies), duration: sized(3, 1), connections: CONCURRENCY });
   const pair = async (connections: number, direct: string[], api: string[]): Promise<Pair> => {
     const directReads: Figures[] = [];
     const apiReads: Figures[] = [];

@@ -48,7 +48,7 @@ import { RpcProxy } from "../test/support/rpc-proxy";
 import { startPostgresServer, type PostgresServer } from "../test/users/postgres-server";
 import { blocktimeBurstChecks, verdict } from "./checks";
 import { processCpu } from "./proc-cpu";
-import { envSized } from "./smoke";
+import { envSized, sized } from "./smoke";
 
 const MINTS = envSized("BENCH_MINTS", 200, 10);
 const OPS = envSized("BENCH_OPS", 50, 5);
@@ -57,7 +57,8 @@ const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const STORES = (process.env.BENCH_STORES ?? "PGlite,PostgreSQL").split(",") as Array<"PGlite" | "PostgreSQL">;
 const ALL_PHASES = process.env.BENCH_STORES === undefined;
 const LATENCY_MS = 25;
-const BLOCK_MS = 1_000;
+/** Smoke mode mines faster: the same bursts and phases, in less waiting. */
+const BLOCK_MS = sized(1_000, 250);
 const POLL_MS = 100;
 const TX_TIMEOUT_MS = "60000";
 /** How long operations answered 202 are polled until they are final. */
@@ -175,7 +176,9 @@ async function main(): Promise<void> {
     const stopService = once(() => service.stop());
     onCleanup(stopService);
     const api = new ApiClient(service.url);
-    log(`phase (a), ${backend}: 2 bursts of ${MINTS} mints from a new key each way, 1 s blocks (${machineLoad()})`);
+    log(
+      `phase (a), ${backend}: 2 bursts of ${MINTS} mints from a new key each way, ${BLOCK_MS / 1000} s blocks (${machineLoad()})`,
+    );
 
     const rawKey = await newKey(chain);
     const raw1 = await rawBurst(setup, rawKey, true);
@@ -415,7 +418,9 @@ async function callsPerOperation({ control, proxy, collection }: Setup, api: Api
 
 /** (c) three service processes on one PostgreSQL database, one key round-robin over them. */
 async function threeInstances({ control, chain, node, proxy, collection }: Setup, pg: PostgresServer) {
-  log(`phase (c): 3 services on one PostgreSQL, 1 s blocks, ${INSTANCE_MINTS} mints from one key round-robin`);
+  log(
+    `phase (c): 3 services on one PostgreSQL, ${BLOCK_MS / 1000} s blocks, ${INSTANCE_MINTS} mints from one key round-robin`,
+  );
   const databaseUrl = await pg.createDatabase();
   const started = await Promise.allSettled(
     [0, 1, 2].map(() =>

@@ -156,7 +156,7 @@ async function callsPerOperation(
 ): Promise<{ perOp: number; perChain: number; byMethod: string }> {
   // Steady state, not counted: the collection checked and indexed, its first blocks read.
   for (let i = 0; i < 3; i++) await expectOk(await api.post(path, body));
-  await sleep(2_000);
+  await sleep(SMOKE ? 200 : 2_000);
   for (const p of proxies) p.resetCounts();
   const chainBefore = await rpcCallsTotal(api);
   for (let i = 0; i < OPS; i++) await expectOk(await api.post(path, body));

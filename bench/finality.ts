@@ -13,7 +13,7 @@
 import { ApiClient, ChainNode, DEV_KEYS, ServiceProcess, deployWithScript, sleep } from "../test/api/harness";
 import { ChainControl } from "../test/support/chain-control";
 import { RpcProxy } from "../test/support/rpc-proxy";
-import { checked, envSized } from "./smoke";
+import { checked, envSized, sized } from "./smoke";
 
 const OPS = envSized("BENCH_OPS", 50, 5);
 const BLOCKS = envSized("BENCH_BLOCKS", 20, 3);
@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     // Mined until every mint is answered: on a loaded machine some are sent after the first block.
     let answered = false;
     const all = Promise.all(answers).finally(() => (answered = true));
-    await sleep(3_000);
+    await sleep(sized(3_000, 1_000));
     do {
       await chain.mine();
       await sleep(500);
@@ -72,14 +72,14 @@ async function main(): Promise<void> {
     const settled = await all;
     const confirmed = settled.filter((a) => a.status === 200).length;
     if (confirmed !== OPS) throw new Error(`${OPS - confirmed} mints not answered 200`);
-    await sleep(1_000);
+    await sleep(sized(1_000, 300));
 
     const a0 = countOf(proxy);
     await mineSlowly(chain);
     const following = perBlock(a0, countOf(proxy));
 
     await chain.mine(FINALITY); // every operation is final now
-    await sleep(2_000);
+    await sleep(sized(2_000, 500));
     const b0 = countOf(proxy);
     await mineSlowly(chain);
     const none = perBlock(b0, countOf(proxy));

@@ -18,8 +18,8 @@ import { MEMORY_TARGETS, memoryChecks, verdict } from "./checks";
 import { processRssMb } from "./proc-cpu";
 import { envSized, sized } from "./smoke";
 
-const IDLE_MS = sized(5_000, 1_000);
-const MINT_SECONDS = envSized("BENCH_MINT_SECONDS", 60, 2);
+const IDLE_MS = sized(5_000, 250);
+const MINT_SECONDS = envSized("BENCH_MINT_SECONDS", 60, 1);
 const SENDERS = DEV_KEYS.slice(4, 8);
 
 /** Keyed mints from each sender, one every SENDERS.length / 4 s each, for MINT_SECONDS; each answer 200 or 202. */

@@ -29,6 +29,8 @@ const READ_TOKENS = SMOKE ? 20 : 250;
 const SERVE_TOKENS = SMOKE ? 100 : 10_000;
 const [DEPLOYER_KEY, , , EMBEDDED_KEY] = DEV_KEYS;
 const AUTH = { authorization: `Bearer ${TEST_API_KEY}`, "content-type": "application/json" };
+/** A warm-up run of `seconds`; in smoke mode a count of requests instead (each id twice), the same path in less time. */
+const warmUp = (seconds: number, ids: number) => (SMOKE ? { amount: 2 * ids } : { duration: seconds });
 
 interface Figures {
   rps: number;
@@ -84,8 +86,8 @@ async function tokenUriRatio(apiUrl: string, rpcUrl: string, address: string, pr
   const post = { method: "POST" as const, headers: { "content-type": "application/json" }, connections: 16 };
   // Warm-up: JIT both sides, every id read through the API (the first read of each goes to the chain), and
   // past the 5 s in which the cache takes it as known whether this process indexes the collection.
-  await cannon({ ...post, url: rpcUrl, requests: rotating(direct), duration: 1 });
-  await cannon({ ...post, url: `${apiUrl}/nft/tokenURI`, requests: rotating(viaApi), duration: SMOKE ? 1 : 6 });
+  await cannon({ ...post, url: rpcUrl, requests: rotating(direct), ...warmUp(1, direct.length) });
+  await cannon({ ...post, url: `${apiUrl}/nft/tokenURI`, requests: rotating(viaApi), ...warmUp(6, viaApi.length) });
   const directRun = await cannon({ ...post, url: rpcUrl, requests: rotating(direct), duration: SECONDS });
   // A JSON-RPC call a tokenURI read costs is an eth_call (the block feed and the index poll beside it).
   // `proxy` sees the service's calls only: the baseline's went to `rpcUrl`.
@@ -204,8 +206,8 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => statics.listen(0, "127.0.0.1", resolve));
   const staticUrl = `http://127.0.0.1:${(statics.address() as AddressInfo).port}`;
   const get = { connections: 32, duration: SECONDS };
-  await cannon({ ...get, duration: 1, url: staticUrl, requests: rotating(paths) });
-  await cannon({ ...get, duration: 1, url: service.url, requests: rotating(paths) });
+  await cannon({ ...get, ...warmUp(1, paths.length), url: staticUrl, requests: rotating(paths) });
+  await cannon({ ...get, ...warmUp(1, paths.length), url: service.url, requests: rotating(paths) });
   const staticRun = await cannon({ ...get, url: staticUrl, requests: rotating(paths) });
   const serveRun = await cannon({ ...get, url: service.url, requests: rotating(paths) });
   const serveRatio = serveRun.rps / staticRun.rps;

@@ -105,7 +105,7 @@ async function main(): Promise<void> {
   const rounds = new Map<string, Figures[]>(series.map(([name]) => [name, []]));
   const url = `${service.url}/nft/mint`;
   // Warm-up of every path (JIT, the signer caches, the token's sessions).
-  for (const [, json, headers] of series) await mints(url, json, headers, 32);
+  for (const [, json, headers] of series) await mints(url, json, headers, sized(32, 4));
   for (let round = 0; round < ROUNDS; round++) {
     console.error(`round ${round + 1} of ${ROUNDS}: ${MINTS} mints per series`);
     // The order turns by one each round: a drift of the machine's load, or of the chain (it grows),

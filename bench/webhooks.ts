@@ -42,7 +42,7 @@ import { verdict, webhooksBurstChecks, webhooksCostChecks, type Check } from "./
 import { envSized } from "./smoke";
 
 const EVENTS = envSized("BENCH_EVENTS", 1000, 20);
-const MINTS = envSized("BENCH_MINTS", 400, 10);
+const MINTS = envSized("BENCH_MINTS", 400, 4);
 const ROUNDS = envSized("BENCH_ROUNDS", 8, 1);
 /** Pairs run first and not counted (see costToWrites). */
 const WARMUP_ROUNDS = envSized("BENCH_WARMUP", 2, 0);
