@@ -161,6 +161,20 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
     }
   });
 
+  it("a tool call meets its route's own body limit, not /mcp's larger one", async () => {
+    // /mcp takes up to 12 MB (set_allowlist's route does); /nft/mintForFree reads at most 100 kB.
+    const args = {
+      contractAddress: world.collection,
+      from: "treasury",
+      mintAmount: 1,
+      receiver: `0x${"a".repeat(150_000)}`,
+    };
+    const http = await world.root.post("/nft/mintForFree?dryRun=true", args);
+    expect(http.status, http.text).to.equal(400);
+    const error = toolError(await root.callTool({ name: "mint_for_free", arguments: args }));
+    expect(error).to.include({ code: http.body.error.code, message: http.body.error.message });
+  });
+
   it("a read tool answers from the API", async () => {
     const answer = structured(
       await root.callTool({ name: "get_collection", arguments: { address: world.collection } }),
