@@ -7,6 +7,10 @@
  * rpc_calls_total (GET /metrics) grows no more over N tool calls than over N route calls (the block
  * feed polls once a minute here, so that its calls do not blur the count).
  *
+ * Each round also prints the service's CPU time per call on each side (from /proc): on a machine
+ * others load, the req/s ratio swings with their work, while the CPU a call costs the service
+ * barely moves; the target is checked on req/s.
+ *
  * BENCH_ROUNDS (default 3) rounds of BENCH_SECONDS (default 5) per side, BENCH_CONNECTIONS (8).
  * BENCH_SMOKE=1: one short round, the checks printed but not enforced (CI's smoke run).
  * Run: npm run bench:mcp
@@ -18,6 +22,7 @@ import { Wallet } from "ethers";
 import { ChainNode, deployDirectly, DEV_KEYS, directProvider, ServiceProcess, TEST_API_KEY } from "../test/api/harness";
 import { verdict, type Check } from "./checks";
 import { median } from "./median";
+import { processCpu } from "./proc-cpu";
 
 const SMOKE = process.env.BENCH_SMOKE === "1";
 const ROUNDS = SMOKE ? 1 : Number(process.env.BENCH_ROUNDS ?? 3);
@@ -41,11 +46,15 @@ async function send(url: string, init: RequestInit): Promise<string> {
   return text;
 }
 
-/** Requests per second of `side` over SECONDS, CONNECTIONS at a time. */
-async function rate(side: Side): Promise<number> {
+/**
+ * Requests per second of `side` over SECONDS, CONNECTIONS at a time, and the CPU time the process
+ * `pid` (the service) spent per request meanwhile (NaN where /proc cannot be read).
+ */
+async function rate(side: Side, pid: number): Promise<{ perSecond: number; cpuMs: number }> {
   const end = performance.now() + SECONDS * 1000;
   let done = 0;
   const started = performance.now();
+  const cpuBefore = processCpu(pid)?.ms;
   await Promise.all(
     Array.from({ length: CONNECTIONS }, async () => {
       while (performance.now() < end) {
@@ -54,7 +63,9 @@ async function rate(side: Side): Promise<number> {
       }
     }),
   );
-  return done / ((performance.now() - started) / 1000);
+  const cpuAfter = processCpu(pid)?.ms;
+  const cpuMs = cpuBefore === undefined || cpuAfter === undefined ? NaN : (cpuAfter - cpuBefore) / done;
+  return { perSecond: done / ((performance.now() - started) / 1000), cpuMs };
 }
 
 /** A JSON-RPC answer, as JSON or as the data of the one SSE event the 2025-era stateless leg answers with. */
@@ -143,19 +154,24 @@ async function main(): Promise<number> {
 
     const ratios: number[] = [];
     const modernRatios: number[] = [];
+    const cpuRatios: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      const httpRate = await rate(http);
-      const mcpRate = await rate(mcp);
-      const modernRate = await rate(modern);
-      ratios.push(mcpRate / httpRate);
-      modernRatios.push(modernRate / httpRate);
+      const httpRate = await rate(http, service.pid);
+      const mcpRate = await rate(mcp, service.pid);
+      const modernRate = await rate(modern, service.pid);
+      ratios.push(mcpRate.perSecond / httpRate.perSecond);
+      modernRatios.push(modernRate.perSecond / httpRate.perSecond);
+      cpuRatios.push(httpRate.cpuMs / mcpRate.cpuMs);
       console.log(
-        `round ${round}: ${http.name} ${httpRate.toFixed(0)} req/s; ${mcp.name} ${mcpRate.toFixed(0)} req/s: ${(mcpRate / httpRate).toFixed(2)}x; ${modern.name} ${modernRate.toFixed(0)} req/s: ${(modernRate / httpRate).toFixed(2)}x`,
+        `round ${round}: ${http.name} ${httpRate.perSecond.toFixed(0)} req/s; ${mcp.name} ${mcpRate.perSecond.toFixed(0)} req/s: ${(mcpRate.perSecond / httpRate.perSecond).toFixed(2)}x; ${modern.name} ${modernRate.perSecond.toFixed(0)} req/s: ${(modernRate.perSecond / httpRate.perSecond).toFixed(2)}x; service CPU per call ${httpRate.cpuMs.toFixed(2)} / ${mcpRate.cpuMs.toFixed(2)} / ${modernRate.cpuMs.toFixed(2)} ms`,
       );
     }
     await sdk.close();
     const ratio = median(ratios);
     console.log(`${modern.name}: ${median(modernRatios).toFixed(2)}x the route (its client's own work included)`);
+    console.log(
+      `service CPU per call: the route's / MCP's = ${median(cpuRatios).toFixed(2)}x (median round; what the ratio would be were the service alone the limit)`,
+    );
     console.log(
       `load average ${loadavg()
         .map((l) => l.toFixed(2))

@@ -2,15 +2,16 @@ import { createHmac, randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import Router from "@koa/router";
 import { toWebRequest } from "@modelcontextprotocol/node";
-import { createMcpHandler } from "@modelcontextprotocol/server";
+import { createMcpHandler, isLegacyRequest, type McpServerFactory } from "@modelcontextprotocol/server";
 import type Koa from "koa";
-import inject from "light-my-request";
 import type { AccessControl, AccessDeclaration, AccessPrincipal, AuditLog } from "../access";
 import type { SqlExecutor } from "../db";
 import { ApiError } from "../http/errors";
 import { readJsonBody } from "../http/json-body";
+import { inProcessDispatcher } from "./dispatch";
+import { legacyJsonHandler } from "./legacy-json";
 import { PlanTokens } from "./plan-token";
-import { mcpServerFor, type McpCaller, type McpDeps, type RouteRequest } from "./server";
+import { mcpServerFor, type McpCaller, type McpDeps } from "./server";
 
 export interface McpRouteDeps {
   access: AccessControl;
@@ -32,39 +33,31 @@ type RequestExtra = {
 
 /** The largest request: set_allowlist takes up to 100,000 entries, as its route does. */
 const BODY_LIMIT = "12mb";
+const BODY_BYTES = 12 * 1024 * 1024;
 
 /**
  * POST /mcp: the Model Context Protocol over Streamable HTTP, stateless (a server per request,
  * both protocol eras the SDK serves). The key is read from `Authorization: Bearer` only; the
- * tools call the routes in-process with it, so a tool never does more than its route.
+ * tools call the routes in-process with it, through the app's own middleware (dispatch.ts), so a
+ * tool never does more than its route.
  */
 export function createMcpRouter(deps: McpRouteDeps): Router {
   const secret = deps.rootKey
     ? createHmac("sha256", deps.rootKey).update("nft-ops mcp plan tokens").digest()
     : randomBytes(32);
-  let handle: ReturnType<Koa["callback"]> | undefined;
   const tools: McpDeps = {
     planTokens: new PlanTokens(secret),
     audit: deps.audit,
-    dispatch: (request: RouteRequest) => {
-      handle ??= deps.app().callback();
-      return inject(handle, {
-        method: request.method as "GET",
-        url: request.url,
-        headers: { ...request.headers, ...(request.body !== undefined ? { "content-type": "application/json" } : {}) },
-        payload: request.body === undefined ? undefined : JSON.stringify(request.body),
-        remoteAddress: request.clientAddress,
-      }).then((res) => ({ status: res.statusCode, headers: res.headers, body: res.payload }));
-    },
+    dispatch: inProcessDispatcher(deps.app),
   };
-  const handler = createMcpHandler(
-    (context) => {
-      const extra = context.authInfo?.extra as RequestExtra | undefined;
-      if (!extra) throw new Error("MCP: a request reached the handler without its caller");
-      return mcpServerFor(extra.caller, tools, extra.only);
-    },
-    { legacy: "stateless", responseMode: "json", maxRequestBodySize: 12 * 1024 * 1024 },
-  );
+  const factory: McpServerFactory = (context) => {
+    const extra = context.authInfo?.extra as RequestExtra | undefined;
+    if (!extra) throw new Error("MCP: a request reached the handler without its caller");
+    return mcpServerFor(extra.caller, tools, extra.only);
+  };
+  // One factory for both eras: the 2026-07-28 leg is the SDK's entry, the 2025 one answers JSON (legacy-json.ts).
+  const modern = createMcpHandler(factory, { legacy: "reject", responseMode: "json", maxRequestBodySize: BODY_BYTES });
+  const legacy = legacyJsonHandler(factory, BODY_BYTES);
 
   const router = new Router();
   router.all("/mcp", async (ctx) => {
@@ -83,7 +76,9 @@ export function createMcpRouter(deps: McpRouteDeps): Router {
     const request = await toWebRequest(ctx.req as Parameters<typeof toWebRequest>[0], body);
     const extra: RequestExtra = { caller, only: calledTool(body) };
     const authInfo = { token: bearer, clientId: principal.keyId ?? "root", scopes: [...principal.scopes], extra };
-    const response = await handler.fetch(request, { authInfo, parsedBody: body });
+    const response = (await isLegacyRequest(request, body))
+      ? await legacy(request, { authInfo, parsedBody: body })
+      : await modern.fetch(request, { authInfo, parsedBody: body });
     ctx.status = response.status;
     response.headers.forEach((value, name) => ctx.set(name, value));
     const type = response.headers.get("content-type") ?? "";

@@ -34,7 +34,7 @@ export interface RouteAnswer {
 }
 
 export interface McpDeps {
-  /** Calls a route through the Koa app, as any client would: its own access rules apply. */
+  /** Calls a route through the Koa app's middleware, as any client's request goes: its own access rules apply. */
   dispatch(request: RouteRequest): Promise<RouteAnswer>;
   planTokens: PlanTokens;
   /** Changing tool calls are audit events. */

@@ -123,6 +123,58 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
     }
   });
 
+  it("a tool call meets its route's own wallet and collection rules: the same error code as the route over HTTP", async () => {
+    const made = await world.root.post("/access-keys", {
+      name: "elsewhere",
+      scopes: ["nft:read", "wallets:read", "nft:mintForFree"],
+      wallets: [randomAddress()],
+      collections: [randomAddress()],
+    });
+    expect(made.status, made.text).to.equal(201);
+    const key = made.body.key as string;
+    const http = world.root.as(key);
+    const client = await client2(world.service.url, key);
+    try {
+      const treasury = world.treasury.address as string;
+      const wallet = await http.get(`/wallets/${treasury}`);
+      expect(wallet.status, wallet.text).to.be.within(400, 499);
+      const walletTool = toolError(await client.callTool({ name: "get_wallet", arguments: { address: treasury } }));
+      expect(walletTool.code).to.equal(wallet.body.error.code);
+
+      const collection = await http.get(`/collections/${world.collection}`);
+      expect(collection.status, collection.text).to.be.within(400, 499);
+      const collectionTool = toolError(
+        await client.callTool({ name: "get_collection", arguments: { address: world.collection } }),
+      );
+      expect(collectionTool.code).to.equal(collection.body.error.code);
+
+      // A write's plan is the route's own dry run: refused the same way, nothing planned, nothing sent.
+      const before = await world.supply();
+      const args = { contractAddress: world.collection, from: "treasury", mintAmount: 1 };
+      const mint = await http.post("/nft/mintForFree?dryRun=true", args);
+      expect(mint.status, mint.text).to.be.within(400, 499);
+      const mintTool = toolError(await client.callTool({ name: "mint_for_free", arguments: args }));
+      expect(mintTool.code).to.equal(mint.body.error.code);
+      expect(await world.supply()).to.equal(before);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a tool call meets its route's own body limit, not /mcp's larger one", async () => {
+    // /mcp takes up to 12 MB (set_allowlist's route does); /nft/mintForFree reads at most 100 kB.
+    const args = {
+      contractAddress: world.collection,
+      from: "treasury",
+      mintAmount: 1,
+      receiver: `0x${"a".repeat(150_000)}`,
+    };
+    const http = await world.root.post("/nft/mintForFree?dryRun=true", args);
+    expect(http.status, http.text).to.equal(400);
+    const error = toolError(await root.callTool({ name: "mint_for_free", arguments: args }));
+    expect(error).to.include({ code: http.body.error.code, message: http.body.error.message });
+  });
+
   it("a read tool answers from the API", async () => {
     const answer = structured(
       await root.callTool({ name: "get_collection", arguments: { address: world.collection } }),
