@@ -49,15 +49,16 @@ export async function emitEvent(tx: SqlExecutor, event: EmittedEvent): Promise<s
   return id ?? null;
 }
 
+/** SQL: whether an enabled endpoint takes the event type `type` (an SQL expression): the one test of the writers here. */
+const takenByAnEndpoint = (type: string) =>
+  `EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? ${type})`;
+
 /**
  * Whether an enabled endpoint takes `type` now (the test emitEvents applies to each event): a
  * caller with many events to build (a range's transfers) asks first, and builds none when not.
  */
 export async function eventWanted(tx: SqlExecutor, type: EmittedEvent["type"]): Promise<boolean> {
-  const { rows } = await tx.query<{ wanted: boolean }>(
-    "SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? $1) AS wanted",
-    [type],
-  );
+  const { rows } = await tx.query<{ wanted: boolean }>(`SELECT ${takenByAnEndpoint("$1")} AS wanted`, [type]);
   return rows[0].wanted;
 }
 
@@ -81,7 +82,7 @@ export async function emitEvents(tx: SqlExecutor, events: EmittedEvent[]): Promi
      SELECT r.id, r.type, r.data::jsonb, r.collection, r.wallet, r.order_key
      FROM jsonb_to_recordset($1::jsonb) AS r(n integer, id text, type text, data text, collection text,
        wallet text, order_key text)
-     WHERE EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled AND events ? r.type)
+     WHERE ${takenByAnEndpoint("r.type")}
      ORDER BY r.n
      RETURNING id`,
     [JSON.stringify(rows)],
