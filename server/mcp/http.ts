@@ -32,8 +32,9 @@ type RequestExtra = {
 };
 
 /** The largest request: set_allowlist takes up to 100,000 entries, as its route does. */
-const BODY_LIMIT = "12mb";
-const BODY_BYTES = 12 * 1024 * 1024;
+const BODY_MB = 12;
+const BODY_LIMIT = `${BODY_MB}mb`;
+const BODY_BYTES = BODY_MB * 1024 * 1024;
 
 /**
  * POST /mcp: the Model Context Protocol over Streamable HTTP, stateless (a server per request,
