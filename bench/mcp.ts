@@ -11,15 +11,26 @@
  * others load, the req/s ratio swings with their work, while the CPU a call costs the service
  * barely moves; the target is checked on req/s.
  *
+ * It also prints what the MCP layer alone costs a call, in this process: the SDK's server and
+ * transport made per request and the tool's own code, with the route's answer canned (no socket,
+ * no Koa, no route). Against the route's service CPU per call it bounds the ratio any dispatch
+ * could reach with the SDK's stateless handling.
+ *
  * BENCH_ROUNDS (default 3) rounds of BENCH_SECONDS (default 5) per side, BENCH_CONNECTIONS (8).
  * BENCH_SMOKE=1: one short round, the checks printed but not enforced (CI's smoke run).
  * Run: npm run bench:mcp
  */
+import { randomBytes } from "node:crypto";
 import { loadavg } from "node:os";
+import pino from "pino";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Agent, fetch, type RequestInit } from "undici";
 import { Wallet } from "ethers";
 import { ChainNode, deployDirectly, DEV_KEYS, directProvider, ServiceProcess, TEST_API_KEY } from "../test/api/harness";
+import { ROOT_PRINCIPAL } from "../server/access/principal";
+import { legacyJsonHandler } from "../server/mcp/legacy-json";
+import { PlanTokens } from "../server/mcp/plan-token";
+import { mcpServerFor } from "../server/mcp/server";
 import { verdict, type Check } from "./checks";
 import { median } from "./median";
 import { processCpu } from "./proc-cpu";
@@ -72,6 +83,49 @@ async function rate(side: Side, pid: number): Promise<{ perSecond: number; cpuMs
 function jsonRpcOf(text: string): unknown {
   const data = /^data: (.*)$/m.exec(text)?.[1];
   return JSON.parse(data ?? text);
+}
+
+/**
+ * CPU milliseconds per tools/call of get_collection through the MCP layer alone, in this process:
+ * the 2025-era leg as /mcp serves it (a server and a transport per request), the tool's code,
+ * and `routeAnswer` (what the route answered) in place of the in-process route call.
+ */
+async function layerCpuMs(routeAnswer: string, address: string, calls: number): Promise<number> {
+  const caller = { key: "bench", principal: ROOT_PRINCIPAL, clientAddress: "127.0.0.1" };
+  const deps = {
+    planTokens: new PlanTokens(randomBytes(32)),
+    dispatch: () => Promise.resolve({ status: 200, headers: {}, body: routeAnswer }),
+  };
+  const handler = legacyJsonHandler(
+    () => mcpServerFor(caller, deps, "get_collection"),
+    1 << 20,
+    pino({ level: "silent" }),
+  );
+  const message = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name: "get_collection", arguments: { address } },
+  };
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-06-18",
+  };
+  const authInfo = { token: "bench", clientId: "root", scopes: [] };
+  const once = async () => {
+    const request = new Request("http://bench/mcp", { method: "POST", headers, body: JSON.stringify(message) });
+    const answer = (await (await handler(request, { authInfo, parsedBody: message })).json()) as {
+      result?: { structuredContent?: unknown };
+    };
+    if (!answer.result?.structuredContent)
+      throw new Error(`in-process tools/call: ${JSON.stringify(answer).slice(0, 300)}`);
+  };
+  for (let i = 0; i < calls / 4; i++) await once(); // warm-up
+  const before = process.cpuUsage();
+  for (let i = 0; i < calls; i++) await once();
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000 / calls;
 }
 
 async function rpcCalls(base: string): Promise<number> {
@@ -155,6 +209,7 @@ async function main(): Promise<number> {
     const ratios: number[] = [];
     const modernRatios: number[] = [];
     const cpuRatios: number[] = [];
+    const httpCpu: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const httpRate = await rate(http, service.pid);
       const mcpRate = await rate(mcp, service.pid);
@@ -162,12 +217,22 @@ async function main(): Promise<number> {
       ratios.push(mcpRate.perSecond / httpRate.perSecond);
       modernRatios.push(modernRate.perSecond / httpRate.perSecond);
       cpuRatios.push(httpRate.cpuMs / mcpRate.cpuMs);
+      httpCpu.push(httpRate.cpuMs);
       console.log(
         `round ${round}: ${http.name} ${httpRate.perSecond.toFixed(0)} req/s; ${mcp.name} ${mcpRate.perSecond.toFixed(0)} req/s: ${(mcpRate.perSecond / httpRate.perSecond).toFixed(2)}x; ${modern.name} ${modernRate.perSecond.toFixed(0)} req/s: ${(modernRate.perSecond / httpRate.perSecond).toFixed(2)}x; service CPU per call ${httpRate.cpuMs.toFixed(2)} / ${mcpRate.cpuMs.toFixed(2)} / ${modernRate.cpuMs.toFixed(2)} ms`,
       );
     }
     await sdk.close();
     const ratio = median(ratios);
+    const routeCpu = median(httpCpu);
+    const layer = await layerCpuMs(
+      await send(`${base}/collections/${collection}`, { headers: AUTH }),
+      collection,
+      SMOKE ? 200 : 4_000,
+    );
+    console.log(
+      `MCP layer alone, in process (SDK server per request + tool code, the route's answer canned): ${layer.toFixed(2)} ms CPU per call; the route costs the service ${routeCpu.toFixed(2)} ms per call over HTTP: no dispatch could pass ${(routeCpu / (routeCpu + layer)).toFixed(2)}x`,
+    );
     console.log(`${modern.name}: ${median(modernRatios).toFixed(2)}x the route (its client's own work included)`);
     console.log(
       `service CPU per call: the route's / MCP's = ${median(cpuRatios).toFixed(2)}x (median round; what the ratio would be were the service alone the limit)`,

@@ -261,6 +261,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       : createMcpRouter({
           access: deps.access,
           app: () => api!,
+          logger: deps.logger,
           rootKey: deps.access.options.rootKey,
           audit: database ? { log: deps.audit, db: database } : undefined,
         });

@@ -7,6 +7,7 @@ import type Koa from "koa";
 import type { AccessControl, AccessDeclaration, AccessPrincipal, AuditLog } from "../access";
 import type { SqlExecutor } from "../db";
 import { ApiError } from "../http/errors";
+import type { Logger } from "../http/logger";
 import { readJsonBody } from "../http/json-body";
 import { inProcessDispatcher } from "./dispatch";
 import { legacyJsonHandler } from "./legacy-json";
@@ -17,6 +18,8 @@ export interface McpRouteDeps {
   access: AccessControl;
   /** The app the tools call their routes through (the one /mcp is mounted in), once built. */
   app: () => Koa;
+  /** Where a request /mcp could not serve is logged (both legs; the caller's answer says only that it failed). */
+  logger: Logger;
   /** The root key (API_KEY): plan tokens are signed with a key made from it, the same on every instance. */
   rootKey?: string;
   audit?: { log: AuditLog; db: SqlExecutor };
@@ -57,8 +60,13 @@ export function createMcpRouter(deps: McpRouteDeps): Router {
     return mcpServerFor(extra.caller, tools, extra.only);
   };
   // One factory for both eras: the 2026-07-28 leg is the SDK's entry, the 2025 one answers JSON (legacy-json.ts).
-  const modern = createMcpHandler(factory, { legacy: "reject", responseMode: "json", maxRequestBodySize: BODY_BYTES });
-  const legacy = legacyJsonHandler(factory, BODY_BYTES);
+  const modern = createMcpHandler(factory, {
+    legacy: "reject",
+    responseMode: "json",
+    maxRequestBodySize: BODY_BYTES,
+    onerror: (err) => deps.logger.warn({ err }, "MCP: a request failed"),
+  });
+  const legacy = legacyJsonHandler(factory, BODY_BYTES, deps.logger);
 
   const router = new Router();
   router.all("/mcp", async (ctx) => {

@@ -3,6 +3,7 @@ import {
   type AuthInfo,
   type McpServerFactory,
 } from "@modelcontextprotocol/server";
+import type { Logger } from "../http/logger";
 
 /**
  * The 2025-era leg of /mcp (protocols 2025-06-18 and 2025-11-25, the SDK's 1.x clients): stateless,
@@ -14,6 +15,7 @@ import {
 export function legacyJsonHandler(
   factory: McpServerFactory,
   maxRequestBodySize: number,
+  logger: Logger,
 ): (request: Request, options: { authInfo: AuthInfo; parsedBody: unknown }) => Promise<Response> {
   return async (request, options) => {
     if (request.method.toUpperCase() !== "POST") return rpcError(405, -32000, "Method not allowed.", null);
@@ -31,7 +33,8 @@ export function legacyJsonHandler(
         transport.close().catch(() => {});
         server.close().catch(() => {});
       }
-    } catch {
+    } catch (err) {
+      logger.error({ err }, "MCP: a 2025-era request failed");
       return rpcError(500, -32603, "Internal server error", requestId(options.parsedBody));
     }
   };
