@@ -52,15 +52,18 @@ export interface IndexedTransfer extends Omit<TransferLog, "collectionId"> {
 }
 
 /**
- * Called inside the database transaction that makes `transfers` CONFIRMATIONS deep (a block range
- * applied, or the head moving on), in chain order: whatever it writes on `tx` commits or rolls
- * back with the index. Only news is handed over: transfers made final after the index first
- * followed the collection's head, however they were read (a catch-up after an outage reads as a
- * backfill); never the history read when a collection is first indexed (a backfill of 100,000
- * logs would read them all back for nothing). Each is handed over once, unless a reorg deeper than
- * CONFIRMATIONS removes it (a transfer of the new branch is then handed over when it is final in its turn).
+ * Called inside the database transaction that makes transfers CONFIRMATIONS deep (a block range
+ * applied, or the head moving on): whatever it writes on `tx` commits or rolls back with the index.
+ * `transfers()` reads them (once, however many hooks call it), in chain order; a hook with nothing
+ * to do (no webhook endpoint takes them) does not call it, and they are not read: the last blocks
+ * of a first backfill are tens of thousands. Only news is handed over: transfers made final after
+ * the index first followed the collection's head, however they were read (a catch-up after an
+ * outage reads as a backfill); never the history read when a collection is first indexed (a
+ * backfill of 100,000 logs would read them all back for nothing). Each is handed over once, unless
+ * a reorg deeper than CONFIRMATIONS removes it (a transfer of the new branch is then handed over
+ * when it is final in its turn).
  */
-export type TransfersFinalHook = (tx: SqlExecutor, transfers: IndexedTransfer[]) => Promise<void>;
+export type TransfersFinalHook = (tx: SqlExecutor, transfers: () => Promise<IndexedTransfer[]>) => Promise<void>;
 
 /** A stored block hash differs from the chain's: the index must roll back before it reads on. */
 export class ReorgDetected extends Error {
@@ -483,6 +486,17 @@ export class CollectionStore {
   private async runFinalHooks(tx: SqlExecutor, batch: ApplyBatch, finalFrom: Map<number, number>): Promise<void> {
     const ranges = [...finalFrom].filter(([, from]) => from < batch.finalTo);
     if (ranges.length === 0) return;
+    let read: Promise<IndexedTransfer[]> | undefined;
+    const transfers = () => (read ??= this.finalTransfers(tx, batch, ranges));
+    for (const hook of batch.hooks) await hook(tx, transfers);
+  }
+
+  /** The news among the transfers of `ranges` (collection, final block before) up to the batch's finalTo. */
+  private async finalTransfers(
+    tx: SqlExecutor,
+    batch: ApplyBatch,
+    ranges: Array<[number, number]>,
+  ): Promise<IndexedTransfer[]> {
     const { rows } = await tx.query<{
       address: string;
       block_number: string;
@@ -502,8 +516,7 @@ export class CollectionStore {
        ORDER BY t.block_number, t.log_index`,
       [JSON.stringify(ranges.map(([id, after]) => ({ id, after }))), batch.finalTo],
     );
-    if (rows.length === 0) return;
-    const transfers: IndexedTransfer[] = rows.map((row) => ({
+    return rows.map((row) => ({
       chainId: batch.chainId,
       collection: row.address,
       blockNumber: Number(row.block_number),
@@ -514,7 +527,6 @@ export class CollectionStore {
       to: row.to_address,
       tokenId: row.token_id,
     }));
-    for (const hook of batch.hooks) await hook(tx, transfers);
   }
 
   /**

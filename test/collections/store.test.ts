@@ -36,7 +36,9 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
     let id: number;
     const handed: IndexedTransfer[] = [];
     /** Writes a row beside the index, in its transaction, as webhooks will. */
-    const hook: TransfersFinalHook = async (tx, transfers) => {
+    const hook: TransfersFinalHook = async (tx, final) => {
+      const transfers = await final();
+      if (transfers.length === 0) return;
       handed.push(...transfers);
       await tx.query("INSERT INTO hook_events (n) VALUES ($1)", [transfers.length]);
     };
