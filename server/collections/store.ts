@@ -8,7 +8,7 @@ import {
   type MetadataUpdateLog,
   type MetadataUpdatesFinalHook,
 } from "./metadata-events";
-import { placeColumns } from "./log-rows";
+import { logRow } from "./log-rows";
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 
@@ -404,12 +404,13 @@ export class CollectionStore {
          AS x(c int, b bigint, i int, h text, t text, f text, o text, k numeric)
        ${onConflict}`;
     const rows = JSON.stringify(
-      logs.map((l) => ({
-        ...placeColumns(l),
-        f: l.from,
-        o: l.to,
-        k: l.tokenId,
-      })),
+      logs.map((l) =>
+        logRow(l, {
+          f: l.from,
+          o: l.to,
+          k: l.tokenId,
+        }),
+      ),
     );
     await tx.query("SAVEPOINT insert_transfers");
     try {
