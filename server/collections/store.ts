@@ -445,23 +445,20 @@ export class CollectionStore {
       entry.d += d;
       deltas.set(key, entry);
     };
+    // Tokens whose first log here is their mint: most likely new to the index (unless minted again after a burn).
+    const firstMinted = new Set<string>();
     for (const log of logs) {
       const key = `${log.collectionId}:${log.tokenId}`;
       const minted = log.from === ZERO_ADDRESS ? log.blockNumber : null;
       const previous = tokens.get(key);
+      if (!previous && minted !== null) firstMinted.add(key);
       tokens.set(key, { c: log.collectionId, t: log.tokenId, o: log.to, m: previous?.m ?? minted });
       move(log.collectionId, log.from, -1);
       move(log.collectionId, log.to, 1);
       const change = (log.from === ZERO_ADDRESS ? 1n : 0n) - (log.to === ZERO_ADDRESS ? 1n : 0n);
       if (change !== 0n) supply.set(log.collectionId, (supply.get(log.collectionId) ?? 0n) + change);
     }
-    await tx.query(
-      `INSERT INTO index_tokens (collection_id, token_id, owner, minted_block)
-       SELECT c, t, o, m FROM json_to_recordset($1::json) AS x(c int, t numeric, o text, m bigint)
-       ON CONFLICT (collection_id, token_id) DO UPDATE
-         SET owner = EXCLUDED.owner, minted_block = COALESCE(index_tokens.minted_block, EXCLUDED.minted_block)`,
-      [JSON.stringify([...tokens.values()])],
-    );
+    await this.storeOwners(tx, tokens, firstMinted);
     const changed = [...deltas.values()].filter((entry) => entry.d !== 0);
     if (changed.length === 0) return { supply, holders };
     const { rows } = await tx.query<{ c: number; tokens: string; inserted: boolean; d: string }>(
@@ -481,6 +478,41 @@ export class CollectionStore {
       [...new Set(changed.map((entry) => entry.c))],
     ]);
     return { supply, holders };
+  }
+
+  /**
+   * Writes each token's owner (and the block it was minted in, kept once known). The tokens minted
+   * here go in with a plain INSERT under a savepoint, as transfers do: ON CONFLICT's check of each
+   * row cost about a third of the statement. A token minted again after a burn has its row already
+   * and sends them all the careful way.
+   */
+  private async storeOwners(
+    tx: SqlExecutor,
+    tokens: Map<string, { c: number; t: string; o: string; m: number | null }>,
+    firstMinted: Set<string>,
+  ): Promise<void> {
+    const insert = (onConflict: string) =>
+      `INSERT INTO index_tokens (collection_id, token_id, owner, minted_block)
+       SELECT c, t, o, m FROM json_to_recordset($1::json) AS x(c int, t numeric, o text, m bigint)
+       ${onConflict}`;
+    let rest = [...tokens.values()];
+    if (firstMinted.size > 0) {
+      const minted = [...firstMinted].map((key) => tokens.get(key)!);
+      await tx.query("SAVEPOINT insert_tokens");
+      try {
+        await tx.query(insert(""), [JSON.stringify(minted)]);
+        rest = [...tokens].filter(([key]) => !firstMinted.has(key)).map(([, row]) => row);
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        await tx.query("ROLLBACK TO SAVEPOINT insert_tokens");
+      }
+    }
+    if (rest.length === 0) return;
+    await tx.query(
+      insert(`ON CONFLICT (collection_id, token_id) DO UPDATE
+         SET owner = EXCLUDED.owner, minted_block = COALESCE(index_tokens.minted_block, EXCLUDED.minted_block)`),
+      [JSON.stringify(rest)],
+    );
   }
 
   /** Hands the transfers that became final in this batch to the hooks, on the batch's transaction. */
