@@ -181,6 +181,29 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
       expect(record).to.include({ supply: 2n, holders: 1n });
     });
 
+    it("a log whose hashes hold a tab, a newline, a backslash or \\N (a node's answer is not trusted to be hex) is stored as it was read", async function () {
+      const other = (await store.register("9", "0x" + "c5".repeat(20), "api", 1)).record.id;
+      await store.claim("9", OWNER, 30_000, 10);
+      const odd = {
+        ...log(1, 0, ZERO_ADDRESS, ALICE, 7),
+        collectionId: other,
+        blockHash: "0xa\tb\nc\rd\\e",
+        transactionHash: "\\N",
+      };
+      await store.apply({
+        chainId: "9",
+        owner: OWNER,
+        collections: [{ id: other, indexedBlock: 0 }],
+        to: 1,
+        logs: [odd],
+        finalTo: 1,
+        hooks: [],
+      });
+      const [stored] = await store.snapshot((tx) => store.tokenTransfers(tx, other, "7", 10));
+      expect(stored).to.include({ blockHash: odd.blockHash, transactionHash: "\\N", from: ZERO_ADDRESS, to: ALICE });
+      expect(await store.snapshot((tx) => store.token(tx, other, "7"))).to.deep.equal({ owner: ALICE, mintedBlock: 1 });
+    });
+
     it("blocks that do not link to the stored hashes throw ReorgDetected and change nothing, the hook's rows included", async function () {
       const before = await hookRows();
       let thrown: unknown;
