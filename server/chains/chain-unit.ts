@@ -176,9 +176,10 @@ export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): 
   });
   // collection.transfer webhooks: written in the transaction that makes a transfer final, for the
   // news alone (a collection's history, read when it is first indexed, is not reported).
-  collections.onTransfersFinal(async (tx, transfers) => {
-    // Nothing built while no endpoint takes them: a range is thousands of transfers, three checksums each.
+  collections.onTransfersFinal(async (tx, final) => {
+    // Nothing read or built while no endpoint takes them: a range is thousands of transfers, three checksums each.
     if (!(await eventWanted(tx, "collection.transfer"))) return;
+    const transfers = await final();
     // One statement for the whole range: a block of 200 mints is 200 transfers.
     await emitEvents(
       tx,

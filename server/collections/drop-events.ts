@@ -5,7 +5,7 @@
  */
 import { id } from "ethers";
 import type { SqlExecutor } from "../db";
-import { placeColumns } from "./log-rows";
+import { logRow } from "./log-rows";
 
 export const ALLOWLIST_MINTED_TOPIC = id("AllowlistMinted(address,uint256)");
 export const VOUCHER_REDEEMED_TOPIC = id("VoucherRedeemed(bytes32,address,uint256,uint256)");
@@ -64,11 +64,12 @@ export async function insertDropLogs(tx: SqlExecutor, logs: DropLog[]): Promise<
        ON CONFLICT DO NOTHING`,
       [
         JSON.stringify(
-          mints.map((l) => ({
-            ...placeColumns(l),
-            a: l.account,
-            n: l.amount,
-          })),
+          mints.map((l) =>
+            logRow(l, {
+              a: l.account,
+              n: l.amount,
+            }),
+          ),
         ),
       ],
     );
@@ -81,13 +82,14 @@ export async function insertDropLogs(tx: SqlExecutor, logs: DropLog[]): Promise<
        ON CONFLICT DO NOTHING`,
       [
         JSON.stringify(
-          redemptions.map((l) => ({
-            ...placeColumns(l),
-            v: l.voucherId,
-            r: l.to,
-            n: l.amount,
-            p: l.price,
-          })),
+          redemptions.map((l) =>
+            logRow(l, {
+              v: l.voucherId,
+              r: l.to,
+              n: l.amount,
+              p: l.price,
+            }),
+          ),
         ),
       ],
     );

@@ -158,14 +158,12 @@ export async function collectionLogs(
   for (const raw of answer.result as RawLog[]) {
     const collectionId = addresses.get(raw.address.toLowerCase());
     if (raw.removed || collectionId === undefined) continue;
-    const base = {
-      collectionId,
-      blockNumber: Number(BigInt(raw.blockNumber)),
-      blockHash: raw.blockHash.toLowerCase(),
-      logIndex: Number(BigInt(raw.logIndex)),
-      transactionHash: raw.transactionHash.toLowerCase(),
-    };
+    const blockNumber = Number(BigInt(raw.blockNumber));
+    const blockHash = raw.blockHash.toLowerCase();
+    const logIndex = Number(BigInt(raw.logIndex));
+    const transactionHash = raw.transactionHash.toLowerCase();
     if (raw.topics[0] !== TRANSFER_TOPIC) {
+      const base = { collectionId, blockNumber, blockHash, logIndex, transactionHash };
       const drop = dropEvent(raw, base);
       if (drop) drops.push(drop);
       const update = drop ? undefined : metadataUpdate(raw, base);
@@ -174,8 +172,13 @@ export async function collectionLogs(
     }
     // ERC-721's Transfer indexes all three arguments; ERC-20's (same signature) keeps the amount in data.
     if (raw.topics.length !== 4) continue;
+    // A literal, not a spread of the fields above: V8 copies a spread object slowly (log-rows.ts).
     transfers.push({
-      ...base,
+      collectionId,
+      blockNumber,
+      blockHash,
+      logIndex,
+      transactionHash,
       from: topicAddress(raw.topics[1]),
       to: topicAddress(raw.topics[2]),
       tokenId: BigInt(raw.topics[3]).toString(),

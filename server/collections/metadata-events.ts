@@ -7,7 +7,7 @@
  */
 import { id } from "ethers";
 import type { SqlExecutor } from "../db";
-import { placeColumns } from "./log-rows";
+import { logRow } from "./log-rows";
 
 export const METADATA_UPDATE_TOPIC = id("MetadataUpdate(uint256)");
 export const BATCH_METADATA_UPDATE_TOPIC = id("BatchMetadataUpdate(uint256,uint256)");
@@ -64,11 +64,12 @@ export async function insertMetadataUpdates(tx: SqlExecutor, logs: MetadataUpdat
      ON CONFLICT DO NOTHING`,
     [
       JSON.stringify(
-        logs.map((l) => ({
-          ...placeColumns(l),
-          f: l.fromTokenId,
-          o: l.toTokenId,
-        })),
+        logs.map((l) =>
+          logRow(l, {
+            f: l.fromTokenId,
+            o: l.toTokenId,
+          }),
+        ),
       ),
     ],
   );

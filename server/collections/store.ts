@@ -1,4 +1,4 @@
-import { isUniqueViolation, type SqlDriver, type SqlExecutor } from "../db";
+import { copyText, isUniqueViolation, type SqlDriver, type SqlExecutor } from "../db";
 import type { BlockHeader } from "../chain/block-feed";
 import { insertDropLogs, removeDropLogsAbove, type DropLog } from "./drop-events";
 import {
@@ -8,7 +8,7 @@ import {
   type MetadataUpdateLog,
   type MetadataUpdatesFinalHook,
 } from "./metadata-events";
-import { placeColumns } from "./log-rows";
+import { logRow } from "./log-rows";
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 
@@ -52,15 +52,18 @@ export interface IndexedTransfer extends Omit<TransferLog, "collectionId"> {
 }
 
 /**
- * Called inside the database transaction that makes `transfers` CONFIRMATIONS deep (a block range
- * applied, or the head moving on), in chain order: whatever it writes on `tx` commits or rolls
- * back with the index. Only news is handed over: transfers made final after the index first
- * followed the collection's head, however they were read (a catch-up after an outage reads as a
- * backfill); never the history read when a collection is first indexed (a backfill of 100,000
- * logs would read them all back for nothing). Each is handed over once, unless a reorg deeper than
- * CONFIRMATIONS removes it (a transfer of the new branch is then handed over when it is final in its turn).
+ * Called inside the database transaction that makes transfers CONFIRMATIONS deep (a block range
+ * applied, or the head moving on): whatever it writes on `tx` commits or rolls back with the index.
+ * `transfers()` reads them (once, however many hooks call it), in chain order; a hook with nothing
+ * to do (no webhook endpoint takes them) does not call it, and they are not read: the last blocks
+ * of a first backfill are tens of thousands. Only news is handed over: transfers made final after
+ * the index first followed the collection's head, however they were read (a catch-up after an
+ * outage reads as a backfill); never the history read when a collection is first indexed (a
+ * backfill of 100,000 logs would read them all back for nothing). Each is handed over once, unless
+ * a reorg deeper than CONFIRMATIONS removes it (a transfer of the new branch is then handed over
+ * when it is final in its turn).
  */
-export type TransfersFinalHook = (tx: SqlExecutor, transfers: IndexedTransfer[]) => Promise<void>;
+export type TransfersFinalHook = (tx: SqlExecutor, transfers: () => Promise<IndexedTransfer[]>) => Promise<void>;
 
 /** A stored block hash differs from the chain's: the index must roll back before it reads on. */
 export class ReorgDetected extends Error {
@@ -388,37 +391,51 @@ export class CollectionStore {
   /**
    * Stores the logs not stored yet; answers those it stored, in chain order. No log above a
    * collection's position is stored (apply moves both in one transaction, a rollback deletes above
-   * the fork), so a plain INSERT is tried first, under a savepoint: ON CONFLICT's check of each row
-   * was a third of the statement. A log stored already (a node answering one twice) takes the
-   * careful way.
+   * the fork), so they are copied in at once (COPY), under a savepoint: ON CONFLICT's check of each
+   * row was a third of an INSERT, and COPY's rows cost less to send than one JSON parameter. A log
+   * stored already (a node answering one twice) takes the careful way.
    */
   private async insertTransfers(tx: SqlExecutor, logs: TransferLog[]): Promise<TransferLog[]> {
     if (logs.length === 0) return [];
-    const insert = (onConflict: string) =>
-      `INSERT INTO index_transfers (collection_id, block_number, log_index, block_hash, transaction_hash,
-         from_address, to_address, token_id)
-       SELECT c, b, i, h, t, f, o, k FROM json_to_recordset($1::json)
-         AS x(c int, b bigint, i int, h text, t text, f text, o text, k numeric)
-       ${onConflict}`;
-    const rows = JSON.stringify(
-      logs.map((l) => ({
-        ...placeColumns(l),
-        f: l.from,
-        o: l.to,
-        k: l.tokenId,
-      })),
-    );
     await tx.query("SAVEPOINT insert_transfers");
     try {
-      await tx.query(insert(""), [rows]);
+      await tx.copyFrom(
+        "index_transfers",
+        [
+          "collection_id",
+          "block_number",
+          "log_index",
+          "block_hash",
+          "transaction_hash",
+          "from_address",
+          "to_address",
+          "token_id",
+        ],
+        copyText(
+          logs.map((l) => [
+            l.collectionId,
+            l.blockNumber,
+            l.logIndex,
+            l.blockHash,
+            l.transactionHash,
+            l.from,
+            l.to,
+            l.tokenId,
+          ]),
+        ),
+      );
       return logs;
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       await tx.query("ROLLBACK TO SAVEPOINT insert_transfers");
     }
     const { rows: stored } = await tx.query<{ c: number; b: string; i: number }>(
-      insert("ON CONFLICT DO NOTHING RETURNING collection_id AS c, block_number::text AS b, log_index AS i"),
-      [rows],
+      `INSERT INTO index_transfers (collection_id, block_number, log_index, block_hash, transaction_hash,
+         from_address, to_address, token_id)
+       SELECT c, b, i, h, t, f, o, k FROM json_to_recordset($1::json)
+         AS x(c int, b bigint, i int, h text, t text, f text, o text, k numeric)
+       ON CONFLICT DO NOTHING RETURNING collection_id AS c, block_number::text AS b, log_index AS i`,
+      [JSON.stringify(logs.map((l) => logRow(l, { f: l.from, o: l.to, k: l.tokenId })))],
     );
     const inserted = new Set(stored.map((r) => `${r.c}:${r.b}:${r.i}`));
     return logs.filter((l) => inserted.has(`${l.collectionId}:${l.blockNumber}:${l.logIndex}`));
@@ -441,23 +458,20 @@ export class CollectionStore {
       entry.d += d;
       deltas.set(key, entry);
     };
+    // Tokens whose first log here is their mint: most likely new to the index (unless minted again after a burn).
+    const firstMinted = new Set<string>();
     for (const log of logs) {
       const key = `${log.collectionId}:${log.tokenId}`;
       const minted = log.from === ZERO_ADDRESS ? log.blockNumber : null;
       const previous = tokens.get(key);
+      if (!previous && minted !== null) firstMinted.add(key);
       tokens.set(key, { c: log.collectionId, t: log.tokenId, o: log.to, m: previous?.m ?? minted });
       move(log.collectionId, log.from, -1);
       move(log.collectionId, log.to, 1);
       const change = (log.from === ZERO_ADDRESS ? 1n : 0n) - (log.to === ZERO_ADDRESS ? 1n : 0n);
       if (change !== 0n) supply.set(log.collectionId, (supply.get(log.collectionId) ?? 0n) + change);
     }
-    await tx.query(
-      `INSERT INTO index_tokens (collection_id, token_id, owner, minted_block)
-       SELECT c, t, o, m FROM json_to_recordset($1::json) AS x(c int, t numeric, o text, m bigint)
-       ON CONFLICT (collection_id, token_id) DO UPDATE
-         SET owner = EXCLUDED.owner, minted_block = COALESCE(index_tokens.minted_block, EXCLUDED.minted_block)`,
-      [JSON.stringify([...tokens.values()])],
-    );
+    await this.storeOwners(tx, tokens, firstMinted);
     const changed = [...deltas.values()].filter((entry) => entry.d !== 0);
     if (changed.length === 0) return { supply, holders };
     const { rows } = await tx.query<{ c: number; tokens: string; inserted: boolean; d: string }>(
@@ -479,10 +493,58 @@ export class CollectionStore {
     return { supply, holders };
   }
 
+  /**
+   * Writes each token's owner (and the block it was minted in, kept once known). The tokens minted
+   * here are copied in (COPY) under a savepoint, as transfers are: ON CONFLICT's check of each row
+   * cost about a third of the statement. A token minted again after a burn has its row already and
+   * sends them all the careful way.
+   */
+  private async storeOwners(
+    tx: SqlExecutor,
+    tokens: Map<string, { c: number; t: string; o: string; m: number | null }>,
+    firstMinted: Set<string>,
+  ): Promise<void> {
+    let rest = [...tokens.values()];
+    if (firstMinted.size > 0) {
+      const minted = [...firstMinted].map((key) => tokens.get(key)!);
+      await tx.query("SAVEPOINT insert_tokens");
+      try {
+        await tx.copyFrom(
+          "index_tokens",
+          ["collection_id", "token_id", "owner", "minted_block"],
+          copyText(minted.map((row) => [row.c, row.t, row.o, row.m])),
+        );
+        rest = [...tokens].filter(([key]) => !firstMinted.has(key)).map(([, row]) => row);
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        await tx.query("ROLLBACK TO SAVEPOINT insert_tokens");
+      }
+    }
+    if (rest.length === 0) return;
+    await tx.query(
+      `INSERT INTO index_tokens (collection_id, token_id, owner, minted_block)
+       SELECT c, t, o, m FROM json_to_recordset($1::json) AS x(c int, t numeric, o text, m bigint)
+       ON CONFLICT (collection_id, token_id) DO UPDATE
+         SET owner = EXCLUDED.owner, minted_block = COALESCE(index_tokens.minted_block, EXCLUDED.minted_block)`,
+      [JSON.stringify(rest)],
+    );
+  }
+
   /** Hands the transfers that became final in this batch to the hooks, on the batch's transaction. */
   private async runFinalHooks(tx: SqlExecutor, batch: ApplyBatch, finalFrom: Map<number, number>): Promise<void> {
     const ranges = [...finalFrom].filter(([, from]) => from < batch.finalTo);
     if (ranges.length === 0) return;
+    let read: Promise<IndexedTransfer[]> | undefined;
+    const transfers = () => (read ??= this.finalTransfers(tx, batch, ranges));
+    for (const hook of batch.hooks) await hook(tx, transfers);
+  }
+
+  /** The news among the transfers of `ranges` (collection, final block before) up to the batch's finalTo. */
+  private async finalTransfers(
+    tx: SqlExecutor,
+    batch: ApplyBatch,
+    ranges: Array<[number, number]>,
+  ): Promise<IndexedTransfer[]> {
     const { rows } = await tx.query<{
       address: string;
       block_number: string;
@@ -502,8 +564,7 @@ export class CollectionStore {
        ORDER BY t.block_number, t.log_index`,
       [JSON.stringify(ranges.map(([id, after]) => ({ id, after }))), batch.finalTo],
     );
-    if (rows.length === 0) return;
-    const transfers: IndexedTransfer[] = rows.map((row) => ({
+    return rows.map((row) => ({
       chainId: batch.chainId,
       collection: row.address,
       blockNumber: Number(row.block_number),
@@ -514,7 +575,6 @@ export class CollectionStore {
       to: row.to_address,
       tokenId: row.token_id,
     }));
-    for (const hook of batch.hooks) await hook(tx, transfers);
   }
 
   /**

@@ -1,4 +1,7 @@
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { Pool, type PoolClient } from "pg";
+import { from as copyFrom } from "pg-copy-streams";
 import type { SqlDriver, SqlExecutor } from "./driver";
 import { sanitized } from "./errors";
 
@@ -37,6 +40,16 @@ function executor(db: Pool | PoolClient): SqlExecutor {
     },
     async exec(sql: string) {
       await sanitized(() => db.query(sql)); // no parameters: simple protocol, several statements allowed
+    },
+    async copyFrom(table: string, columns: string[], rows: string) {
+      // COPY FROM STDIN needs one connection: the transaction's, or one taken from the pool for it.
+      const client = "release" in db ? db : await sanitized(() => db.connect());
+      try {
+        const stream = client.query(copyFrom(`COPY ${table} (${columns.join(", ")}) FROM STDIN`));
+        await sanitized(() => pipeline(Readable.from([rows]), stream));
+      } finally {
+        if (client !== db) (client as PoolClient).release();
+      }
     },
   };
 }
