@@ -24,12 +24,19 @@ const HARDHAT = path.join(ROOT, "node_modules", ".bin", "hardhat");
 /**
  * `npm start`'s command line from package.json, run without npm in between: `node` and its
  * arguments (the script `exec`s node, so that under npm too the service is npm's only child).
+ *
+ * Under `npm test` (package.json sets TEST_SERVICE_LIFTOFF_ONLY=1) node also gets V8's
+ * --liftoff-only: PGlite's WebAssembly is compiled by V8's baseline compiler alone, never
+ * optimised. The same code runs; the suite starts services a few hundred times, and the optimising
+ * tier cost about 3.5 of the 7 CPU-seconds of a start and its first seconds (3.8 against 7.2 at
+ * load 4), more than it saves in a test's short life. `npm start` and the benches keep V8's default.
  */
 export function npmStartCommand(): string[] {
   const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
   const [command, ...args] = pkg.scripts.start.replace(/^exec\s+/, "").split(/\s+/);
   if (command !== "node") throw new Error(`npm start is no longer a plain node command: ${pkg.scripts.start}`);
-  return [process.execPath, ...args];
+  const testFlags = process.env.TEST_SERVICE_LIFTOFF_ONLY === "1" ? ["--liftoff-only"] : [];
+  return [process.execPath, ...testFlags, ...args];
 }
 
 /** Hardhat's well-known dev accounts: public keys of a public mnemonic, for local chains only. */
