@@ -14,10 +14,10 @@ import {
   directProvider,
   fundedWallet,
   ServiceProcess,
-  sleep,
   TEST_API_KEY,
 } from "../api/harness";
 import { ChainControl } from "../support/chain-control";
+import { replayUntilConfirmed } from "../support/keyed-replay";
 
 const ALPHA = 31_401;
 const BETA = 31_402;
@@ -68,17 +68,14 @@ describe("two chains in one service", function () {
     await Promise.all([alpha?.stop(), beta?.stop()]);
   });
 
+  const mintBody = (chain: unknown, amount: number) => ({
+    privateKey: owner.privateKey,
+    contractAddress: collection,
+    mintAmount: amount,
+    ...(chain === undefined ? {} : { chain }),
+  });
   const mint = (chain: unknown, amount: number, headers: Record<string, string> = {}) =>
-    api.post(
-      "/nft/mint",
-      {
-        privateKey: owner.privateKey,
-        contractAddress: collection,
-        mintAmount: amount,
-        ...(chain === undefined ? {} : { chain }),
-      },
-      headers,
-    );
+    api.post("/nft/mint", mintBody(chain, amount), headers);
 
   it("GET /chains lists both, by id and name, with their heads", async function () {
     const res = await api.get("/chains");
@@ -129,15 +126,15 @@ describe("two chains in one service", function () {
     expect([...byChain.keys()].sort()).to.deep.equal([String(ALPHA), String(BETA)]);
     for (const ids of byChain.values()) expect(ids.size).to.equal(4);
     // Repeats, as a client would, until each answers 200 (a 202 is still on its way: under load the
-    // answer can come before the receipt): replays of the same 4 operations on each chain.
-    for (const chain of ["alpha", "beta"] as const) {
+    // answer can come before the receipt); then replays of the same 4 operations on each chain.
+    const chains = ["alpha", "beta"] as const;
+    await replayUntilConfirmed(
+      api,
+      chains.flatMap((chain) => [0, 1, 2, 3].map((i) => ({ key: `order-${i}`, body: mintBody(chain, 1) }))),
+    );
+    for (const chain of chains) {
       for (let i = 0; i < 4; i++) {
-        const deadline = Date.now() + 60_000;
-        let again = await mint(chain, 1, { "idempotency-key": `order-${i}` });
-        while (again.status === 202 && Date.now() < deadline) {
-          await sleep(250);
-          again = await mint(chain, 1, { "idempotency-key": `order-${i}` });
-        }
+        const again = await mint(chain, 1, { "idempotency-key": `order-${i}` });
         expect(again.status, again.text).to.equal(200);
         expect(again.body.chainId).to.equal(String(chain === "alpha" ? ALPHA : BETA));
       }
