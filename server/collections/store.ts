@@ -12,6 +12,19 @@ import { logRow } from "./log-rows";
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 
+/** The columns a range's rows are written to, by COPY and by its ON CONFLICT fallback alike (same order). */
+const TRANSFER_COLUMNS = [
+  "collection_id",
+  "block_number",
+  "log_index",
+  "block_hash",
+  "transaction_hash",
+  "from_address",
+  "to_address",
+  "token_id",
+];
+const TOKEN_COLUMNS = ["collection_id", "token_id", "owner", "minted_block"];
+
 /** Who registered a collection: the service deployed it, an /nft request named it, POST /collections, or the configuration. */
 export type RegisteredBy = "deploy" | "request" | "api" | "config";
 
@@ -401,16 +414,7 @@ export class CollectionStore {
     try {
       await tx.copyFrom(
         "index_transfers",
-        [
-          "collection_id",
-          "block_number",
-          "log_index",
-          "block_hash",
-          "transaction_hash",
-          "from_address",
-          "to_address",
-          "token_id",
-        ],
+        TRANSFER_COLUMNS,
         copyText(
           logs.map((l) => [
             l.collectionId,
@@ -430,8 +434,7 @@ export class CollectionStore {
       await tx.query("ROLLBACK TO SAVEPOINT insert_transfers");
     }
     const { rows: stored } = await tx.query<{ c: number; b: string; i: number }>(
-      `INSERT INTO index_transfers (collection_id, block_number, log_index, block_hash, transaction_hash,
-         from_address, to_address, token_id)
+      `INSERT INTO index_transfers (${TRANSFER_COLUMNS.join(", ")})
        SELECT c, b, i, h, t, f, o, k FROM json_to_recordset($1::json)
          AS x(c int, b bigint, i int, h text, t text, f text, o text, k numeric)
        ON CONFLICT DO NOTHING RETURNING collection_id AS c, block_number::text AS b, log_index AS i`,
@@ -509,11 +512,7 @@ export class CollectionStore {
       const minted = [...firstMinted].map((key) => tokens.get(key)!);
       await tx.query("SAVEPOINT insert_tokens");
       try {
-        await tx.copyFrom(
-          "index_tokens",
-          ["collection_id", "token_id", "owner", "minted_block"],
-          copyText(minted.map((row) => [row.c, row.t, row.o, row.m])),
-        );
+        await tx.copyFrom("index_tokens", TOKEN_COLUMNS, copyText(minted.map((row) => [row.c, row.t, row.o, row.m])));
         rest = [...tokens].filter(([key]) => !firstMinted.has(key)).map(([, row]) => row);
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
@@ -522,7 +521,7 @@ export class CollectionStore {
     }
     if (rest.length === 0) return;
     await tx.query(
-      `INSERT INTO index_tokens (collection_id, token_id, owner, minted_block)
+      `INSERT INTO index_tokens (${TOKEN_COLUMNS.join(", ")})
        SELECT c, t, o, m FROM json_to_recordset($1::json) AS x(c int, t numeric, o text, m bigint)
        ON CONFLICT (collection_id, token_id) DO UPDATE
          SET owner = EXCLUDED.owner, minted_block = COALESCE(index_tokens.minted_block, EXCLUDED.minted_block)`,
