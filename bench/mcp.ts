@@ -85,6 +85,19 @@ function jsonRpcOf(text: string): unknown {
   return JSON.parse(data ?? text);
 }
 
+/** The tools/call both MCP measurements send, and the headers of the 2025-era leg it goes to. */
+const toolCall = (address: string) => ({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "tools/call",
+  params: { name: "get_collection", arguments: { address } },
+});
+const LEGACY_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  "mcp-protocol-version": "2025-06-18",
+};
+
 /**
  * CPU milliseconds per tools/call of get_collection through the MCP layer alone, in this process:
  * the 2025-era leg as /mcp serves it (a server and a transport per request), the tool's code,
@@ -101,20 +114,14 @@ async function layerCpuMs(routeAnswer: string, address: string, calls: number): 
     1 << 20,
     pino({ level: "silent" }),
   );
-  const message = {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "tools/call",
-    params: { name: "get_collection", arguments: { address } },
-  };
-  const headers = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-    "mcp-protocol-version": "2025-06-18",
-  };
+  const message = toolCall(address);
   const authInfo = { token: "bench", clientId: "root", scopes: [] };
   const once = async () => {
-    const request = new Request("http://bench/mcp", { method: "POST", headers, body: JSON.stringify(message) });
+    const request = new Request("http://bench/mcp", {
+      method: "POST",
+      headers: LEGACY_HEADERS,
+      body: JSON.stringify(message),
+    });
     const answer = (await (await handler(request, { authInfo, parsedBody: message })).json()) as {
       result?: { structuredContent?: unknown };
     };
@@ -157,24 +164,14 @@ async function main(): Promise<number> {
         JSON.parse(await send(`${base}/collections/${collection}`, { headers: AUTH }));
       },
     };
-    const call = JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "tools/call",
-      params: { name: "get_collection", arguments: { address: collection } },
-    });
+    const call = JSON.stringify(toolCall(collection));
     const mcp: Side = {
       name: "MCP get_collection",
       once: async () => {
         const answer = jsonRpcOf(
           await send(`${base}/mcp`, {
             method: "POST",
-            headers: {
-              ...AUTH,
-              "content-type": "application/json",
-              accept: "application/json, text/event-stream",
-              "mcp-protocol-version": "2025-06-18",
-            },
+            headers: { ...AUTH, ...LEGACY_HEADERS },
             body: call,
           }),
         ) as { result?: { isError?: boolean; structuredContent?: unknown } };
