@@ -66,6 +66,8 @@ export class TransactionEngine implements RequestPath {
   private readonly seedsAhead = new Map<string, { at: number; seed: Promise<NonceSeed> }>();
   /** Writes of each address between their start and their nonce. */
   private readonly beforeNonce = new Map<string, number>();
+  /** "address:Idempotency-Key" of the keyed writes this process is sending, from before their nonce to their answer. */
+  private readonly keysInFlight = new Map<string, string>(); // to the fingerprint of its body
   private immediateMisses = 0;
   private skippedChecks = 0;
 
@@ -108,20 +110,8 @@ export class TransactionEngine implements RequestPath {
   async replay(from: string, key: string, fingerprint: string): Promise<WriteAnswer | null> {
     const op = await this.ctx.store.findByIdempotencyKey(this.chainId, from, key);
     if (!op) return null;
-    if (op.fingerprint !== fingerprint) {
-      throw new ApiError(
-        "IDEMPOTENCY_KEY_REUSED",
-        "This Idempotency-Key was used with a different request body; use a new key for a new request",
-      );
-    }
-    if (op.status === "queued") {
-      throw new ApiError(
-        "IDEMPOTENCY_KEY_IN_USE",
-        "A request with this Idempotency-Key is still being sent; retry in a moment",
-        undefined,
-        { "Retry-After": "1" },
-      );
-    }
+    if (op.fingerprint !== fingerprint) throw keyReused();
+    if (op.status === "queued") throw keyInUse();
     if (op.response) return { ...op.response, replayed: true };
     return { status: 202, body: pendingBody(op), replayed: true };
   }
@@ -160,6 +150,27 @@ export class TransactionEngine implements RequestPath {
 
   /** Simulates, records, signs, broadcasts and waits for `request`; see the class comment. */
   async submit(request: WriteRequest): Promise<WriteAnswer> {
+    if (!request.idempotencyKey) return this.submitOnce(request);
+    // A repeat of a key this process is still sending (a client retrying at once) is answered as a
+    // replay before it takes a nonce. Taken and given back, that nonce left a gap below the first
+    // one's: on a chain that refuses gaps it waited, answered 202 and cost a 0-value fill.
+    const slot = `${request.signer.address}:${request.idempotencyKey}`;
+    const first = this.keysInFlight.get(slot);
+    if (first !== undefined) {
+      if (first !== request.fingerprint) throw keyReused();
+      const answer = await this.replay(request.signer.address, request.idempotencyKey, request.fingerprint);
+      if (answer) return answer;
+      throw keyInUse();
+    }
+    this.keysInFlight.set(slot, request.fingerprint);
+    try {
+      return await this.submitOnce(request);
+    } finally {
+      this.keysInFlight.delete(slot);
+    }
+  }
+
+  private async submitOnce(request: WriteRequest): Promise<WriteAnswer> {
     const { signer } = request;
     this.ctx.metrics?.setSignerPoolSize(this.ctx.chain.signers.size);
     const { call, fees, nonce, refund } = await this.simulateAndTakeNonce(request);
@@ -518,3 +529,21 @@ function spendOf(call: { value: bigint; gasLimit: bigint }, fees: Fees): bigint 
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** 409: the first request with this Idempotency-Key has not been sent yet. */
+function keyInUse(): ApiError {
+  return new ApiError(
+    "IDEMPOTENCY_KEY_IN_USE",
+    "A request with this Idempotency-Key is still being sent; retry in a moment",
+    undefined,
+    { "Retry-After": "1" },
+  );
+}
+
+/** 422: the Idempotency-Key was first used with another body. */
+function keyReused(): ApiError {
+  return new ApiError(
+    "IDEMPOTENCY_KEY_REUSED",
+    "This Idempotency-Key was used with a different request body; use a new key for a new request",
+  );
+}

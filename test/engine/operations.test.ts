@@ -1,8 +1,9 @@
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import { expectError, UUID } from "../api/expectations";
-import { DEV_KEYS, collectionAt } from "../api/harness";
+import { DEV_KEYS, collectionAt, sleep } from "../api/harness";
 import {
+  mempoolHolds,
   minedWhenSent,
   mintBody,
   mintsRacingForLastToken,
@@ -141,6 +142,31 @@ describe("operations and Idempotency-Key (automine off: the test mines every blo
       expect(replay.status).to.equal(200);
       expect(replay.body.status).to.equal("confirmed");
       expect(replay.body.transactionHash).to.equal(pending.body.transactionHash);
+    });
+
+    it("repeats sent together with the first take no nonce: 4 keys each sent twice at once make 4 transactions, without a gap or a 0-value fill", async function () {
+      const nonce = await f.chain.nonce(alice.address);
+      const keys = [0, 1, 2, 3].map((i) => ({ "Idempotency-Key": `together-${Date.now()}-${i}` }));
+      // A slow node: every repeat is past its route's replay check before any first request is recorded.
+      f.proxy.latencyMs = 100;
+      const answers = keys.flatMap((key) => [mint(alice.privateKey, key), mint(alice.privateKey, key)]);
+      try {
+        await mempoolHolds(f.chain, 4);
+      } finally {
+        f.proxy.latencyMs = 0;
+      }
+      await f.chain.mine();
+      const settled = await Promise.all(answers);
+      for (const res of settled) expect([200, 202, 409], res.text).to.include(res.status);
+      const operations = new Set(settled.filter((r) => r.status < 300).map((r) => r.body.operationId as string));
+      expect(operations.size, "one operation per key").to.equal(4);
+      for (const id of operations) expect((await operation(f.api, id)).status, id).to.equal("confirmed");
+      // A nonce taken by a repeat and given back would be filled now, a block later.
+      await sleep(500);
+      await f.chain.mine(2);
+      await sleep(500);
+      expect(await f.chain.nonce(alice.address), "4 transactions, nothing else").to.equal(nonce + 4);
+      expect(await f.chain.pendingTransactions()).to.deep.equal([]);
     });
   });
 
