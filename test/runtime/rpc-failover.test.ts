@@ -119,11 +119,21 @@ describe("RPC failover: one chain, two URLs, the first failing every way, then t
       ...MINTERS.map((key, w) => mintLoop(key, w)),
     ];
     const phases: string[] = [];
+    const masked = `${first.url}/v2/***`.replace(/[.*/]/g, (c) => `\\${c}`);
+    const failures = async (outcome: string) => {
+      const counted = new RegExp(`rpc_requests_total\\{chain="31337",url="${masked}",outcome="${outcome}"\\} (\\d+)`);
+      return Number((await api.get("/metrics")).text.match(counted)?.[1] ?? 0);
+    };
+    const OUTCOME = { "502": "http_error", hang: "timeout", reset: "connection_error" } as const;
     try {
       for (const mode of ["502", "hang", "reset"] as const) {
+        const before = await failures(OUTCOME[mode]);
         first.mode = mode;
         phases.push(mode);
         await sleep(PHASE_MS);
+        // A URL that is down is probed when its cooldown ends, and the cooldown doubles: a phase lasts
+        // until the first URL has met its failure at least once (under load a probe fell just outside).
+        await until(`the first URL meeting ${mode}`, 60_000, async () => (await failures(OUTCOME[mode])) > before);
         const [url1] = await urlStates();
         expect(url1.status, `first URL in mode ${mode}`).to.equal("down");
         expect(url1.lastError).to.be.a("string");
@@ -183,7 +193,6 @@ describe("RPC failover: one chain, two URLs, the first failing every way, then t
     provider.destroy();
 
     const metrics = (await api.get("/metrics")).text;
-    const masked = `${first.url}/v2/***`.replace(/[.*/]/g, (c) => `\\${c}`);
     expect(metrics).to.match(
       new RegExp(`rpc_requests_total\\{chain="31337",url="${masked}",outcome="http_error"\\} [1-9]`),
     );
