@@ -6,10 +6,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { Agent } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Contract, JsonRpcProvider, Wallet } from "ethers";
+import { Contract, FetchRequest, JsonRpcProvider, Wallet } from "ethers";
 import { seedPglite } from "../support/pglite-template";
 import {
   collectionInterface,
@@ -356,9 +357,20 @@ export class ServiceProcess {
   }
 }
 
+/**
+ * A connection per call. Node's default agent keeps sockets alive, and a node closes one after 5 s
+ * idle: a call written on it just then fails with "socket hang up". A before-all hook met it on
+ * Node 24 under CI's load, its ethers socket idle while a batch of 1,000 evm_mine took about 5 s.
+ */
+const ONE_CONNECTION_PER_CALL = new Agent({ keepAlive: false });
+
 /** A JSON-RPC provider straight to the node, for reading chain state behind the service's back. */
 export function directProvider(rpcUrl: string, chainId = 31337): JsonRpcProvider {
-  return new JsonRpcProvider(rpcUrl, chainId, { staticNetwork: true, cacheTimeout: -1, batchMaxCount: 1 });
+  const request = new FetchRequest(rpcUrl);
+  if (request.url.startsWith("http:")) {
+    request.getUrlFunc = FetchRequest.createGetUrlFunc({ agent: ONE_CONNECTION_PER_CALL });
+  }
+  return new JsonRpcProvider(request, chainId, { staticNetwork: true, cacheTimeout: -1, batchMaxCount: 1 });
 }
 
 /** The collection at `address`, bound to `runner` with the reference ABI. */
