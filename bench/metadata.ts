@@ -6,14 +6,13 @@
  *    another) and on the embedded chain (the
  *    service's own CHAIN_PORT). Target ≥ 1.5x both.
  *  - GET /metadata/… of SERVE_TOKENS revealed tokens at 32 connections vs a static file server over a
- *    directory of the same files (node:http reading each file per request, as serve-static does).
+ *    directory of the same files (node:http reading each file per request, as serve-static does), in a
+ *    process of its own as the service is (bench/child-static-server.ts).
  *    Target ≥ 0.8x, p99 < 50 ms.
  *  - PUT of SERVE_TOKENS documents: under 5 s; the CAR of them: under 10 s, RSS growth under 100 MB.
  * Run: npm run bench:metadata   (BENCH_SMOKE=1: tiny sizes and 1 s runs, the same code paths)
  */
 import { mkdtempSync, readFile, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import autocannon from "autocannon";
@@ -22,6 +21,7 @@ import { collectionInterface, DEFAULT_COLLECTION, deployTransaction } from "../s
 import { ChainNode, DEV_KEYS, ServiceProcess, TEST_API_KEY } from "../test/api/harness";
 import { RpcProxy } from "../test/support/rpc-proxy";
 import { metadataChecks, verdict, type MetadataFigures } from "./checks";
+import { startChildStaticServer } from "./child-static-server";
 
 const SMOKE = process.env.BENCH_SMOKE === "1";
 const SECONDS = SMOKE ? 1 : Number(process.env.BENCH_SECONDS ?? 5);
@@ -194,17 +194,8 @@ async function main(): Promise<void> {
     if (res.status !== 200) throw new Error(`serving token ${d.tokenId}: ${res.status}`);
     writeFileSync(path.join(dir, `${d.tokenId}.json`), Buffer.from(await res.arrayBuffer()));
   }
-  const statics = createServer((req, res) => {
-    const name = path.basename(req.url ?? "");
-    readFile(path.join(dir, name), (err, body) => {
-      if (err) return void res.writeHead(404).end();
-      res
-        .writeHead(200, { "content-type": "application/json; charset=utf-8", "cache-control": "public, max-age=60" })
-        .end(body);
-    });
-  });
-  await new Promise<void>((resolve) => statics.listen(0, "127.0.0.1", resolve));
-  const staticUrl = `http://127.0.0.1:${(statics.address() as AddressInfo).port}`;
+  const statics = await startChildStaticServer(dir);
+  const staticUrl = statics.url;
   const get = { connections: 32, duration: SECONDS };
   await cannon({ ...get, ...warmUp(1, paths.length), url: staticUrl, requests: rotating(paths) });
   await cannon({ ...get, ...warmUp(1, paths.length), url: service.url, requests: rotating(paths) });
