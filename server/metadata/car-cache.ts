@@ -10,6 +10,12 @@ import { LRUCache } from "lru-cache";
 import { ApiError } from "../http/errors";
 import { buildCar, type BuiltCar } from "./car";
 
+/** What a CAR holds: files `1.json … count.json`, each `document(n)`. */
+export interface CarFiles {
+  count: number;
+  document(tokenId: number): Uint8Array;
+}
+
 /** The most bytes of CARs kept: a 10,000-token collection of 4 kB documents is about 41 MB. */
 const MAX_BYTES = 256 * 1024 * 1024;
 /** What a refused request is told to wait: about one 10,000-token build. */
@@ -28,20 +34,23 @@ export class CarCache {
   }
 
   /**
-   * The CAR of `key` (a collection on a chain), built from `count` and `document`; joins a build of
-   * the same key under way; 429 RATE_LIMITED while another is built.
+   * The CAR of `key` (a collection on a chain), built from what `files` loads (the number of files
+   * and each one's bytes); joins a build of the same key under way, which loads nothing more;
+   * 429 RATE_LIMITED while another is built.
    */
-  build(key: string, count: number, document: (tokenId: number) => Uint8Array): Promise<BuiltCar> {
+  build(key: string, files: () => Promise<CarFiles>): Promise<BuiltCar> {
     if (this.building) {
       if (this.building.key === key) return this.building.done;
       throw new ApiError("RATE_LIMITED", "Another collection's CAR is being built; retry in a few seconds", undefined, {
         "Retry-After": String(RETRY_AFTER_SECONDS),
       });
     }
-    const done = buildCar(count, document).then((car) => {
-      this.built.set(car.root, car.bytes);
-      return car;
-    });
+    const done = files()
+      .then(({ count, document }) => buildCar(count, document))
+      .then((car) => {
+        this.built.set(car.root, car.bytes);
+        return car;
+      });
     const building = { key, done };
     this.building = building;
     const clear = () => {

@@ -146,14 +146,16 @@ export function createMetadataRouter(deps: MetadataRouteDeps): Router {
     let root = record.rootCid ?? "";
     let car = root ? metadata.cars.find(root) : undefined;
     if (!car) {
-      const documents = await service.store.documents(service.chainId, at);
       const start = reveal.startingIndex;
-      const document = (tokenId: number) => {
-        const text = documents.get(revealedDocumentId(BigInt(tokenId), start, reveal.count));
-        if (text === undefined) throw new ApiError("NOT_FOUND", `No document is uploaded for token ${tokenId}`);
-        return Buffer.from(text);
-      };
-      const built = await metadata.cars.build(`${service.chainId}:${at.toLowerCase()}`, count, document);
+      const built = await metadata.cars.build(`${service.chainId}:${at.toLowerCase()}`, async () => {
+        const documents = await service.store.documents(service.chainId, at);
+        const document = (tokenId: number) => {
+          const text = documents.get(revealedDocumentId(BigInt(tokenId), start, reveal.count));
+          if (text === undefined) throw new ApiError("NOT_FOUND", `No document is uploaded for token ${tokenId}`);
+          return Buffer.from(text);
+        };
+        return { count, document };
+      });
       car = built.bytes;
       if (built.root !== root) {
         root = built.root;
