@@ -190,7 +190,7 @@ export function registerMetadataOpenApi(registry: OpenAPIRegistry): void {
     summary:
       "Upload token documents (up to 10,000 a request, 10 MB) and the placeholder; a repeat replaces the tokens it names",
     description:
-      "Every bad token is named in one 400 (tokens.41.image), and nothing of the request is stored. 409 METADATA_FROZEN after the commit.",
+      "Only a key with nft:configure that may use the collection owner's wallet (403 FORBIDDEN otherwise). Every bad token is named in one 400 (tokens.41.image), and nothing of the request is stored. 409 METADATA_FROZEN after the commit.",
     request: {
       params: CollectionPath,
       body: { required: true, content: { "application/json": { schema: PutMetadataBody } } },
@@ -224,7 +224,8 @@ export function registerMetadataOpenApi(registry: OpenAPIRegistry): void {
     security: OPEN_SECURITY,
     summary:
       "A collection's metadata state (hidden, committed, revealed), provenance, starting index, root CID and its documents, paged",
-    description: "Before the reveal the documents are listed to a key with nft:configure only.",
+    description:
+      "Before the reveal the documents (tokens, cursor) are listed only to a key with nft:configure that may use the collection owner's wallet; any other key gets the rest.",
     request: { params: CollectionPath, query: PageQuery },
     responses: {
       200: { description: "The state", content: { "application/json": { schema: MetadataState } } },
