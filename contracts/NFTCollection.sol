@@ -135,6 +135,10 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     error ProvenanceNotSet();
     /// @notice The collection has already been revealed; it is revealed once.
     error AlreadyRevealed();
+    /// @notice `reveal` needs `revealBlock` mined: it is now block `blockNumber`.
+    error RevealTooEarly(uint256 revealBlock, uint256 blockNumber);
+    /// @notice The reveal delay is outside 1 to `MAX_REVEAL_DELAY` blocks.
+    error InvalidRevealDelay(uint256 delay);
     /// @notice `refreshMetadata` needs `fromTokenId <= toTokenId`.
     error InvalidTokenRange(uint256 fromTokenId, uint256 toTokenId);
 
@@ -142,6 +146,9 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     event ProvenanceSet(bytes32 hash, uint256 count);
     /// @notice The collection was revealed: token `t` shows document `((t - 1 + startingIndex) % count) + 1`.
     event Revealed(uint256 startingIndex);
+    /// @notice `reveal` came more than 256 blocks after `previousBlock`, whose hash the chain no longer
+    /// answers: the reveal waits for `revealBlock` instead.
+    event RevealBlockReset(uint256 previousBlock, uint256 revealBlock);
 
     /// @notice keccak256 of the concatenated keccak256 of each token document (RFC 8785 bytes), ids 1..count;
     /// zero until set.
@@ -152,6 +159,14 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     /// that its gas does not depend on the index drawn (a zero index would otherwise save the 20,000 gas of
     /// a fresh slot, and an estimate taken in one block could fall short in the next).
     uint256 private _startingIndexPlusOne;
+    /// @notice The block whose hash fixes the starting index, set by `setProvenance` after its own block;
+    /// zero until set.
+    /// @dev Packed with the delay, which `reveal` reuses when it must move the block.
+    uint128 public revealBlock;
+    uint128 private _revealDelay;
+
+    /// @notice The longest delay between the commit and the reveal block.
+    uint256 public constant MAX_REVEAL_DELAY = 256;
 
     /// @param name_ The collection name.
     /// @param symbol_ The collection symbol.
@@ -259,30 +274,45 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
         else emit IERC4906.BatchMetadataUpdate(fromTokenId, toTokenId);
     }
 
-    /// @notice Commits the provenance of the collection's metadata, once; owner only.
+    /// @notice Commits the provenance of the collection's metadata, once; owner only. Fixes the reveal
+    /// block `revealDelay` blocks after this one: its hash, unknown to anyone now, will fix the starting index.
     /// @dev `hash` is keccak256(concat(keccak256(document 1), ..., keccak256(document count))), each document
     /// in its RFC 8785 canonical bytes, so anyone can recompute it from the served documents after the reveal.
     /// @param hash The provenance hash.
     /// @param count The number of documents it covers (token ids 1 to `count`).
-    function setProvenance(bytes32 hash, uint256 count) external onlyOwner {
+    /// @param revealDelay Blocks from this one to the reveal block, 1 to `MAX_REVEAL_DELAY`.
+    function setProvenance(bytes32 hash, uint256 count, uint256 revealDelay) external onlyOwner {
         if (provenanceCount != 0) revert ProvenanceAlreadySet();
         if (hash == bytes32(0) || count == 0) revert InvalidProvenance(hash, count);
+        if (revealDelay == 0 || revealDelay > MAX_REVEAL_DELAY) revert InvalidRevealDelay(revealDelay);
         provenance = hash;
         provenanceCount = count;
+        // Both fit: a block number and a delay of at most 256.
+        revealBlock = uint128(block.number + revealDelay);
+        _revealDelay = uint128(revealDelay);
         emit ProvenanceSet(hash, count);
     }
 
-    /// @notice Reveals the collection, once, after the provenance is set; owner only. Fixes
-    /// `startingIndex = uint256(blockhash(block.number - 1)) % provenanceCount`.
-    /// @dev What the owner can still influence: which block reveals. The owner chooses when to send
-    /// this transaction (and a block producer could withhold a block), so it can pick among the starting
-    /// indexes of the blocks it waits through, but it cannot choose a block hash, nor change the documents
-    /// or their order, which the provenance fixed before the sale.
-    function reveal() external onlyOwner {
+    /// @notice Reveals the collection, once `revealBlock` is mined; anyone may call it. Fixes
+    /// `startingIndex = uint256(blockhash(revealBlock)) % provenanceCount`. When `revealBlock` is more than
+    /// 256 blocks old (the chain no longer answers its hash) it moves the reveal block instead, as far
+    /// ahead as the commit did, with `RevealBlockReset`, and reveals nothing.
+    /// @dev The owner fixed the block before its hash existed and cannot choose it by waiting; only its
+    /// producer could withhold it, at the cost of its reward. Open to anyone so that an owner who never
+    /// reveals cannot keep the buyers waiting.
+    function reveal() external {
         uint256 count = provenanceCount;
         if (count == 0) revert ProvenanceNotSet();
         if (_startingIndexPlusOne != 0) revert AlreadyRevealed();
-        uint256 index = uint256(blockhash(block.number - 1)) % count;
+        uint256 target = revealBlock;
+        if (block.number <= target) revert RevealTooEarly(target, block.number);
+        if (block.number - target > 256) {
+            uint256 next = block.number + _revealDelay;
+            revealBlock = uint128(next);
+            emit RevealBlockReset(target, next);
+            return;
+        }
+        uint256 index = uint256(blockhash(target)) % count;
         _startingIndexPlusOne = index + 1;
         emit Revealed(index);
         emit IERC4906.BatchMetadataUpdate(1, type(uint256).max);

@@ -14,6 +14,7 @@ import type { Logger } from "./http/logger";
 import { openDatabase } from "./db";
 import { ServiceMetrics, type RpcObserver } from "./metrics/metrics";
 import { JobStore } from "./jobs";
+import { CarCache, clientAddress, publicRateLimit } from "./metadata";
 import { metadataFastPath } from "./metadata/fast-path";
 import { DrainableServer, ShutdownHooks, type ShutdownHook } from "./runtime/shutdown";
 import { SqlUserStore } from "./users";
@@ -119,6 +120,7 @@ export async function startService(
     jobStore,
     lowBalancePollMs: options.lowBalancePollMs,
     publicUrl: () => publicUrl ?? "",
+    metadata: { limit: publicRateLimit(config.metadataRequestsPerMinute), cars: new CarCache() },
   };
   const units: ChainUnit[] = [];
   for (const chain of reached) units.push(await buildChainUnit(chain, shared));
@@ -163,6 +165,7 @@ export async function startService(
       await listen(
         metadataFastPath(
           (chainId) => chains.find(chainId)?.metadata.service,
+          (req) => shared.metadata.limit?.take(clientAddress(req, config.trustProxy)),
           apps.api.callback(),
           (err) =>
             logger.error(

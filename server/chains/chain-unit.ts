@@ -26,7 +26,7 @@ import {
   type JobStore,
 } from "../jobs";
 import type { ChainMetrics, ServiceMetrics, RpcObserver } from "../metrics/metrics";
-import { openMetadata, type MetadataDeps } from "../metadata";
+import { openMetadata, type CarCache, type MetadataDeps, type PublicRateLimit } from "../metadata";
 import { OPERATION_KINDS } from "../nft";
 import type { DropsDeps } from "../nft/route";
 import { LowBalanceWatcher, type Wallets } from "../wallets";
@@ -63,6 +63,8 @@ export interface SharedParts {
   lowBalancePollMs?: number;
   /** Where the world reaches the service (PUBLIC_URL, else its own address once it listens). */
   publicUrl(): string;
+  /** What every chain's hosted metadata shares: the public documents' limit, the CARs built. */
+  metadata: { limit?: PublicRateLimit; cars: CarCache };
 }
 
 export interface ChainUnit {
@@ -252,7 +254,15 @@ export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): 
       maxGasPerTx: config.maxGasPerTx,
     },
     jobs: { runner, planner: new JobPlanner(client, config.maxGasPerTx) },
-    metadata: openMetadata({ db, chain: client, index: collections, blocks, publicUrl: shared.publicUrl }),
+    metadata: openMetadata({
+      db,
+      chain: client,
+      index: collections,
+      blocks,
+      publicUrl: shared.publicUrl,
+      revealDelayBlocks: shared.config.revealDelayBlocks,
+      ...shared.metadata,
+    }),
     rpcUrls: chain.rpcUrls,
     urlCount: spec.rpcUrls.length,
     async start() {

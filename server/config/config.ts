@@ -66,6 +66,10 @@ export interface Config {
   jobConcurrency: number;
   /** PUBLIC_URL: where the world reaches the service (hosted metadata's base URI); unset = http://HOST:PORT. */
   publicUrl?: string;
+  /** REVEAL_DELAY_BLOCKS: blocks from a metadata commit to the block whose hash fixes the reveal. */
+  revealDelayBlocks: number;
+  /** METADATA_REQUESTS_PER_MINUTE: public metadata documents one client address may fetch a minute; 0 = no limit. */
+  metadataRequestsPerMinute: number;
 }
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -161,6 +165,9 @@ const EnvSchema = z
     PUBLIC_URL: optional(
       z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).transform((v) => v.replace(/\/+$/, "")),
     ),
+    // The contract takes 1 to 256 (MAX_REVEAL_DELAY).
+    REVEAL_DELAY_BLOCKS: optional(z.coerce.number().int().min(1).max(256)).default(5),
+    METADATA_REQUESTS_PER_MINUTE: optional(z.coerce.number().int().min(0).max(1_000_000)).default(1_200),
   })
   .superRefine((env, ctx) => {
     const pkcs11 = [env.PKCS11_MODULE, env.PKCS11_TOKEN_LABEL, env.PKCS11_PIN];
@@ -238,5 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxGasPerTx: e.MAX_GAS_PER_TX,
     jobConcurrency: e.JOB_CONCURRENCY,
     publicUrl: e.PUBLIC_URL,
+    revealDelayBlocks: e.REVEAL_DELAY_BLOCKS,
+    metadataRequestsPerMinute: e.METADATA_REQUESTS_PER_MINUTE,
   };
 }

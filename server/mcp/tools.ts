@@ -227,7 +227,7 @@ export const TOOLS: ToolSpec[] = [
     name: "reveal",
     title: "Reveal the collection",
     description:
-      "Send the contract's reveal() once the provenance is committed: fixes the starting index from a block hash; owner only, once.",
+      "Send the contract's reveal() once the commit's revealBlock is mined (409 REVEAL_TOO_EARLY before): fixes the starting index from that block's hash; once.",
     route: "reveal",
     access: nftAccess("reveal"),
     write: { by: "dryRun" },

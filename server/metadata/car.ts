@@ -1,7 +1,10 @@
 /**
  * The IPFS package of a revealed collection (API.md, "Metadata"): a CAR v1 whose root is one UnixFS
- * directory of `1.json … count.json`, built with ipfs-unixfs-importer and written with @ipld/car
- * as it is made, so that a 10,000-token CAR is never whole in memory.
+ * directory of `1.json … count.json`, built with ipfs-unixfs-importer and written with @ipld/car.
+ * It is built whole in memory (a CAR v1 names its root before its blocks, and the root is known
+ * last), then kept by root CID (car-cache.ts). The importer's work is promises that settle one
+ * another with no I/O between them: the build gives the event loop a turn every few files and
+ * blocks, so that the service answers other requests while it runs.
  *
  * The UnixFS settings, so that any tool given them finds the same root CID (they are those of the
  * IPIP-499 profile `unixfs-v1-2025`, written out):
@@ -12,7 +15,7 @@
  *   (fan-out 256, 8 bits, murmur3) when its serialized block would pass 256 KiB (`block-bytes`):
  *   from about 4,000 tokens on, so a 10,000-token collection's root is a sharded directory.
  */
-import { Readable } from "node:stream";
+import { setImmediate as nextTurn } from "node:timers/promises";
 
 /** The importer's options, as documented above. */
 export const UNIXFS_SETTINGS = {
@@ -46,7 +49,7 @@ interface ImportEntry {
   content: Uint8Array;
 }
 interface Libraries {
-  importer(source: Iterable<ImportEntry>, blockstore: Blockstore, options: object): AsyncIterable<{ cid: Cid }>;
+  importer(source: AsyncIterable<ImportEntry>, blockstore: Blockstore, options: object): AsyncIterable<{ cid: Cid }>;
   fixedSize(options: { chunkSize: number }): unknown;
   balanced(options: { maxChildrenPerNode: number }): unknown;
   CarWriter: {
@@ -91,9 +94,15 @@ export async function importerOptions(): Promise<object> {
   };
 }
 
+/** How many files or blocks the build handles between two turns of the event loop. */
+const PER_TURN = 32;
+
 /** The files of the directory: `n.json` for n = 1..count, each `document(n)`'s bytes. */
-function* files(count: number, document: (tokenId: number) => Uint8Array): Iterable<ImportEntry> {
-  for (let n = 1; n <= count; n++) yield { path: `${n}.json`, content: document(n) };
+async function* files(count: number, document: (tokenId: number) => Uint8Array): AsyncIterable<ImportEntry> {
+  for (let n = 1; n <= count; n++) {
+    if (n % PER_TURN === 0) await nextTurn();
+    yield { path: `${n}.json`, content: document(n) };
+  }
 }
 
 /** Imports the files into `blockstore`; answers the directory's CID (the last entry the importer yields). */
@@ -109,40 +118,39 @@ async function importAll(
   return root;
 }
 
-/** The root CID of the directory, with no block kept (each is hashed and dropped). */
-export function rootCid(count: number, document: (tokenId: number) => Uint8Array): Promise<Cid> {
-  return importAll(count, document, { put: async (cid) => cid });
+/** A built CAR: its root CID and its bytes. */
+export interface BuiltCar {
+  root: string;
+  bytes: Buffer;
 }
 
-/**
- * The CAR of the directory whose root is `root` (from rootCid: a CAR v1 names its root before its
- * blocks), as a stream: each block is written as the importer makes it, and the importer waits
- * while the reader does not keep up. A block made twice (two identical documents) is written once.
- */
-export async function carStream(
-  root: Cid,
-  count: number,
-  document: (tokenId: number) => Uint8Array,
-): Promise<Readable> {
+/** The CAR of the directory, whole: each block once (two identical documents make one block). */
+export async function buildCar(count: number, document: (tokenId: number) => Uint8Array): Promise<BuiltCar> {
   const { CarWriter } = await load();
-  const { writer, out } = CarWriter.create([root]);
-  const written = new Set<string>();
+  const blocks: Block[] = [];
+  const seen = new Set<string>();
   const blockstore: Blockstore = {
     async put(cid, bytes) {
       const key = cid.toString();
-      if (!written.has(key)) {
-        written.add(key);
-        await writer.put({ cid, bytes });
+      if (!seen.has(key)) {
+        seen.add(key);
+        blocks.push({ cid, bytes });
+        if (blocks.length % PER_TURN === 0) await nextTurn();
       }
       return cid;
     },
   };
-  const stream = Readable.from(out, { objectMode: false });
-  importAll(count, document, blockstore)
-    .then(async (made) => {
-      if (made.toString() !== root.toString()) throw new Error(`the CAR's root changed: ${made} is not ${root}`);
-      await writer.close();
-    })
-    .catch((err: unknown) => stream.destroy(err instanceof Error ? err : new Error(String(err))));
-  return stream;
+  const root = await importAll(count, document, blockstore);
+  const { writer, out } = CarWriter.create([root]);
+  const chunks: Uint8Array[] = [];
+  const read = (async () => {
+    for await (const chunk of out) chunks.push(chunk);
+  })();
+  for (let n = 0; n < blocks.length; n++) {
+    await writer.put(blocks[n]);
+    if (n % PER_TURN === 0) await nextTurn();
+  }
+  await writer.close();
+  await read;
+  return { root: root.toString(), bytes: Buffer.concat(chunks) };
 }

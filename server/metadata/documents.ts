@@ -132,12 +132,49 @@ function tokenIdOf(value: unknown): bigint | undefined {
   return id >= 1n && id <= MAX_TOKEN_ID ? id : undefined;
 }
 
+/** How deep a document may nest objects and arrays: marketplaces read a few levels. */
+export const MAX_DOCUMENT_DEPTH = 32;
+
+/** A UTF-16 surrogate without its pair: no Unicode character, which RFC 8785 (I-JSON) refuses. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * What RFC 8785 cannot write of `document`, in words with the path it is at, or undefined: a number
+ * that is not finite (1e400 parses as Infinity), a string or a name with a lone surrogate, or more
+ * than MAX_DOCUMENT_DEPTH levels. Walked with a stack, not recursion: a document nested 20,000 deep
+ * is refused, not a stack overflow.
+ */
+function notCanonical(document: unknown): { path: string[]; message: string } | undefined {
+  const stack: Array<{ value: unknown; path: string[] }> = [{ value: document, path: [] }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value === "number" && !Number.isFinite(value))
+      return { path, message: "must be a finite number (RFC 8785 has no Infinity or NaN)" };
+    if (typeof value === "string" && LONE_SURROGATE.test(value))
+      return { path, message: "holds a lone UTF-16 surrogate (\\ud800…\\udfff), which is no character" };
+    if (typeof value !== "object" || value === null) continue;
+    if (path.length >= MAX_DOCUMENT_DEPTH)
+      return { path, message: `nests deeper than ${MAX_DOCUMENT_DEPTH} levels of objects and arrays` };
+    for (const [key, child] of Object.entries(value)) {
+      if (LONE_SURROGATE.test(key))
+        return { path, message: "has a field name with a lone UTF-16 surrogate, which is no character" };
+      stack.push({ value: child, path: [...path, key] });
+    }
+  }
+  return undefined;
+}
+
 /** The document's canonical bytes, or undefined after adding what is wrong with it to `details`. */
 function checkDocument(
   document: unknown,
   at: string,
   details: Array<{ path: string; message: string }>,
 ): string | undefined {
+  const refused = notCanonical(document);
+  if (refused) {
+    details.push({ path: [at, ...refused.path].join("."), message: refused.message });
+    return undefined;
+  }
   const result = MetadataDocument.safeParse(document);
   if (!result.success) {
     for (const issue of result.error.issues)

@@ -21,6 +21,8 @@ function etagOf(body: Buffer): string {
 /** A request listener that serves hosted documents and hands everything else to `next`. */
 export function metadataFastPath(
   serviceOf: (chainId: string) => MetadataService | undefined,
+  /** Counts the request against its client's limit: rejects with 429 RATE_LIMITED past it. */
+  admit: (req: IncomingMessage) => Promise<void> | undefined,
   next: (req: IncomingMessage, res: ServerResponse) => void,
   onInternalError: (err: unknown) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
@@ -29,9 +31,11 @@ export function metadataFastPath(
     if (!match) return next(req, res);
     const [, chainId, address, tokenId] = match;
     const service = serviceOf(chainId);
-    const served = service
-      ? service.serve(chainId, address, BigInt(tokenId))
-      : Promise.reject(new ApiError("NOT_FOUND", `No metadata is hosted on chain ${chainId}`));
+    const served = Promise.resolve(admit(req)).then(() =>
+      service
+        ? service.serve(chainId, address, BigInt(tokenId))
+        : Promise.reject(new ApiError("NOT_FOUND", `No metadata is hosted on chain ${chainId}`)),
+    );
     served.then(
       (body) => {
         const etag = etagOf(body);

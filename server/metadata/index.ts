@@ -3,7 +3,9 @@ import type { BlockFeed } from "../chain/block-feed";
 import type { ChainClient } from "../chain/chain-client";
 import type { CollectionIndex } from "../collections";
 import type { SqlDriver } from "../db";
+import type { CarCache } from "./car-cache";
 import type { MetadataDeps } from "./deps";
+import type { PublicRateLimit } from "./rate-limit";
 import { MetadataService } from "./metadata-service";
 import { MetadataStore } from "./store";
 import { TokenUriCache } from "./token-uri-cache";
@@ -12,6 +14,8 @@ export type { MetadataDeps };
 export { createMetadataRouter, registerMetadataOpenApi } from "./routes";
 export { MetadataService } from "./metadata-service";
 export { TokenUriCache } from "./token-uri-cache";
+export { CarCache } from "./car-cache";
+export { PublicRateLimit, publicRateLimit, clientAddress } from "./rate-limit";
 
 export interface OpenMetadataOptions {
   db: SqlDriver;
@@ -21,6 +25,11 @@ export interface OpenMetadataOptions {
   /** The head without a call, for tokenURI answers kept one block. */
   blocks?: BlockFeed;
   publicUrl(): string;
+  /** REVEAL_DELAY_BLOCKS. */
+  revealDelayBlocks: number;
+  /** Shared by every chain's metadata: the public documents' limit, the CARs built. */
+  limit?: PublicRateLimit;
+  cars: CarCache;
 }
 
 /**
@@ -50,5 +59,12 @@ export function openMetadata(options: OpenMetadataOptions): MetadataDeps {
       service.drop(address);
     }
   });
-  return { service, tokenUris, publicUrl: options.publicUrl };
+  return {
+    service,
+    tokenUris,
+    publicUrl: options.publicUrl,
+    revealDelayBlocks: options.revealDelayBlocks,
+    limit: options.limit,
+    cars: options.cars,
+  };
 }

@@ -2,11 +2,15 @@
  * Serving hosted metadata (API.md, "Metadata"): every document a collection serves is kept in
  * memory as the bytes to send, with what the chain says of its reveal (read once, then again only
  * when the index reads an ERC-4906 event of the collection or a reveal through the service
- * confirms), and which tokens exist (from the index). A request never reaches the chain.
+ * confirms), and which tokens exist (from the index). A request never reaches the chain, and a
+ * collection the store holds nothing of is never read from it: a request for any address costs the
+ * store a query, not the RPC provider a call. At most MAX_KEPT collections are kept (least recently
+ * served dropped first); one with no metadata is not kept.
  * Another instance sharing the store may upload, commit, reveal or index the collection's events:
  * at most once a RECHECK_MS a request of a kept collection compares the store's version of it (one
  * query, not awaited by the request) with the one it was loaded with, and a different one drops it.
  */
+import { LRUCache } from "lru-cache";
 import type { ChainClient } from "../chain/chain-client";
 import type { CollectionIndex } from "../collections";
 import { ZERO_ADDRESS } from "../collections";
@@ -25,12 +29,23 @@ export interface RevealState {
   count: bigint;
   revealed: boolean;
   startingIndex: bigint | null;
+  /** The block whose hash fixes the starting index (set by the commit); null before it. */
+  revealBlock: bigint | null;
 }
 
 /** How long a collection's kept copy is served before the store is asked whether it changed. */
 const RECHECK_MS = 1_000;
 
-const NO_REVEAL: RevealState = { provenance: null, count: 0n, revealed: false, startingIndex: null };
+/** The most collections whose documents are kept in memory. */
+const MAX_KEPT = 1_000;
+
+const NO_REVEAL: RevealState = {
+  provenance: null,
+  count: 0n,
+  revealed: false,
+  startingIndex: null,
+  revealBlock: null,
+};
 
 interface Entry {
   record: MetadataRecord | null;
@@ -43,7 +58,16 @@ interface Entry {
 }
 
 export class MetadataService {
-  private readonly entries = new Map<string, Promise<Entry>>();
+  private readonly entries = new LRUCache<string, Promise<Entry>>({
+    max: MAX_KEPT,
+    // What goes with a kept collection goes with it.
+    dispose: (_entry, key, reason) => {
+      if (reason === "set") return;
+      this.minted.delete(key);
+      this.unminted.delete(key);
+      this.checkedAt.delete(key);
+    },
+  });
   private readonly minted = new Map<string, Set<bigint>>();
   private readonly unminted = new Map<string, Set<bigint>>();
   private readonly dropListeners = new Set<(address: string) => void>();
@@ -87,9 +111,13 @@ export class MetadataService {
     return document;
   }
 
-  /** The collection's state as kept (loaded once; the chain read with it). */
+  /**
+   * The collection's state as kept (loaded once; the chain read with it). One with no metadata in
+   * the store is read from the chain now (a keyed route: what the chain says of it still shows).
+   */
   async state(address: string): Promise<{ record: MetadataRecord | null; reveal: RevealState }> {
     const { record, reveal } = await this.entry(address);
+    if (!record) return { record, reveal: await this.readReveal(address) };
     return { record, reveal };
   }
 
@@ -97,12 +125,13 @@ export class MetadataService {
   async readReveal(address: string): Promise<RevealState> {
     const { chain } = this;
     try {
-      const [provenance, count, revealed, startingIndex] = await chain.read(address, () =>
+      const [provenance, count, revealed, startingIndex, revealBlock] = await chain.read(address, () =>
         Promise.all([
           chain.view(address, "provenance", []),
           chain.view(address, "provenanceCount", []),
           chain.view(address, "revealed", []),
           chain.view(address, "startingIndex", []),
+          chain.view(address, "revealBlock", []),
         ]),
       );
       return {
@@ -110,6 +139,7 @@ export class MetadataService {
         count,
         revealed,
         startingIndex: revealed ? startingIndex : null,
+        revealBlock: count > 0n ? revealBlock : null,
       };
     } catch (err) {
       if (err instanceof ApiError && err.code === "CHAIN_UNAVAILABLE") throw err;
@@ -125,10 +155,17 @@ export class MetadataService {
       this.checkedAt.set(key, Date.now());
       entry = this.load(key);
       this.entries.set(key, entry);
-      // A failed load (the chain or the store down) is not kept: the next request tries again.
-      entry.catch(() => {
-        if (this.entries.get(key) === entry) this.entries.delete(key);
-      });
+      // A failed load (the chain or the store down) is not kept: the next request tries again. Nor is
+      // a collection with no metadata: an address anyone may name would otherwise take a place.
+      const loaded = entry;
+      loaded.then(
+        (kept) => {
+          if (!kept.record && this.entries.peek(key) === loaded) this.entries.delete(key);
+        },
+        () => {
+          if (this.entries.peek(key) === loaded) this.entries.delete(key);
+        },
+      );
     }
     return entry;
   }
@@ -143,7 +180,7 @@ export class MetadataService {
     entry
       .then(async (kept) => {
         const version = await this.store.version(this.chainId, key);
-        if (version !== kept.version && this.entries.get(key) === entry) this.drop(key);
+        if (version !== kept.version && this.entries.peek(key) === entry) this.drop(key);
       })
       .catch(() => {}); // the store down: asked again after RECHECK_MS
   }
@@ -151,7 +188,9 @@ export class MetadataService {
   private async load(address: string): Promise<Entry> {
     // Read first: a change after it, even during the reads below, differs from it at the next recheck.
     const version = await this.store.version(this.chainId, address);
-    const [record, reveal] = await Promise.all([this.store.find(this.chainId, address), this.readReveal(address)]);
+    const record = await this.store.find(this.chainId, address);
+    // The chain only for a collection the service hosts.
+    const reveal = record ? await this.readReveal(address) : NO_REVEAL;
     const documents = new Map<bigint, Buffer>();
     if (record && reveal.revealed) {
       for (const [id, text] of await this.store.documents(this.chainId, address)) documents.set(id, Buffer.from(text));

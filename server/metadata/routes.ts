@@ -1,7 +1,9 @@
 /** The metadata reads and the upload (API.md, "Metadata"); the writes are in write-routes.ts. */
 import Router from "@koa/router";
 import { z } from "zod";
+import type { Context } from "koa";
 import type { AccessControl, AccessPrincipal } from "../access";
+import { allows } from "../access/principal";
 import type { ChainClient } from "../chain/chain-client";
 import type { CollectionIndex } from "../collections";
 import { OPEN_SECURITY } from "../collections/routes/common";
@@ -10,7 +12,6 @@ import { readJsonBody } from "../http/json-body";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
 import { parseInput } from "../http/validation";
 import { address } from "../nft/fields";
-import { carStream, rootCid } from "./car";
 import type { MetadataDeps } from "./deps";
 import { METADATA_BODY_LIMIT, MetadataDocument, PutMetadataBody, checkUpload } from "./documents";
 import { revealedDocumentId } from "./provenance";
@@ -51,6 +52,7 @@ const MetadataState = z
     state: z.enum(["hidden", "committed", "revealed"]),
     count: z.number().int(),
     provenance: z.string().nullable(),
+    revealBlock: z.string().nullable(),
     startingIndex: z.string().nullable(),
     rootCid: z.string().nullable(),
     placeholder: MetadataDocument.nullable(),
@@ -59,6 +61,19 @@ const MetadataState = z
   })
   .openapi("MetadataState");
 
+/**
+ * Whether the request's key may change the metadata of `at` and see its documents before the
+ * reveal: it has nft:configure, and may use a wallet that is the collection's owner() (what the
+ * allowlist asks of its signer); a key with no wallet limit may use any. One view call.
+ */
+async function keyOwns(ctx: Context, chain: ChainClient, at: string): Promise<{ owns: boolean; owner?: string }> {
+  const principal = ctx.state.access as AccessPrincipal | undefined;
+  if (!principal?.scopes.has("nft:configure")) return { owns: false };
+  // 404 CONTRACT_NOT_FOUND, 422 for what has no owner().
+  const owner = await chain.read(at, () => chain.view(at, "owner", []));
+  return { owns: allows(principal, { wallet: owner }), owner };
+}
+
 export function createMetadataRouter(deps: MetadataRouteDeps): Router {
   const { access, metadata, chain } = deps;
   const { service } = metadata;
@@ -66,8 +81,15 @@ export function createMetadataRouter(deps: MetadataRouteDeps): Router {
 
   router.put("/collections/:address/metadata", access.require(CONFIGURE), async (ctx) => {
     const { address: at } = parseInput(CollectionPath, ctx.params);
+    // The owner before the body: another key's 10 MB is not read.
+    const { owns, owner } = await keyOwns(ctx, chain, at);
+    if (!owns)
+      throw new ApiError(
+        "FORBIDDEN",
+        `This access key may not change the metadata of ${at}: it does not hold its owner, ${owner}`,
+        [{ path: "wallet", message: `the collection's owner ${owner?.toLowerCase()}` }],
+      );
     const upload = checkUpload(await readJsonBody(ctx, METADATA_BODY_LIMIT));
-    await chain.read(at, async () => undefined); // 404 CONTRACT_NOT_FOUND / 422 for what is no ERC-721
     const count = await service.store.put(service.chainId, at, upload);
     service.drop(at);
     if (deps.index) await deps.index.register(at, "request"); // minted tokens come from the index
@@ -85,15 +107,15 @@ export function createMetadataRouter(deps: MetadataRouteDeps): Router {
     const page = parseInput(PageQuery, ctx.query);
     const { record, reveal } = await service.state(at);
     const state = reveal.revealed ? "revealed" : record?.frozen || reveal.count > 0n ? "committed" : "hidden";
-    const principal = ctx.state.access as AccessPrincipal | undefined;
-    // Before the reveal the documents are the owner's alone: no trait leaves through a read key.
-    const mayList = state === "revealed" || (principal?.scopes.has("nft:configure") ?? false);
+    // Before the reveal the documents are the owner's alone: no trait leaves through another key.
+    const mayList = record !== null && (state === "revealed" || (await keyOwns(ctx, chain, at)).owns);
     const body: Record<string, unknown> = {
       chainId: service.chainId,
       address: at,
       state,
       count: record?.documents ?? 0,
       provenance: reveal.provenance ?? record?.provenance ?? null,
+      revealBlock: reveal.revealBlock?.toString() ?? null,
       startingIndex: reveal.startingIndex?.toString() ?? null,
       rootCid: record?.rootCid ?? null,
       placeholder: record?.placeholder ? JSON.parse(record.placeholder) : null,
@@ -107,6 +129,7 @@ export function createMetadataRouter(deps: MetadataRouteDeps): Router {
   });
 
   router.get("/metadata/:chainId/:address/:tokenId", async (ctx) => {
+    await metadata.limit?.take(ctx.ip);
     const { chainId, address: at, tokenId } = parseInput(ServePath, ctx.params);
     const bytes = await service.serve(chainId, at, tokenId);
     ctx.set("Cache-Control", CACHE_CONTROL);
@@ -120,31 +143,34 @@ export function createMetadataRouter(deps: MetadataRouteDeps): Router {
     if (!reveal.revealed || reveal.startingIndex === null || !record)
       throw new ApiError("METADATA_NOT_REVEALED", `${at} is not revealed: its CAR would show every token's traits`);
     const count = Number(reveal.count);
-    const documents = await service.store.documents(service.chainId, at);
-    const start = reveal.startingIndex;
-    const document = (tokenId: number) => {
-      const text = documents.get(revealedDocumentId(BigInt(tokenId), start, reveal.count));
-      if (text === undefined) throw new ApiError("NOT_FOUND", `No document is uploaded for token ${tokenId}`);
-      return Buffer.from(text);
-    };
-    let root = record.rootCid;
-    if (!root) {
-      root = (await rootCid(count, document)).toString();
-      await service.store.setRootCid(service.chainId, at, root);
-      service.drop(at);
+    let root = record.rootCid ?? "";
+    let car = root ? metadata.cars.find(root) : undefined;
+    if (!car) {
+      const start = reveal.startingIndex;
+      const built = await metadata.cars.build(`${service.chainId}:${at.toLowerCase()}`, async () => {
+        const documents = await service.store.documents(service.chainId, at);
+        const document = (tokenId: number) => {
+          const text = documents.get(revealedDocumentId(BigInt(tokenId), start, reveal.count));
+          if (text === undefined) throw new ApiError("NOT_FOUND", `No document is uploaded for token ${tokenId}`);
+          return Buffer.from(text);
+        };
+        return { count, document };
+      });
+      car = built.bytes;
+      if (built.root !== root) {
+        root = built.root;
+        await service.store.setRootCid(service.chainId, at, root);
+        service.drop(at);
+      }
     }
-    const { CID } = (await importEsmCid()) as { CID: { parse(text: string): { toString(): string } } };
     ctx.set("X-Root-CID", root);
     ctx.set("Access-Control-Expose-Headers", "X-Root-CID, ETag, X-Request-Id");
     ctx.set("Content-Disposition", `attachment; filename="${at}.car"`);
     ctx.type = "application/vnd.ipld.car; version=1";
-    ctx.body = await carStream(CID.parse(root), count, document);
+    ctx.body = car;
   });
   return router;
 }
-
-const importEsm = new Function("specifier", "return import(specifier)") as (specifier: string) => Promise<unknown>;
-const importEsmCid = () => importEsm("multiformats/cid");
 
 export function registerMetadataOpenApi(registry: OpenAPIRegistry): void {
   const tags = ["metadata"];
@@ -164,7 +190,7 @@ export function registerMetadataOpenApi(registry: OpenAPIRegistry): void {
     summary:
       "Upload token documents (up to 10,000 a request, 10 MB) and the placeholder; a repeat replaces the tokens it names",
     description:
-      "Every bad token is named in one 400 (tokens.41.image), and nothing of the request is stored. 409 METADATA_FROZEN after the commit.",
+      "Only a key with nft:configure that may use the collection owner's wallet (403 FORBIDDEN otherwise). Every bad token is named in one 400 (tokens.41.image), and nothing of the request is stored. 409 METADATA_FROZEN after the commit.",
     request: {
       params: CollectionPath,
       body: { required: true, content: { "application/json": { schema: PutMetadataBody } } },
@@ -198,7 +224,8 @@ export function registerMetadataOpenApi(registry: OpenAPIRegistry): void {
     security: OPEN_SECURITY,
     summary:
       "A collection's metadata state (hidden, committed, revealed), provenance, starting index, root CID and its documents, paged",
-    description: "Before the reveal the documents are listed to a key with nft:configure only.",
+    description:
+      "Before the reveal the documents (tokens, cursor) are listed only to a key with nft:configure that may use the collection owner's wallet; any other key gets the rest.",
     request: { params: CollectionPath, query: PageQuery },
     responses: {
       200: { description: "The state", content: { "application/json": { schema: MetadataState } } },
@@ -219,6 +246,7 @@ export function registerMetadataOpenApi(registry: OpenAPIRegistry): void {
       200: { description: "The document", content: { "application/json": { schema: MetadataDocument } } },
       400: errorResponse("VALIDATION_ERROR"),
       404: errorResponse("TOKEN_NOT_FOUND, NOT_FOUND"),
+      429: errorResponse("RATE_LIMITED"),
       503: errorResponse("CHAIN_UNAVAILABLE, STORE_UNAVAILABLE"),
     },
   });

@@ -3,6 +3,7 @@
  * (Idempotency-Key, `from` or `privateKey`, scopes): the commit of the provenance, the reveal, the
  * base URI pointed at the hosted documents, and setBaseURI.
  */
+import { AbiCoder } from "ethers";
 import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
 import type { Receipt } from "../chain/receipt";
@@ -13,7 +14,7 @@ import { common, decimal, nftBody } from "../nft/fields";
 import { OWNER_SETTING_ERRORS, planSetting, settingResult } from "../nft/owner-setting";
 import { defineWrite, type NftDeps } from "../nft/route";
 import type { TransactionSigner } from "../signers/signer";
-import { REVEALED_TOPIC } from "./events";
+import { REVEALED_TOPIC, REVEAL_BLOCK_RESET_TOPIC } from "./events";
 import { provenanceOf } from "./provenance";
 import { frozen } from "./store";
 
@@ -68,7 +69,8 @@ export const commitMetadataRoute = defineWrite({
     const { chain } = deps;
     const at = input.contractAddress;
     const onChain = await metadata.service.readReveal(at);
-    const stored = await metadata.service.store.find(metadata.service.chainId, at);
+    const { store, chainId } = metadata.service;
+    const stored = await store.find(chainId, at);
     if (onChain.count > 0n) {
       if (stored?.provenance === onChain.provenance && BigInt(stored?.count ?? 0) === onChain.count)
         return planSetting(chain, deps.signer, {
@@ -83,13 +85,23 @@ export const commitMetadataRoute = defineWrite({
     const owner = await chain.read(at, () => chain.view(at, "owner", []));
     if (owner.toLowerCase() !== deps.signer.address.toLowerCase())
       throw new ApiError("NOT_CONTRACT_OWNER", `Only the owner of collection ${at}, ${owner}, may do this`);
-    const { provenance, count } = await metadata.service.store.freeze(metadata.service.chainId, at, (documents) => {
+    const compute = (documents: Map<bigint, string>) => {
       const ordered = documentsInOrder(documents);
       return { provenance: provenanceOf(ordered), count: ordered.length };
-    });
-    metadata.service.drop(at);
+    };
+    // A dry run shows the commit and keeps nothing: the documents stay open to change.
+    const { provenance, count } = deps.dryRun
+      ? stored?.frozen && stored.provenance !== null && stored.count !== null
+        ? { provenance: stored.provenance, count: stored.count }
+        : compute(await store.documents(chainId, at))
+      : await store.freeze(chainId, at, compute);
+    if (!deps.dryRun) metadata.service.drop(at);
+    const delay = BigInt(metadata.revealDelayBlocks);
     return {
-      call: { to: at, data: collectionCalls().encodeFunctionData("setProvenance", [provenance, BigInt(count)]) },
+      call: {
+        to: at,
+        data: collectionCalls().encodeFunctionData("setProvenance", [provenance, BigInt(count), delay]),
+      },
       context: { provenance, count },
     };
   },
@@ -113,13 +125,25 @@ export const commitMetadataRoute = defineWrite({
   },
 });
 
-/** The starting index a reveal's receipt shows (Revealed(uint256)). */
-function revealedIndex(receipt: Receipt, contractAddress: string): string | undefined {
+/** The data of the first log of `topic` the collection emitted in `receipt`. */
+function logData(receipt: Receipt, contractAddress: string, topic: string): string | undefined {
   const address = contractAddress.toLowerCase();
   for (const log of receipt.logs)
-    if (log.address.toLowerCase() === address && log.topics[0]?.toLowerCase() === REVEALED_TOPIC)
-      return BigInt(log.data).toString();
+    if (log.address.toLowerCase() === address && log.topics[0]?.toLowerCase() === topic) return log.data;
   return undefined;
+}
+
+/**
+ * What a reveal's receipt shows: Revealed(startingIndex), or RevealBlockReset(previous, revealBlock)
+ * when the reveal block was more than 256 blocks old (nothing revealed; send the reveal again then).
+ */
+function revealOutcome(receipt: Receipt, contractAddress: string): Record<string, unknown> {
+  const revealed = logData(receipt, contractAddress, REVEALED_TOPIC);
+  if (revealed !== undefined) return { startingIndex: BigInt(revealed).toString() };
+  const reset = logData(receipt, contractAddress, REVEAL_BLOCK_RESET_TOPIC);
+  if (reset === undefined) return {};
+  const [, revealBlock] = AbiCoder.defaultAbiCoder().decode(["uint256", "uint256"], reset) as unknown as bigint[];
+  return { revealed: false, revealBlock: revealBlock.toString() };
 }
 
 export const revealRoute = defineWrite({
@@ -127,12 +151,18 @@ export const revealRoute = defineWrite({
   pathFields: { contractAddress: "address" },
   operation: "reveal",
   access: ACCESS,
-  summary: "Reveal a collection (reveal()): the starting index comes from the previous block's hash",
+  summary:
+    "Reveal a collection (reveal()): the starting index comes from the hash of the reveal block the commit fixed",
   description:
-    "Once, after the commit (409 PROVENANCE_NOT_SET before). From then on token t is served document ((t - 1 + startingIndex) mod count) + 1.",
+    "Once, after the commit (409 PROVENANCE_NOT_SET before) and once its revealBlock is mined (409 REVEAL_TOO_EARLY before). From then on token t is served document ((t - 1 + startingIndex) mod count) + 1. A reveal block more than 256 blocks old is moved forward instead (revealed: false, the new revealBlock): reveal again once it is mined.",
   body: OwnerBody.openapi("RevealRequest"),
-  response: settingResponseSchema({ startingIndex: decimal.optional(), count: decimal }).openapi("RevealResponse"),
-  errors: [...OWNER_SETTING_ERRORS, "PROVENANCE_NOT_SET"],
+  response: settingResponseSchema({
+    startingIndex: decimal.optional(),
+    count: decimal,
+    revealed: z.literal(false).optional(),
+    revealBlock: decimal.optional(),
+  }).openapi("RevealResponse"),
+  errors: [...OWNER_SETTING_ERRORS, "PROVENANCE_NOT_SET", "REVEAL_TOO_EARLY"],
   async plan(input, deps) {
     const metadata = metadataOf(deps);
     const at = input.contractAddress;
@@ -149,13 +179,17 @@ export const revealRoute = defineWrite({
         data: "0x",
         fields: { startingIndex: onChain.startingIndex!.toString(), count: onChain.count.toString() },
       });
+    // The call is simulated on the latest block, where revealBlock's own hash is not known yet: it
+    // passes from the block after it on, and so does this check.
+    const head = BigInt(await deps.chain.read(at, () => deps.chain.rpc.call<string>("eth_blockNumber", [])));
+    if (onChain.revealBlock !== null && head <= onChain.revealBlock)
+      throw new ApiError(
+        "REVEAL_TOO_EARLY",
+        `The reveal of ${at} waits for block ${onChain.revealBlock}, whose hash fixes the starting index, and one block after it; the chain is at ${head}`,
+      );
     return ownerCall(deps, at, collectionCalls().encodeFunctionData("reveal"), { count: onChain.count.toString() });
   },
-  result: (receipt, op) => ({
-    ...op.context,
-    startingIndex: revealedIndex(receipt, op.contractAddress ?? ""),
-    changed: true,
-  }),
+  result: (receipt, op) => ({ ...op.context, ...revealOutcome(receipt, op.contractAddress ?? ""), changed: true }),
   async answered(_answer, input, deps) {
     deps.metadata?.service.drop(input.contractAddress);
     deps.metadata?.tokenUris.drop(input.contractAddress);

@@ -245,7 +245,7 @@ function submitPlan(
  * or sent: the call, gas, fee and cost in wei, and the result fields the plan already knows.
  */
 async function dryRun(route: WriteRoute, input: NftInput, signer: TransactionSigner, deps: NftDeps) {
-  const plan = await route.plan(input, { ...deps, signer });
+  const plan = await route.plan(input, { ...deps, signer, dryRun: true });
   if ("unchanged" in plan)
     return { dryRun: true, operation: route.operation, changed: false, costWei: "0", result: plan.unchanged };
   return {

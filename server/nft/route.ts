@@ -88,7 +88,8 @@ export interface WriteRoute<Body extends z.ZodType = z.ZodType> extends RouteBas
    * collection, say): cheap checks that spare a stranger's request the costly work.
    */
   precheck?(input: z.output<Body>, deps: NftDeps & { signer: TransactionSigner }): Promise<void>;
-  plan(input: z.output<Body>, deps: NftDeps & { signer: TransactionSigner }): Promise<WritePlan>;
+  /** `dryRun`: the plan is only shown (`?dryRun=true`): it must keep nothing. */
+  plan(input: z.output<Body>, deps: NftDeps & { signer: TransactionSigner; dryRun?: boolean }): Promise<WritePlan>;
   /** The route's own success fields, from the receipt and the plan's context. */
   result(receipt: Receipt, op: Operation): Record<string, unknown>;
   /** After `plan` succeeded but the write failed before or at sending: undoes what `plan` kept. */

@@ -470,6 +470,8 @@ describe("the console (/console) in headless Chromium", function () {
     expect(hidden).to.not.include("Hat");
 
     for (const step of ["metadata/commit", "reveal"]) {
+      // The reveal waits for the commit's reveal block (REVEAL_DELAY_BLOCKS, 5) and one block after it.
+      if (step === "reveal") await provider.send("hardhat_mine", ["0x6"]);
       const res = await api.post(`/collections/${address}/${step}`, { privateKey: deployer.privateKey }, ROOT);
       expect(res.status, `${step}: ${res.text}`).to.equal(200);
     }

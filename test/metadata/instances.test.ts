@@ -152,6 +152,10 @@ describe("Metadata on two instances of one PostgreSQL database (real node, real 
 
     const commit = await apiA.post(`/collections/${collection}/metadata/commit`, { privateKey: owner.privateKey });
     expect(commit.status, commit.text).to.equal(200);
+    // The reveal waits for the reveal block the commit fixed, and a block after it.
+    const head = BigInt(await provider.getBlockNumber());
+    const due = (await nft.revealBlock()) + 1n;
+    if (head < due) await provider.send("hardhat_mine", [`0x${(due - head).toString(16)}`]);
     const reveal = await apiA.post(`/collections/${collection}/reveal`, { privateKey: owner.privateKey });
     expect(reveal.status, reveal.text).to.equal(200);
     const startingIndex = BigInt(reveal.body.startingIndex as string);

@@ -220,14 +220,25 @@ for (const kind of ["PGlite", "PostgreSQL"] as const) {
       const state = await api.get(`/collections/${collection}/metadata`);
       expect(state.body.state).to.equal("committed");
       expect(state.body.provenance).to.equal(expected);
+      // The commit fixed the reveal block REVEAL_DELAY_BLOCKS (5) after its own.
+      expect(state.body.revealBlock).to.equal(String((res.body.blockNumber as number) + 5));
+      expect(await nft.revealBlock()).to.equal(BigInt(state.body.revealBlock as string));
     });
 
     it("reveals: every minted token serves the uploaded document at the shifted index; the provenance checks from the served bytes", async function () {
       this.timeout(120_000);
+      const revealBlock = await nft.revealBlock();
+      const early = await api.post(`/collections/${collection}/reveal`, { privateKey: owner.privateKey });
+      expect(early.status, early.text).to.equal(409);
+      expect(early.body.error.code).to.equal("REVEAL_TOO_EARLY");
+      // The reveal is simulated on the latest block: it passes once a block follows the reveal block.
+      const head = BigInt(await provider.getBlockNumber());
+      await provider.send("hardhat_mine", [`0x${(revealBlock + 1n - head).toString(16)}`]);
       const res = await api.post(`/collections/${collection}/reveal`, { privateKey: owner.privateKey });
       expect(res.status, res.text).to.equal(200);
       const startingIndex = await nft.startingIndex();
       expect(res.body.startingIndex).to.equal(startingIndex.toString());
+      expect(startingIndex).to.equal(BigInt((await provider.getBlock(Number(revealBlock)))!.hash!) % BigInt(COUNT));
       expect(startingIndex < BigInt(COUNT)).to.equal(true);
       await (await nft.mintForFree(COUNT - 5, owner.address)).wait();
       const servedBytes: string[] = [];
