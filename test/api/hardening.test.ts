@@ -211,12 +211,15 @@ describe("a fresh npm start, as a new user meets it", function () {
   });
 
   describe("a body that is not JSON", function () {
-    it("sent as curl -d sends it (form-encoded) is 415 UNSUPPORTED_MEDIA_TYPE naming Content-Type, not a missing field", async function () {
+    it("sent as curl -d sends it (form-encoded) is 400 naming the Content-Type header, not a missing field", async function () {
       const body = JSON.stringify({ privateKey: DEV_KEYS[0], contractAddress: reference, mintAmount: 1 });
       for (const type of ["application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
         const res = await api.request("POST", "/nft/mint", { raw: body, headers: { "content-type": type } });
-        const error = expectError(res, 415, "UNSUPPORTED_MEDIA_TYPE");
+        const error = expectError(res, 400, "VALIDATION_ERROR");
         expect(error.message, type).to.include("Content-Type: application/json");
+        expect(error.details, type).to.deep.equal([
+          { path: "(header) Content-Type", message: "expected application/json" },
+        ]);
         expect(res.text, type).to.not.include("contractAddress");
       }
     });
