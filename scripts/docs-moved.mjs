@@ -40,7 +40,7 @@ const REWORDED = [
   ["It comes with the reference collection", "It comes with its reference collection", "README intro, shortened"],
   [
     "The API contract is `../shared/docs/API.md`;",
-    "The API contract is `../shared/docs/API.md`",
+    "The API reference is [docs/api.md](docs/api.md)",
     "README and docs/operations.md",
   ],
   ["Run the service (embedded chain", "deploys the reference collection and serves the API", "README: Run it"],

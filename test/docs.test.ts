@@ -8,11 +8,12 @@
  * Each curl's HTTP status is recorded: none may be 5xx or fail to connect, and a 4xx must be one the
  * page announces in a comment beside the command.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import { Wallet } from "ethers";
 import { ROOT, ServiceProcess, TEST_API_KEY, freePort } from "./api/harness";
 
 const SKIP_MARKER = /^<!-- readme-test: skip(?::\s*(.*?))?\s*-->$/;
@@ -73,7 +74,11 @@ interface Origin {
  * (for its duration); and each script line's page and line.
  */
 function scriptOf(blocks: ShellBlock[]): { script: string; origin: Map<number, Origin> } {
-  const lines = ["set -eu", `curl() { command curl -w "%{stderr}@@status \${BASH_LINENO[0]} %{http_code}\\n" "$@"; }`];
+  // A newline after each answer, as README's own `curl` function adds (a block the test skips).
+  const lines = [
+    "set -eu",
+    `curl() { command curl -w "\\n%{stderr}@@status \${BASH_LINENO[0]} %{http_code}\\n" "$@"; }`,
+  ];
   const origin = new Map<number, Origin>();
   let page = "";
   for (const block of blocks) {
@@ -169,6 +174,18 @@ describe("the docs (README.md and docs/)", function () {
     }
   });
 
+  it("no user-facing file names a path outside the repository (../shared): the project's own docs instead", function () {
+    const tracked = execFileSync("git", ["ls-files", "README.md", "docs", "server", "console", "bin"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    })
+      .split("\n")
+      .filter((file) => file !== "" && !file.endsWith(".png") && existsSync(path.join(ROOT, file)));
+    expect(tracked.length, "tracked files read").to.be.greaterThan(100);
+    const citing = tracked.filter((file) => readFileSync(path.join(ROOT, file), "utf8").includes("../shared"));
+    expect(citing, "files that cite ../shared").to.deep.equal([]);
+  });
+
   it("docs/configuration.md names every environment variable server/config reads", function () {
     const source = readFileSync(path.join(ROOT, "server", "config", "config.ts"), "utf8");
     const schema = source.slice(source.indexOf("const EnvSchema"), source.indexOf(".superRefine"));
@@ -187,9 +204,9 @@ describe("the docs (README.md and docs/)", function () {
     const { script, origin } = scriptOf(blocks);
     const lineOf = (o: Origin) => pages.find((p) => p.file === o.file)?.lines ?? [];
 
-    // As the README asks: npm start with WEBHOOK_ALLOW_PRIVATE=true, its PORT, CHAIN_PORT and API_KEY.
+    // As the README asks: npm start (the webhooks guide's local receiver needs nothing more), its PORT, CHAIN_PORT and API_KEY.
     const started = Date.now();
-    service = await ServiceProcess.start({ env: { API_KEY: TEST_API_KEY, WEBHOOK_ALLOW_PRIVATE: "true" } });
+    service = await ServiceProcess.start({ env: { API_KEY: TEST_API_KEY } });
     const startMs = Date.now() - started;
     const run = await runBash(
       script,
@@ -212,6 +229,8 @@ describe("the docs (README.md and docs/)", function () {
     console.log(`      service start ${(startMs / 1000).toFixed(1)} s; ${durations.join(", ")}`);
 
     expect(run.code, report).to.equal(0);
+    // The files the guides write (CSV, keystore, metadata) go to README's $WORK, not the reader's directory.
+    expect(readdirSync(workDir), "files the examples left in the working directory").to.deep.equal([]);
     const statuses = [...run.stderr.matchAll(/^@@status (\d+) (\d{3})$/gm)].map((m) => ({
       origin: origin.get(Number(m[1])) ?? { file: "?", line: 0 },
       status: Number(m[2]),
@@ -228,5 +247,32 @@ describe("the docs (README.md and docs/)", function () {
         );
       }
     }
+  });
+
+  it("a failing step stops the page there with its own error: README's deploy by an unfunded key shows its 402, nothing after", async function () {
+    this.timeout(120_000);
+    expect(service, "the service the examples ran on").to.not.equal(undefined);
+    const readme = pagesInOrder()[0];
+    const { script, origin } = scriptOf(runnableBlocks(readme));
+    const unfunded = Wallet.createRandom().privateKey;
+    expect(script, "README's KEY line").to.match(/^KEY=0x[0-9a-f]{64}$/m);
+    const run = await runBash(
+      script.replace(/^KEY=0x[0-9a-f]{64}$/m, `KEY=${unfunded}`),
+      workDir,
+      { PORT: new URL(service!.url).port, CHAIN_PORT: String(service!.chainPort), API_KEY: TEST_API_KEY },
+      60_000,
+    );
+    const report = `exit ${run.code}\n--- stderr\n${run.stderr}\n--- stdout\n${run.stdout}`;
+    expect(run.code, report).to.not.equal(0);
+    const statuses = [...run.stderr.matchAll(/^@@status (\d+) (\d{3})$/gm)];
+    expect(statuses.length, `one call made: ${report}`).to.equal(1);
+    const step = origin.get(Number(statuses[0][1]));
+    const line = step?.line ?? 0;
+    expect(readme.lines.slice(Math.max(0, line - 2), line).join("\n"), report).to.match(
+      /DROP=\$\(curl .*\/nft\/deploy/,
+    );
+    expect(statuses[0][2], report).to.equal("402");
+    expect(run.stderr, report).to.include('"code":"INSUFFICIENT_FUNDS"');
+    expect(`${run.stdout}${run.stderr}`, report).to.not.match(/VALIDATION_ERROR|null/);
   });
 });

@@ -133,7 +133,7 @@ export async function main(
     return created.response.status >= 500 ? 1 : 2;
   }
   const jobId = created.data.jobId!;
-  say(`job ${jobId}: ${created.data.rows} rows in ${created.data.batches} batches`);
+  say(`job ${jobId}: ${count(created.data.rows, "row")} in ${count(created.data.batches, "batch", "batches")}`);
 
   const bar = new SingleBar({
     format: "{bar} {percentage}% | {value}/{total} rows | {status}",
@@ -172,4 +172,9 @@ export async function main(
     say(`failed rows written to ${args.failedFile}`);
   }
   return job.status === "completed" && failed === 0 ? 0 : 1;
+}
+
+/** "1 batch", "2 batches". */
+function count(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
 }

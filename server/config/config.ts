@@ -58,7 +58,10 @@ export interface Config {
   pkcs11?: { module: string; tokenLabel: string; pin: string };
   /** MAX_COLLECTIONS_PER_KEY: collections one access key may register with POST /collections. */
   maxCollectionsPerKey: number;
-  /** WEBHOOK_ALLOW_PRIVATE: webhook URLs may resolve to loopback and private addresses (development, tests). */
+  /**
+   * WEBHOOK_ALLOW_PRIVATE: webhook URLs may resolve to loopback and private addresses (development,
+   * tests). Unset: true on the embedded dev chain (neither RPC_URL nor CHAINS), false on any other.
+   */
   webhookAllowPrivate: boolean;
   /** MAX_GAS_PER_TX: the most gas one airdrop or batch whitelist may take; unset = a third of the block gas limit. */
   maxGasPerTx?: bigint;
@@ -152,7 +155,7 @@ const EnvSchema = z
     PKCS11_MODULE: optional(z.string()),
     PKCS11_TOKEN_LABEL: optional(z.string()),
     PKCS11_PIN: optional(z.string()),
-    WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
+    WEBHOOK_ALLOW_PRIVATE: boolean,
     MAX_COLLECTIONS_PER_KEY: optional(z.coerce.number().int().min(0).max(1_000_000_000)).default(1_000),
     MAX_GAS_PER_TX: optional(
       z
@@ -240,7 +243,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       e.PKCS11_MODULE && e.PKCS11_TOKEN_LABEL && e.PKCS11_PIN
         ? { module: e.PKCS11_MODULE, tokenLabel: e.PKCS11_TOKEN_LABEL, pin: e.PKCS11_PIN }
         : undefined,
-    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE ?? (e.RPC_URL === undefined && e.CHAINS === undefined),
     maxCollectionsPerKey: e.MAX_COLLECTIONS_PER_KEY,
     maxGasPerTx: e.MAX_GAS_PER_TX,
     jobConcurrency: e.JOB_CONCURRENCY,

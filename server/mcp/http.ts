@@ -60,12 +60,14 @@ export function createMcpRouter(deps: McpRouteDeps): Router {
     return mcpServerFor(extra.caller, tools, extra.only);
   };
   // One factory for both eras: the 2026-07-28 leg is the SDK's entry, the 2025 one answers JSON (legacy-json.ts).
-  const modern = createMcpHandler(factory, {
-    legacy: "reject",
-    responseMode: "json",
-    maxRequestBodySize: BODY_BYTES,
-    onerror: (err) => deps.logger.warn({ err }, "MCP: a request failed"),
-  });
+  const modern = withoutJsonModeWarning(() =>
+    createMcpHandler(factory, {
+      legacy: "reject",
+      responseMode: "json",
+      maxRequestBodySize: BODY_BYTES,
+      onerror: (err) => deps.logger.warn({ err }, "MCP: a request failed"),
+    }),
+  );
   const legacy = legacyJsonHandler(factory, BODY_BYTES, deps.logger);
 
   const router = new Router();
@@ -103,4 +105,22 @@ export function createMcpRouter(deps: McpRouteDeps): Router {
 function calledTool(body: unknown): string | undefined {
   const message = body as { method?: unknown; params?: { name?: unknown } } | undefined;
   return message?.method === "tools/call" && typeof message.params?.name === "string" ? message.params.name : undefined;
+}
+
+/**
+ * Builds the handler without the SDK's console line "responseMode: 'json' drops mid-call
+ * notifications…", printed at every start before the banner: the tools send no mid-call
+ * notifications, so it says nothing to an operator. Any other warning passes.
+ */
+function withoutJsonModeWarning<T>(build: () => T): T {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] === "string" && args[0].startsWith("responseMode: 'json' drops mid-call")) return;
+    warn(...args);
+  };
+  try {
+    return build();
+  } finally {
+    console.warn = warn;
+  }
 }

@@ -17,6 +17,7 @@ import type { TransactionSigner } from "../signers/signer";
 import { REVEALED_TOPIC, REVEAL_BLOCK_RESET_TOPIC } from "./events";
 import { provenanceOf } from "./provenance";
 import { frozen } from "./store";
+import { requirePublicUrlFor } from "./public-url";
 
 const OwnerBody = nftBody({ ...common }).strict();
 const ACCESS = { scope: "nft:configure", key: "open", bodyCollection: "contractAddress" } as const;
@@ -227,9 +228,10 @@ export const hostMetadataRoute = defineWrite({
     "Point the collection's base URI at the documents this service hosts: {PUBLIC_URL}/metadata/{chainId}/{address}/",
   body: OwnerBody.openapi("HostMetadataRequest"),
   response: settingResponseSchema({ baseURI: z.string() }).openapi("HostMetadataResponse"),
-  errors: OWNER_SETTING_ERRORS,
+  errors: [...OWNER_SETTING_ERRORS, "PUBLIC_URL_NOT_PUBLIC"],
   plan(input, deps) {
     const metadata = metadataOf(deps);
+    requirePublicUrlFor(BigInt(metadata.service.chainId), metadata.publicUrl());
     const baseURI = `${metadata.publicUrl()}/metadata/${metadata.service.chainId}/${input.contractAddress}/`;
     return ownerCall(deps, input.contractAddress, collectionCalls().encodeFunctionData("setBaseURI", [baseURI]), {
       baseURI,

@@ -13,6 +13,7 @@ import type { ChainDataCleared } from "../chain/store-binding";
 import { startService, type RunningService, type StartOptions } from "../main";
 import { masterKeyPath } from "../wallets/master-key";
 import { logProcessErrors, stopOnSignals } from "./process-handlers";
+import { keptRootKey, type KeptRootKey } from "./root-key-file";
 
 /** Past the drain bound, how long shutdown hooks and closing the store may take before exit(1). */
 const CLOSE_GRACE_MS = 10_000;
@@ -66,7 +67,9 @@ export async function runService(
   try {
     const chainSource = await startChain?.();
     collectionInterface(); // the collection's ABI: fail now, not at the first request
-    const apiKey = config.apiKey ?? randomBytes(24).toString("base64url");
+    // The embedded chain's root key is kept in its data directory (a restart keeps the reader's $API_KEY).
+    const kept = config.apiKey || !chainSource ? undefined : await keptRootKey(config.dataDir);
+    const apiKey = config.apiKey ?? kept?.key ?? randomBytes(24).toString("base64url");
     const service = await startService({ ...config, apiKey }, logger, {
       connect: chainSource?.connect,
       // The embedded dev chain makes a master key for its data directory when none is set.
@@ -83,7 +86,8 @@ export async function runService(
           : (config.rpcUrls ?? []).map((url) => maskUrl(url)).join(", "),
         contractAddress: prepared.contractAddress ?? config.contractAddress,
         ownerKey: prepared.ownerKey,
-        apiKey: config.apiKey ? undefined : apiKey,
+        apiKey: config.apiKey ? undefined : { key: apiKey, kept },
+        embedded: chainSource !== undefined,
       }),
     );
     stopOnSignals(
@@ -114,6 +118,14 @@ function masterKeyLine({ from, file, created }: RunningService["masterKey"]): st
   return "none   (set WALLET_MASTER_KEY to hold local wallets)";
 }
 
+/** The root key: from the environment (never shown), kept in the data directory, or random for this run. */
+function apiKeyLine(shown?: { key: string; kept?: KeptRootKey }): string {
+  if (!shown) return "(from the environment)";
+  if (!shown.kept) return `${shown.key}   (random for this run)`;
+  const { file, created } = shown.kept;
+  return `${shown.key}   (${created ? "made now, kept in" : "kept in"} ${file}: the same at every start; set API_KEY to use another)`;
+}
+
 /** What a fresh chain's start cleared of the previous one: the banner says how much, and what stays. */
 function clearedLine(cleared: ChainDataCleared): string {
   const n = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
@@ -130,7 +142,13 @@ function clearedLine(cleared: ChainDataCleared): string {
 function banner(
   config: Config,
   service: RunningService,
-  shown: { rpc: string; contractAddress?: string; ownerKey?: string; apiKey?: string },
+  shown: {
+    rpc: string;
+    contractAddress?: string;
+    ownerKey?: string;
+    apiKey?: { key: string; kept?: KeptRootKey };
+    embedded: boolean;
+  },
 ): string {
   return [
     "NFT contract operations service",
@@ -145,11 +163,14 @@ function banner(
     ...(shown.contractAddress ? [`  Contract       ${shown.contractAddress}`] : []),
     // Only the embedded chain's owner, Hardhat's public account #0, is ever printed.
     ...(shown.ownerKey ? [`  Owner key      ${shown.ownerKey}   (Hardhat account #0, public: dev only)`] : []),
-    shown.apiKey
-      ? `  API_KEY        ${shown.apiKey}   (random for this run)`
-      : `  API_KEY        (from the environment)`,
+    `  API_KEY        ${apiKeyLine(shown.apiKey)}`,
     `  Store          ${config.databaseUrl ? maskUrl(config.databaseUrl) : `PGlite in ${path.join(config.dataDir, "pglite")}`}`,
     `  Master key     ${masterKeyLine(service.masterKey)}`,
+    ...(config.webhookAllowPrivate
+      ? [
+          `  Webhooks       may reach loopback and private addresses   (${shown.embedded ? "the embedded dev chain's default: WEBHOOK_ALLOW_PRIVATE=false refuses them" : "WEBHOOK_ALLOW_PRIVATE=true"})`,
+        ]
+      : []),
     ...(service.chainDataCleared ? [`  Chain data     ${clearedLine(service.chainDataCleared)}`] : []),
   ].join("\n");
 }

@@ -75,6 +75,18 @@ describe("a fresh npm start, as a new user meets it", function () {
     });
   });
 
+  describe("POST /collections", function () {
+    it("of a collection just deployed answers its name and symbol, the first time as the next", async function () {
+      const deployed = await api.post("/nft/deploy", { privateKey: DEV_KEYS[0], name: "Tide Tables", symbol: "TIDE" });
+      expect(deployed.status, deployed.text).to.equal(201);
+      for (const round of ["first", "repeat"]) {
+        const res = await asRoot("POST", "/collections", { address: deployed.body.contractAddress });
+        expect(res.status, `${round}: ${res.text}`).to.be.oneOf([200, 201]);
+        expect([res.body.name, res.body.symbol], round).to.deep.equal(["Tide Tables", "TIDE"]);
+      }
+    });
+  });
+
   describe("GET /collections/{address}/wallets/{owner}", function () {
     let treasury: string;
     let petty: string;
@@ -195,6 +207,46 @@ describe("a fresh npm start, as a new user meets it", function () {
       expect(res.status, res.text).to.equal(200);
       const user = await api.get("/v2/user/lenient");
       expect(user.body.firstName).to.equal("Lee");
+    });
+  });
+
+  describe("a body that is not JSON", function () {
+    it("sent as curl -d sends it (form-encoded) is 400 naming the Content-Type header, not a missing field", async function () {
+      const body = JSON.stringify({ privateKey: DEV_KEYS[0], contractAddress: reference, mintAmount: 1 });
+      for (const type of ["application/x-www-form-urlencoded", "multipart/form-data; boundary=x"]) {
+        const res = await api.request("POST", "/nft/mint", { raw: body, headers: { "content-type": type } });
+        const error = expectError(res, 400, "VALIDATION_ERROR");
+        expect(error.message, type).to.include("Content-Type: application/json");
+        expect(error.details, type).to.deep.equal([
+          { path: "(header) Content-Type", message: "expected application/json" },
+        ]);
+        expect(res.text, type).to.not.include("contractAddress");
+      }
+    });
+
+    it("that is not valid JSON is 400 VALIDATION_ERROR giving the position, and never quoting the body", async function () {
+      const raw = `{"privateKey":"${DEV_KEYS[0]}",\n "mintAmount": 1,}`;
+      const error = expectError(await api.request("POST", "/nft/mint", { raw }), 400, "VALIDATION_ERROR");
+      const position = raw.indexOf("}");
+      expect(error.message).to.include(`at position ${position} (line 2, column ${position - raw.indexOf("\n")})`);
+      expect(error.message.toLowerCase()).to.not.include(DEV_KEYS[0].slice(2).toLowerCase());
+    });
+
+    it("the demo users still read JSON sent with no Content-Type or as text/plain", async function () {
+      for (const [name, type] of [
+        ["untyped", ""],
+        ["plain", "text/plain"],
+      ]) {
+        const headers: Record<string, string> = type ? { "content-type": type } : {};
+        const raw = JSON.stringify({ username: name, firstName: "Pat" });
+        const res = await fetch(`${api.baseUrl}/v2/user`, {
+          method: "POST",
+          headers,
+          body: new Blob([raw]), // a Blob with no type: fetch sends no Content-Type
+        });
+        expect(res.status, `${name}: ${await res.text()}`).to.equal(200);
+        expect((await api.get(`/v2/user/${name}`)).body.firstName, name).to.equal("Pat");
+      }
     });
   });
 });

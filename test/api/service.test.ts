@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import { Wallet } from "ethers";
+import { OPENAPI_FILE } from "../../scripts/openapi-document";
 import { openApiDocuments } from "../../server/service-app";
 import { expectError, expectNoSecretsIn } from "./expectations";
 import { DEV_KEYS, usedSecrets, type ApiClient } from "./harness";
@@ -91,6 +93,15 @@ describe("the service (HTTP surface)", function () {
     it("is the document the service builds for its listener (checked in test/unit/openapi-document.test.ts)", async function () {
       const res = await api.get("/openapi.json");
       expect(res.body).to.deep.equal(JSON.parse(JSON.stringify(openApiDocuments(false).api())));
+    });
+
+    it("is docs/openapi.json, the reference published in the repository", async function () {
+      const res = await api.get("/openapi.json");
+      const committed: unknown = JSON.parse(readFileSync(OPENAPI_FILE, "utf8"));
+      expect(
+        JSON.stringify(res.body) === JSON.stringify(committed),
+        "docs/openapi.json is not what GET /openapi.json serves: run npm run docs:openapi",
+      ).to.equal(true);
     });
 
     it("documents the withdraw route's API key header", async function () {

@@ -1,8 +1,9 @@
-import { readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { JsonRpcProvider } from "ethers";
-import { ApiClient, DEV_KEYS, freePort, ServiceProcess, sleep } from "./harness";
+import { ApiClient, DEV_KEYS, freePort, ServiceProcess, sleep, TEST_API_KEY } from "./harness";
 
 /** The value printed after `label` in the start banner. */
 function bannerValue(output: string, label: string): string {
@@ -40,6 +41,25 @@ describe("npm start with no configuration (embedded chain)", function () {
     expect(bannerValue(banner, "Contract")).to.match(/^0x[0-9a-fA-F]{40}$/);
     expect(bannerValue(banner, "Owner key")).to.equal(DEV_KEYS[0]);
     expect(bannerValue(banner, "API_KEY")).to.have.length.greaterThanOrEqual(16);
+    expect(service.output(), "the MCP SDK's start-up line").to.not.include("responseMode");
+  });
+
+  it("keeps its root API_KEY in $DATA_DIR/api.key (mode 0600) and says so in the banner", function () {
+    const key = bannerValue(banner, "API_KEY");
+    expect(banner).to.match(/API_KEY\s+\S+\s+\(made now, kept in \S+api\.key: the same at every start; set API_KEY/);
+    const file = /kept in (\S+api\.key):/.exec(banner)![1];
+    expect(statSync(file).mode & 0o777).to.equal(0o600);
+    expect(readFileSync(file, "utf8").trim()).to.equal(key);
+  });
+
+  it("lets a webhook reach loopback on the embedded dev chain, and the banner says so", async function () {
+    expect(banner).to.match(/Webhooks\s+may reach loopback and private addresses\s+\(the embedded dev chain's default/);
+    const created = await api.post(
+      "/webhooks",
+      { url: "http://127.0.0.1:46999/hooks", events: ["operation.confirmed"] },
+      { Authorization: `Bearer ${bannerValue(banner, "API_KEY")}` },
+    );
+    expect(created.status, created.text).to.equal(201);
   });
 
   it("makes a wallet master key in $DATA_DIR/master.key (mode 0600), names the file in the banner, never prints the key", async function () {
@@ -84,6 +104,55 @@ describe("npm start with no configuration (embedded chain)", function () {
     const login = await api.get("/v2/user/login?username=embedded-alice&password=s3cret!");
     expect(login.status).to.equal(200);
     expect(login.body).to.match(/^logged in user session:/);
+  });
+});
+
+describe("npm start again on the same data directory (embedded chain)", function () {
+  let dataDir: string;
+
+  before(function () {
+    dataDir = mkdtempSync(path.join(tmpdir(), "restart-root-key-"));
+  });
+
+  after(function () {
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("keeps the root API_KEY (the reader's $API_KEY still works) unless API_KEY is set, which wins and is never written", async function () {
+    this.timeout(360_000);
+    const env = { DATA_DIR: dataDir };
+    const keys: string[] = [];
+    for (const round of [1, 2]) {
+      const service = await ServiceProcess.start({ env });
+      try {
+        const banner = await waitForBanner(service);
+        keys.push(bannerValue(banner, "API_KEY"));
+        const made = round === 1 ? "made now, kept in" : "kept in";
+        expect(banner, `start ${round}`).to.include(`(${made} ${path.join(dataDir, "api.key")}:`);
+        const list = await new ApiClient(service.url).request("GET", "/access-keys", {
+          headers: { Authorization: `Bearer ${keys[0]}` },
+        });
+        expect(list.status, `start ${round}: ${list.text}`).to.equal(200);
+      } finally {
+        await service.stop();
+      }
+    }
+    expect(keys[1]).to.equal(keys[0]);
+
+    const service = await ServiceProcess.start({ env: { ...env, API_KEY: TEST_API_KEY } });
+    try {
+      const banner = await waitForBanner(service);
+      expect(bannerValue(banner, "API_KEY")).to.equal("(from");
+      expect(banner).to.not.include(keys[0]);
+      const api = new ApiClient(service.url);
+      const kept = await api.request("GET", "/access-keys", { headers: { Authorization: `Bearer ${keys[0]}` } });
+      expect(kept.status, "the kept key is not the root key while API_KEY is set").to.equal(401);
+      const set = await api.request("GET", "/access-keys", { headers: { Authorization: `Bearer ${TEST_API_KEY}` } });
+      expect(set.status, set.text).to.equal(200);
+      expect(readFileSync(path.join(dataDir, "api.key"), "utf8").trim()).to.equal(keys[0]);
+    } finally {
+      await service.stop();
+    }
   });
 });
 

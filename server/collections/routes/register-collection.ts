@@ -47,7 +47,8 @@ export const registerCollectionRoute: CollectionRoute = {
         );
       const { record, created } = registered;
       ctx.status = created ? 201 : 200;
-      ctx.body = collectionView(record, await deps.index.head());
+      // Its name and symbol, as GET answers them: a new row has neither until the indexer reads them.
+      ctx.body = collectionView(await deps.index.withMetadata(record), await deps.index.head());
     });
   },
   document(registry) {
