@@ -16,6 +16,8 @@ export function mountUpdateWallet(router: Router, deps: WalletRouteDeps): void {
     const body = parseBody(UpdateWalletRequest, await readJsonBody(ctx));
     // The top-level policy fields are the named chain's, the only chain's, or every chain's (*).
     const unit = body.chain !== undefined ? deps.chains.resolve(body.chain) : deps.chains.only;
+    if (unit) access.checkChain(ctx, unit);
+    const checked = (named: { id: string; name: string }) => (access.checkChain(ctx, named), named.id);
     const changes: WalletChanges = {
       label: body.label,
       dailySpendLimit: body.dailySpendLimit,
@@ -24,7 +26,7 @@ export function mountUpdateWallet(router: Router, deps: WalletRouteDeps): void {
       policies: body.policy
         ? Object.fromEntries(
             Object.entries(body.policy).map(([chain, policy]) => [
-              chain === "*" ? "*" : deps.chains.resolve(chain).id,
+              chain === "*" ? "*" : checked(deps.chains.resolve(chain)),
               policy,
             ]),
           )
