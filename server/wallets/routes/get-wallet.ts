@@ -19,8 +19,8 @@ const LISTED_OPERATIONS = 100;
 /** GET /wallets/{address}: one wallet, with the ids of its unfinished operations. */
 export function mountGetWallet(router: Router, deps: WalletRouteDeps): void {
   router.get("/wallets/:address", deps.access.require(READ_ONE), async (ctx) => {
-    const wallet = await walletOfPath(ctx, deps);
     const unit = chainOfQuery(ctx, deps);
+    const wallet = await walletOfPath(ctx, deps);
     // A key limited to some chains reads only their per-chain fields.
     const units = chainsOfKey(ctx, deps);
     const [[view], ids, chains] = await Promise.all([
