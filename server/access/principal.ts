@@ -42,7 +42,7 @@ export function missingFor(principal: AccessPrincipal, need: AccessNeed): string
   if (need.scope && !principal.scopes.has(need.scope)) return `the scope ${need.scope}`;
   if (need.wallet && !within(principal.wallets, need.wallet)) return `the wallet ${need.wallet}`;
   if (need.collection && !holdsCollection(principal.collections, need.collection, need.chain))
-    return need.chain ? `the collection ${need.chain}:${need.collection}` : `the collection ${need.collection}`;
+    return `the collection ${need.collection}${onOtherChain(principal.collections, need) ? ` on chain ${need.chain}` : ""}`;
   return null;
 }
 
@@ -64,6 +64,12 @@ export function holdsCollection(limit: readonly string[] | null, address: string
   if (limit.includes(bare)) return true;
   if (chain !== undefined) return limit.includes(`${chain}:${bare}`);
   return limit.some((entry) => entry.endsWith(`:${bare}`));
+}
+
+/** Whether the key holds the collection's address on some other chain than the one needed (its 403 names the chain). */
+function onOtherChain(limit: readonly string[] | null, need: AccessNeed): boolean {
+  const bare = need.collection?.toLowerCase();
+  return need.chain !== undefined && !!limit?.some((entry) => entry.endsWith(`:${bare}`));
 }
 
 /** A `collections` entry split: its chain (undefined = every chain) and its address (lower case). */
