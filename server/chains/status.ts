@@ -91,6 +91,7 @@ export function registerChainsOpenApi(registry: OpenAPIRegistry): void {
         content: { "application/json": { schema: z.object({ chains: z.array(ChainStatusView) }) } },
       },
       401: errorResponse("UNAUTHORIZED"),
+      403: errorResponse("FORBIDDEN"),
       429: errorResponse("RATE_LIMITED"),
     },
   });
