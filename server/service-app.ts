@@ -24,7 +24,7 @@ import {
   registerDocsOpenApi,
   registerServiceOpenApi,
 } from "./http/service-routes";
-import { createJobRouter, JOB_READ, registerJobOpenApi, type JobRouteDeps } from "./jobs";
+import { createJobRouter, JOB_READ, JOB_WRITE, registerJobOpenApi, type JobRouteDeps } from "./jobs";
 import { ServiceMetrics } from "./metrics/metrics";
 import { createDropsRouter, registerDropsOpenApi } from "./drops/routes";
 import { createMcpRouter } from "./mcp/http";
@@ -257,7 +257,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
           {
             access: deps.access,
             // Every /jobs route needs a key; a job by id is checked against the key's chains by its route (visible()).
-            admitFirst: (ctx) => (ctx.method === "GET" || ctx.method === "HEAD" ? JOB_READ : { key: "always" }),
+            admitFirst: (ctx) => (ctx.method === "GET" || ctx.method === "HEAD" ? JOB_READ : JOB_WRITE),
             withoutChain: (ctx) => (ctx.method === "POST" && ctx.path === "/jobs" ? undefined : first),
           },
         )

@@ -1,5 +1,6 @@
 import type Router from "@koa/router";
 import type { Context, Middleware } from "koa";
+import { ApiError } from "../http/errors";
 import { readJsonBody } from "../http/json-body";
 import type { AccessControl, AccessDeclaration } from "../access";
 import type { ChainRegistry, RoutedChain } from "./registry";
@@ -26,8 +27,11 @@ export function chainDispatcher<Unit extends RoutedChain>(
     /** Unset: no key is admitted here (a public route, whose chain is its path's). */
     access?: AccessControl;
     withoutChain?: (ctx: Context) => Unit | undefined;
-    /** What the request needs of its key before its chain is resolved; unset = a key if one is presented. */
-    admitFirst?: (ctx: Context) => AccessDeclaration | undefined;
+    /**
+     * What the request needs of its key before its chain is resolved (a list: any one of them, as
+     * a job's write takes either kind's scope); unset = a key if one is presented.
+     */
+    admitFirst?: (ctx: Context) => AccessDeclaration | readonly AccessDeclaration[] | undefined;
   },
 ): { middleware: Middleware; matcher: Router } {
   const built = new Map(chains.units.map((unit) => [unit, build(unit)]));
@@ -35,7 +39,7 @@ export function chainDispatcher<Unit extends RoutedChain>(
   const { access } = options;
   const middleware: Middleware = async (ctx, next) => {
     if (!prefixes.some((prefix) => ctx.path === prefix || ctx.path.startsWith(`${prefix}/`))) return next();
-    if (access) await access.admit(ctx, options.admitFirst?.(ctx) ?? ANY_KEY);
+    if (access) await admitAny(access, ctx, options.admitFirst?.(ctx) ?? ANY_KEY);
     const unit = await unitOf(ctx, chains, options.withoutChain);
     access?.checkChain(ctx, unit);
     await routers.get(unit)!(ctx as Parameters<ReturnType<Router["routes"]>>[0], next);
@@ -45,6 +49,23 @@ export function chainDispatcher<Unit extends RoutedChain>(
 
 /** Authenticates a key that is presented (401 for a bad one); none needed unless REQUIRE_ACCESS_KEY=true. */
 const ANY_KEY: AccessDeclaration = { key: "open" };
+
+/** Admits the request under the first declaration its key meets; a 403 only when it meets none (the last one's). */
+async function admitAny(
+  access: AccessControl,
+  ctx: Context,
+  declarations: AccessDeclaration | readonly AccessDeclaration[],
+): Promise<void> {
+  const list: readonly AccessDeclaration[] = Array.isArray(declarations) ? declarations : [declarations];
+  for (const [i, declaration] of list.entries()) {
+    try {
+      await access.admit(ctx, declaration);
+      return;
+    } catch (err) {
+      if (i === list.length - 1 || !(err instanceof ApiError && err.code === "FORBIDDEN")) throw err;
+    }
+  }
+}
 
 async function unitOf<Unit extends RoutedChain>(
   ctx: Context,

@@ -178,12 +178,19 @@ describe("access keys and chains: a key limited to one chain never reaches anoth
     expect(own.status, own.text).to.equal(200);
   });
 
-  it("401 comes before the body is read, and POST /jobs with the chain in its body answers (read once)", async function () {
+  it("401 and a missing scope's 403 come before the body is read, and POST /jobs with the chain in its body answers (read once)", async function () {
     expectError(await api.request("POST", "/jobs", { raw: HUGE_INVALID_BODY }), 401, "UNAUTHORIZED");
     expectError(
       await api.request("PUT", `/collections/${collection}/metadata`, { raw: HUGE_INVALID_BODY }),
       401,
       "UNAUTHORIZED",
+    );
+    // A key without either job scope: 403 before the body (which names the chain) is read.
+    const reader = await makeKey({ name: "reader", scopes: ["nft:read"] });
+    expectError(
+      await api.request("POST", "/jobs", { raw: HUGE_INVALID_BODY, headers: auth(reader) }),
+      403,
+      "FORBIDDEN",
     );
     const body = JSON.stringify({
       chain: "beta",

@@ -27,6 +27,12 @@ export const SCOPE_OF_KIND = { airdrop: "nft:mintForFree", whitelist: "nft:confi
 
 export const READ: AccessDeclaration = { scope: "nft:read", key: "always" };
 
+/** What a job's write needs (POST /jobs, cancel, resume): either kind's scope, the kind's checked once known. */
+export const WRITE_ANY_KIND: readonly AccessDeclaration[] = (["airdrop", "whitelist"] as const).map((kind) => ({
+  scope: SCOPE_OF_KIND[kind],
+  key: "always",
+}));
+
 const declarationOf = (kind: JobKind): AccessDeclaration => ({
   scope: SCOPE_OF_KIND[kind],
   key: "always",
