@@ -24,7 +24,7 @@ import {
   registerDocsOpenApi,
   registerServiceOpenApi,
 } from "./http/service-routes";
-import { createJobRouter, registerJobOpenApi, type JobRouteDeps } from "./jobs";
+import { createJobRouter, JOB_READ, JOB_WRITE, registerJobOpenApi, type JobRouteDeps } from "./jobs";
 import { ServiceMetrics } from "./metrics/metrics";
 import { createDropsRouter, registerDropsOpenApi } from "./drops/routes";
 import { createMcpRouter } from "./mcp/http";
@@ -154,7 +154,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     metrics: async () => ({ contentType: metrics.contentType, text: await metrics.render() }),
     metricsAccess: deps.access.require({ scope: "metrics:read", key: "open" }),
   });
-  mountChainsRoute(serviceRouter, chains);
+  mountChainsRoute(serviceRouter, chains, deps.access);
   const nftRouter = createNftRouter({
     chains,
     access: deps.access,
@@ -208,7 +208,13 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         },
         {
           access: deps.access,
-          admitFirst: (ctx) => (ctx.method === "POST" && ctx.path === "/collections" ? REGISTER_ACCESS : undefined),
+          // Writes under /collections always need a key: 401 before the chain (and any body) is read.
+          admitFirst: (ctx) =>
+            ctx.method === "POST" && ctx.path === "/collections"
+              ? REGISTER_ACCESS
+              : ctx.method === "GET" || ctx.method === "HEAD"
+                ? undefined
+                : { key: "always" },
         },
       )
     : undefined;
@@ -216,7 +222,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   // (server/metadata/fast-path.ts); this serves it where that is not mounted.
   const metadataDispatch = first.metadata
     ? chainDispatcher(chains, ["/metadata"], (unit) => metadataRouters.get(unit) ?? new Router(), {
-        access: deps.access,
+        // Public (no key): its chain is its path's.
         withoutChain: (ctx) => chains.find(ctx.path.split("/")[2]) ?? first,
       })
     : undefined;
@@ -250,6 +256,8 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
             }),
           {
             access: deps.access,
+            // Every /jobs route needs a key; a job by id is checked against the key's chains by its route (visible()).
+            admitFirst: (ctx) => (ctx.method === "GET" || ctx.method === "HEAD" ? JOB_READ : JOB_WRITE),
             withoutChain: (ctx) => (ctx.method === "POST" && ctx.path === "/jobs" ? undefined : first),
           },
         )

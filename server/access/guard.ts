@@ -103,6 +103,8 @@ export class AccessControl {
   /** The chain a request acts on must be within the key's chains: 403 FORBIDDEN naming it otherwise. */
   checkChain(ctx: Context, chain: { id: string; name: string }): void {
     const principal = ctx.state.access as AccessPrincipal | undefined;
+    // What the key's collections are compared with from now on (`<chain>:<address>` entries).
+    ctx.state.chainId = chain.id;
     const chains = principal?.chains;
     if (chains && !chains.includes(chain.id))
       throw new ApiError("FORBIDDEN", `This access key does not hold the chain ${chain.name} (${chain.id})`, [
@@ -142,7 +144,7 @@ export class AccessControl {
     if (!principal) return;
     // A wallet the key may not use answers as one the service does not hold (API.md, "Every response").
     if (need.wallet && !need.scope && !allows(principal, { wallet: need.wallet })) throw walletNotFound();
-    const missing = missingFor(principal, need);
+    const missing = missingFor(principal, { ...need, chain: chainOf(ctx) });
     if (missing) {
       throw new ApiError("FORBIDDEN", `This access key does not hold ${missing}`, [
         {
@@ -161,6 +163,11 @@ export class AccessControl {
       });
     }
   }
+}
+
+/** The chain (decimal id) the request acts on, once checkChain has seen it. */
+export function chainOf(ctx: Context): string | undefined {
+  return typeof ctx.state.chainId === "string" ? ctx.state.chainId : undefined;
 }
 
 /** The secret a request presents: `Authorization: Bearer`, `X-API-Key`, or the source document's `API_KEY`. */

@@ -9,7 +9,10 @@ export interface AccessPrincipal {
   scopes: ReadonlySet<Scope>;
   /** Wallet addresses (lower case) the key may sign with; null = all. */
   wallets: readonly string[] | null;
-  /** Collection addresses (lower case) the key may act on; null = all. */
+  /**
+   * Collections (lower case) the key may act on: an address (on every chain) or `<chain id>:<address>`
+   * (on that chain only); null = all.
+   */
   collections: readonly string[] | null;
   /** Chains (decimal ids) the key may act on; null (or absent) = all. */
   chains?: readonly string[] | null;
@@ -30,13 +33,16 @@ export interface AccessNeed {
   scope?: Scope;
   wallet?: string;
   collection?: string;
+  /** The chain (decimal id) the collection is on; unset = the address alone is compared. */
+  chain?: string;
 }
 
 /** What `principal` lacks for `need`, in words (for the 403), or null when it is allowed. */
 export function missingFor(principal: AccessPrincipal, need: AccessNeed): string | null {
   if (need.scope && !principal.scopes.has(need.scope)) return `the scope ${need.scope}`;
   if (need.wallet && !within(principal.wallets, need.wallet)) return `the wallet ${need.wallet}`;
-  if (need.collection && !within(principal.collections, need.collection)) return `the collection ${need.collection}`;
+  if (need.collection && !holdsCollection(principal.collections, need.collection, need.chain))
+    return `the collection ${need.collection}${onOtherChain(principal.collections, need) ? ` on chain ${need.chain}` : ""}`;
   return null;
 }
 
@@ -46,6 +52,30 @@ export function allows(principal: AccessPrincipal, need: AccessNeed): boolean {
 
 function within(limit: readonly string[] | null, address: string): boolean {
   return limit === null || limit.includes(address.toLowerCase());
+}
+
+/**
+ * Whether a `collections` limit holds `address` on `chain`: its bare address (every chain), or
+ * `<chain>:<address>`. Without a chain (a request that names none) an entry of any chain counts.
+ */
+export function holdsCollection(limit: readonly string[] | null, address: string, chain?: string): boolean {
+  if (limit === null) return true;
+  const bare = address.toLowerCase();
+  if (limit.includes(bare)) return true;
+  if (chain !== undefined) return limit.includes(`${chain}:${bare}`);
+  return limit.some((entry) => entry.endsWith(`:${bare}`));
+}
+
+/** Whether the key holds the collection's address on some other chain than the one needed (its 403 names the chain). */
+function onOtherChain(limit: readonly string[] | null, need: AccessNeed): boolean {
+  const bare = need.collection?.toLowerCase();
+  return need.chain !== undefined && !!limit?.some((entry) => entry.endsWith(`:${bare}`));
+}
+
+/** A `collections` entry split: its chain (undefined = every chain) and its address (lower case). */
+export function collectionEntry(entry: string): { chain?: string; address: string } {
+  const colon = entry.lastIndexOf(":");
+  return colon < 0 ? { address: entry } : { chain: entry.slice(0, colon), address: entry.slice(colon + 1) };
 }
 
 /**
@@ -60,7 +90,10 @@ export function grantExceeds(
   const subset = (own: readonly string[] | null, given: readonly string[] | null, what: string) => {
     if (own === null) return null;
     if (given === null) return `all ${what}s (this key is limited to some)`;
-    const outside = given.find((a) => !own.includes(a));
+    // A collection on one chain is within the same address on every chain.
+    const outside = given.find(
+      (a) => !own.includes(a) && !(what === "collection" && own.includes(collectionEntry(a).address)),
+    );
     return outside ? `the ${what} ${outside}` : null;
   };
   const beyond =

@@ -2,6 +2,7 @@ import type Router from "@koa/router";
 import { z } from "zod";
 import type { RpcUrlState } from "../chain/rpc-failover";
 import type { Rpc } from "../chain/rpc";
+import type { AccessControl, AccessDeclaration } from "../access";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
 import type { ChainRegistry } from "./registry";
 
@@ -66,9 +67,12 @@ export const ChainStatusView = z
   })
   .openapi("ChainStatus");
 
-/** GET /chains: the configured chains, each with its head, finalized block and URLs. Open, like /health. */
-export function mountChainsRoute(router: Router, chains: ChainRegistry): void {
-  router.get("/chains", async (ctx) => {
+/** Any valid key, and one is needed only where REQUIRE_ACCESS_KEY=true (API.md, "Chains"). */
+const CHAINS_ACCESS: AccessDeclaration = { key: "open" };
+
+/** GET /chains: the configured chains, each with its head, finalized block and URLs (masked). */
+export function mountChainsRoute(router: Router, chains: ChainRegistry, access: AccessControl): void {
+  router.get("/chains", access.require(CHAINS_ACCESS), async (ctx) => {
     ctx.body = { chains: await chainStatuses(chains, true) };
   });
 }
@@ -80,11 +84,14 @@ export function registerChainsOpenApi(registry: OpenAPIRegistry): void {
     operationId: "listChains",
     tags: ["service"],
     summary: "The configured chains: id, name, head, finalized block, each RPC URL (masked) with its state",
+    security: [{}, { AccessKey: [] }],
     responses: {
       200: {
         description: "Every configured chain",
         content: { "application/json": { schema: z.object({ chains: z.array(ChainStatusView) }) } },
       },
+      401: errorResponse("UNAUTHORIZED"),
+      403: errorResponse("FORBIDDEN"),
       429: errorResponse("RATE_LIMITED"),
     },
   });

@@ -21,9 +21,13 @@ const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:@/"'\\]*):[^\s@/"'\\]+@/gi;
 const SECRET_QUERY =
   /([?&](?:api[_-]?key|key|token|access[_-]?token|auth|secret|password|passwd|pwd|sig|signature)=)[^&\s"'\\#]+/gi;
 
+/** A label of a host name this long, all letters and digits, is taken for a key (`<key>.rpc.example`). */
+const KEY_LABEL = new RegExp(`^[A-Za-z0-9]{${TOKEN_MIN_LENGTH},}$`);
+
 /**
- * `url` with its password, every query value and every long path segment replaced by `***`
- * (the fragment dropped): `https://eth.example/v2/***?key=***`, `postgres://app:***@db/nft`.
+ * `url` as the service shows it: its scheme, host and port, then `/***`. User names, passwords,
+ * paths, queries and fragments are never shown, and a host label that looks like a key is `***`:
+ * `https://eth.example/***`, `https://***.rpc.example:8443/***`, `postgres://db.internal:5432/***`.
  */
 export function maskUrl(url: string): string {
   let parsed: URL;
@@ -32,18 +36,16 @@ export function maskUrl(url: string): string {
   } catch {
     return "[unparsable URL]";
   }
-  const userinfo = parsed.username ? `${parsed.username}${parsed.password ? `:${MASK}` : ""}@` : "";
-  const path = parsed.pathname
-    .split("/")
-    .map((segment) => (TOKEN_SEGMENT.test(segment) ? MASK : segment))
-    .join("/");
-  const query = [...parsed.searchParams.keys()].map((key) => `${encodeURIComponent(key)}=${MASK}`).join("&");
-  return `${parsed.protocol}//${userinfo}${parsed.host}${path === "/" ? "" : path}${query ? `?${query}` : ""}`;
+  const host = parsed.hostname
+    .split(".")
+    .map((label) => (KEY_LABEL.test(label) ? MASK : label))
+    .join(".");
+  return `${parsed.protocol}//${host}${parsed.port ? `:${parsed.port}` : ""}/${MASK}`;
 }
 
 /**
- * The secret pieces of `url`, raw and decoded: its password, and the query values and path
- * segments long enough to be keys (a short query value such as `sslmode=require` is not scrubbed
+ * The secret pieces of `url`, raw and decoded: its user name and password, and the host labels,
+ * query values and path segments long enough to be keys (a short query value such as `sslmode=require` is not scrubbed
  * from every text; it stays masked in `maskUrl`).
  */
 export function credentialFragments(url: string | undefined): string[] {
@@ -56,6 +58,12 @@ export function credentialFragments(url: string | undefined): string[] {
   }
   const pieces: [string, number][] = [
     [parsed.password, PASSWORD_MIN_LENGTH],
+    // An Infura-style `<project id>:<secret>@`: the user name is half the credential.
+    [parsed.username, PASSWORD_MIN_LENGTH],
+    ...parsed.hostname
+      .split(".")
+      .filter((label) => KEY_LABEL.test(label))
+      .map((label): [string, number] => [label, TOKEN_MIN_LENGTH]),
     ...parsed.pathname
       .split("/")
       .filter((segment) => TOKEN_SEGMENT.test(segment))

@@ -19,6 +19,8 @@ export type OperationReader =
 export interface OperationListQuery {
   /** One chain's operations; unset = every chain's (migration 24's indexes). */
   chainId?: string;
+  /** Only these chains' operations (a key limited to some chains); unset = every chain's. */
+  chainIds?: readonly string[];
   reader: OperationReader;
   status?: OperationStatus;
   /** The signing address (`from`). */
@@ -48,6 +50,7 @@ export class OperationList {
     const params: unknown[] = [];
     const param = (value: unknown) => `$${params.push(value)}`;
     const where = [query.chainId === undefined ? "TRUE" : `chain_id = ${param(query.chainId)}`];
+    if (query.chainIds) where.push(`chain_id = ANY(${param([...query.chainIds])}::text[])`);
     if (query.status) {
       where.push(`status = ${param(query.status)}`);
       // Spelled out so the planner picks the small partial index of the unsettled and failed ones.
@@ -85,21 +88,28 @@ const rowsWhere =
   (where, newest) =>
     `SELECT id, created_at FROM operations WHERE ${[...where, own].join(" AND ")} ${newest}`;
 
-/** The newest rows of each address of a list, one index walk per address. */
+/** The newest rows of each address of a list (with its chain, or null for every chain), one index walk per address. */
 const perAddress =
-  (column: string, addresses: string, extra?: string): Branch =>
+  (column: string, list: AddressList, extra?: string): Branch =>
   (where, newest) =>
-    `SELECT l.id, l.created_at FROM unnest(${addresses}::text[]) AS a(address) CROSS JOIN LATERAL (
+    `SELECT l.id, l.created_at FROM unnest(${list.addresses}::text[], ${list.chains}::text[]) AS a(address, chain)
+     CROSS JOIN LATERAL (
        SELECT id, created_at FROM operations
-       WHERE ${[...where, `${column} = a.address`, ...(extra ? [extra] : [])].join(" AND ")} ${newest}) AS l`;
+       WHERE ${[...where, `${column} = a.address`, "(a.chain IS NULL OR chain_id = a.chain)", ...(extra ? [extra] : [])].join(" AND ")} ${newest}) AS l`;
+
+/** Two parameters: addresses (checksummed) and, beside each, its chain or null. */
+interface AddressList {
+  addresses: string;
+  chains: string;
+}
 
 /**
  * What a limited key reads, as GET /nft/operations/{id} decides for one (couldHaveMade): what it
  * made, and what was made by its wallets (if it is limited to some) on its collections (if it is
- * limited to some). A deployment counts as an operation on the collection it made; a nonce fill, or a
- * deployment not yet mined, names no collection, so a key limited to collections sees it only if it
- * made it. Null: everything. Each part walks its own index; an OR over them would walk the whole
- * table for a key that sees little of it.
+ * limited to some; an entry `<chain>:<address>` on that chain only). A deployment counts as an
+ * operation on the collection it made; a nonce fill, or a deployment not yet mined, names no
+ * collection, so a key limited to collections sees it only if it made it. Null: everything. Each
+ * part walks its own index; an OR over them would walk the whole table for a key that sees little of it.
  */
 function readableBranches(
   reader: Extract<OperationReader, { all: false }>,
@@ -107,13 +117,24 @@ function readableBranches(
 ): Branch[] | null {
   if (!reader.wallets && !reader.collections) return null;
   const own = rowsWhere(`access_key_id = ${param(reader.keyId)}`);
+  const listOf = (entries: readonly string[]): AddressList => {
+    const split = entries.map(limitEntry);
+    return { addresses: param(split.map((e) => e.address)), chains: param(split.map((e) => e.chain)) };
+  };
   if (reader.wallets) {
-    const collections = reader.collections
-      ? `contract_address = ANY(${param(reader.collections.map(checksum))}::text[])`
+    const collections = reader.collections ? listOf(reader.collections) : undefined;
+    const onCollections = collections
+      ? `EXISTS (SELECT 1 FROM unnest(${collections.addresses}::text[], ${collections.chains}::text[]) AS c(address, chain)
+           WHERE contract_address = c.address AND (c.chain IS NULL OR chain_id = c.chain))`
       : undefined;
-    return [own, perAddress("from_address", param(reader.wallets.map(checksum)), collections)];
+    return [own, perAddress("from_address", listOf(reader.wallets), onCollections)];
   }
-  return [own, perAddress("contract_address", param(reader.collections!.map(checksum)))];
+  return [own, perAddress("contract_address", listOf(reader.collections!))];
 }
 
-const checksum = (address: string) => getAddress(address.toLowerCase());
+/** A limit's entry: `0x…` (every chain) or `<chain id>:0x…`, the address checksummed as the store keeps it. */
+function limitEntry(entry: string): { address: string; chain: string | null } {
+  const colon = entry.lastIndexOf(":");
+  const address = getAddress(entry.slice(colon + 1).toLowerCase());
+  return { address, chain: colon < 0 ? null : entry.slice(0, colon) };
+}

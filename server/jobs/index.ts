@@ -15,6 +15,7 @@ export { JobPlanner } from "./planner";
 export { JobRunner, DEFAULT_RUNNER_OPTIONS, type JobRunnerOptions } from "./runner";
 export { JOB_OPERATION_KINDS } from "./operation-kinds";
 export type { JobRouteDeps };
+export { READ as JOB_READ, WRITE_ANY_KIND as JOB_WRITE } from "./routes/deps";
 
 /** /jobs: airdrops and whitelists of any size, planned into batches and run to the end (API.md, "Jobs"). */
 export function createJobRouter(deps: JobRouteDeps): Router {

@@ -228,11 +228,13 @@ export class JobStore {
     return rows[0] ? toJob(rows[0]) : null;
   }
 
-  /** Newest first, after `cursor` (a seq). */
-  async list(limit: number, cursor?: string): Promise<JobRecord[]> {
+  /** Newest first, after `cursor` (a seq); only `chainIds`' jobs when given. */
+  async list(limit: number, cursor?: string, chainIds?: readonly string[]): Promise<JobRecord[]> {
     const { rows } = await this.db.query<JobRow>(
-      `SELECT ${JOB_COLUMNS} FROM jobs WHERE ($1::bigint IS NULL OR seq < $1::bigint) ORDER BY seq DESC LIMIT $2`,
-      [cursor ?? null, limit],
+      `SELECT ${JOB_COLUMNS} FROM jobs
+       WHERE ($1::bigint IS NULL OR seq < $1::bigint) AND ($3::text[] IS NULL OR chain_id = ANY($3::text[]))
+       ORDER BY seq DESC LIMIT $2`,
+      [cursor ?? null, limit, chainIds ? [...chainIds] : null],
     );
     return rows.map(toJob);
   }

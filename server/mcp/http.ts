@@ -72,6 +72,18 @@ export function createMcpRouter(deps: McpRouteDeps): Router {
 
   const router = new Router();
   router.all("/mcp", async (ctx) => {
+    try {
+      await serve(ctx);
+    } catch (err) {
+      if (!(err instanceof McpBatchRefused)) throw err;
+      ctx.status = 400;
+      ctx.body = { jsonrpc: "2.0", error: { code: -32600, message: err.message }, id: null };
+    }
+  });
+  return router;
+
+  /** One request to /mcp, either era. */
+  async function serve(ctx: Koa.Context): Promise<void> {
     // Bearer only: a key in X-API-Key, or in the URL, is not read here.
     const bearer = /^Bearer +(\S+)$/i.exec(ctx.get("Authorization").trim())?.[1];
     if (!bearer)
@@ -84,6 +96,7 @@ export function createMcpRouter(deps: McpRouteDeps): Router {
     const principal = (await deps.access.admit(ctx, MCP_ACCESS)) as AccessPrincipal;
     const caller: McpCaller = { key: bearer, principal, clientAddress: ctx.ip };
     const body = ctx.method === "POST" ? await readJsonBody(ctx, BODY_LIMIT) : undefined;
+    if (Array.isArray(body)) refuseLargeBatch(ctx, body);
     const request = await toWebRequest(ctx.req as Parameters<typeof toWebRequest>[0], body);
     const extra: RequestExtra = { caller, only: calledTool(body) };
     const authInfo = { token: bearer, clientId: principal.keyId ?? "root", scopes: [...principal.scopes], extra };
@@ -97,9 +110,33 @@ export function createMcpRouter(deps: McpRouteDeps): Router {
     else if (type.includes("text/event-stream"))
       ctx.body = Readable.fromWeb(response.body as Parameters<typeof Readable.fromWeb>[0]);
     else ctx.body = Buffer.from(await response.arrayBuffer());
-  });
-  return router;
+  }
 }
+
+/**
+ * A JSON-RPC batch's bounds: each message may be a tool call that reads the chain or plans a
+ * write, so a batch's work and answer grow with it (100 plans: 107 RPC calls, a 142 kB answer).
+ * A large list (set_allowlist's 100,000 entries) is sent as one message, not in a batch.
+ */
+export const MAX_BATCH_MESSAGES = 10;
+export const MAX_BATCH_BYTES = 1024 * 1024;
+
+/** 400 with a JSON-RPC error (-32600, Invalid Request) for a batch past its bounds: nothing in it runs. */
+function refuseLargeBatch(ctx: Koa.Context, batch: unknown[]): void {
+  const raw = ctx.request.rawBody;
+  const bytes = typeof raw === "string" ? Buffer.byteLength(raw) : 0;
+  const problem =
+    batch.length > MAX_BATCH_MESSAGES
+      ? `A JSON-RPC batch holds at most ${MAX_BATCH_MESSAGES} messages; this one holds ${batch.length}`
+      : bytes > MAX_BATCH_BYTES
+        ? `A JSON-RPC batch is at most ${MAX_BATCH_BYTES} bytes; this one is ${bytes}: send large calls alone`
+        : undefined;
+  if (!problem) return;
+  throw new McpBatchRefused(problem);
+}
+
+/** Answered by the router as a JSON-RPC error rather than the API's error envelope. */
+class McpBatchRefused extends Error {}
 
 /** The tool a lone tools/call names: a server for it needs no other (a server is made per request). */
 function calledTool(body: unknown): string | undefined {

@@ -4,7 +4,7 @@ import type { AccessControl, AccessPrincipal } from "../access";
 import type { ChainRegistry } from "../chains/registry";
 import type { OperationList } from "../engine/operation-list";
 import type { HeldWallets } from "../signers/signer";
-import { walletNotFound } from "../http/errors";
+import { ApiError, walletNotFound } from "../http/errors";
 import type { TransactionSigner } from "../signers/signer";
 import { fingerprintOf, idempotencyKeyOf, type OperationKind, type WriteAnswer } from "../engine";
 import { currentVia } from "../mcp/trace";
@@ -103,8 +103,16 @@ export function createNftRouter(routerDeps: NftRouterDeps): Router {
   for (const route of NFT_ROUTES) {
     router[route.method ?? "post"](koaPath(route.path), async (ctx) => {
       await routerDeps.access.admit(ctx, route.access);
+      // A chain `?chain=` names is the key's before a byte of the body is read (API.md, "Chains").
+      const queried = chainOfQuery(ctx);
+      const named = queried === undefined ? undefined : chains.resolve(queried);
+      if (named) routerDeps.access.checkChain(ctx, named);
       const body = withPathFields(route, ctx, await readJsonBody(ctx, route.bodyLimit));
-      const unit = chains.resolve(chainOfBody(body));
+      const unit = chains.resolve(chainOfBody(body) ?? queried);
+      if (named && unit !== named)
+        throw new ApiError("VALIDATION_ERROR", "The body's chain is not the one ?chain= names", [
+          { path: "chain", message: `not ${named.name} (?chain=)` },
+        ]);
       routerDeps.access.checkChain(ctx, unit);
       const deps = unitDeps.get(unit)!;
       const parsed = (route.parse ? route.parse(body) : parseBody(route.body, body)) as NftInput;
@@ -139,6 +147,12 @@ export interface NftRouterDeps {
   access: AccessControl;
   wallets?: HeldWallets;
   operationList?: OperationList;
+}
+
+/** `?chain=`, when the query names one. */
+function chainOfQuery(ctx: Context): string | undefined {
+  const named = Array.isArray(ctx.query.chain) ? ctx.query.chain[0] : ctx.query.chain;
+  return named === undefined || named === "" ? undefined : named;
 }
 
 /** A body's `chain`, if it is an object that has one. */

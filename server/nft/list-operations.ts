@@ -51,9 +51,11 @@ export function mountListOperations(router: Router, deps: OperationListDeps): vo
     const principal = ctx.state.access as AccessPrincipal;
     // One chain configured, or one named: its operations and head; several and none named: all, with the first chain's head.
     const unit = query.chain !== undefined ? deps.chains.resolve(query.chain) : deps.chains.only;
+    if (unit) deps.access.checkChain(ctx, unit);
     const [page, blockNumber] = await Promise.all([
       deps.list.page({
         chainId: unit?.id,
+        chainIds: principal.chains ?? undefined,
         reader: readerOf(principal),
         status: query.status,
         wallet: query.wallet,

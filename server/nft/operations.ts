@@ -30,13 +30,16 @@ export const OPERATION_ACCESS = { scope: "nft:read", key: "open" } as const;
 /**
  * Its own operations, or ones on its collections signed by a wallet within its limits. A deployment
  * is on the collection it made; one that names no collection (a nonce fill, a deployment not yet
- * mined) is not on any of a collection-limited key's collections.
+ * mined) is not on any of a collection-limited key's collections. Only on the key's chains.
  */
-function couldHaveMade(principal: AccessPrincipal, op: Operation): boolean {
+export function couldHaveMade(principal: AccessPrincipal, op: Operation): boolean {
+  // Another chain's is not its to read, whoever made it (API.md, "Chains": access keys).
+  if (principal.chains && !principal.chains.includes(op.chainId)) return false;
   if (principal.keyId !== null && op.accessKeyId === principal.keyId) return true;
   if (principal.collections && !op.contractAddress) return false;
   return allows(principal, {
     collection: op.contractAddress ?? undefined,
+    chain: op.chainId,
     wallet: principal.wallets ? op.from : undefined,
   });
 }

@@ -34,12 +34,18 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 describe("credentials in connection URLs", function () {
   for (const [url, masked] of [
-    ["http://127.0.0.1:8545", "http://127.0.0.1:8545"],
-    [`https://eth-mainnet.g.alchemy.com/v2/${PATH_KEY}`, "https://eth-mainnet.g.alchemy.com/v2/***"],
-    ["https://mainnet.infura.io/v3/0123456789abcdef0123456789abcdef", "https://mainnet.infura.io/v3/***"],
-    [`https://rpc.example.org/eth?apikey=${QUERY_KEY}&chain=1`, "https://rpc.example.org/eth?apikey=***&chain=***"],
-    [`postgres://app:${DB_PASSWORD}@db.internal:5432/nft`, "postgres://app:***@db.internal:5432/nft"],
-    ["wss://user:pw@node.example/ws#frag", "wss://user:***@node.example/ws"],
+    // Scheme, host and port only, then /***: no user, password, path, query or fragment (issue 52).
+    ["http://127.0.0.1:8545", "http://127.0.0.1:8545/***"],
+    [`https://eth-mainnet.g.alchemy.com/v2/${PATH_KEY}`, "https://eth-mainnet.g.alchemy.com/***"],
+    ["https://mainnet.infura.io/v3/0123456789abcdef0123456789abcdef", "https://mainnet.infura.io/***"],
+    ["https://2Ab3Cd4Ef5Gh6Ij7K:0123456789abcdef@mainnet.infura.io/v3/short", "https://mainnet.infura.io/***"],
+    ["https://rpc.example/v1/abc123", "https://rpc.example/***"],
+    [`https://rpc.example.org/eth?apikey=${QUERY_KEY}&chain=1`, "https://rpc.example.org/***"],
+    [`postgres://app:${DB_PASSWORD}@db.internal:5432/nft`, "postgres://db.internal:5432/***"],
+    ["wss://user:pw@node.example/ws#frag", "wss://node.example/***"],
+    // A host label that looks like a key (16 or more letters and digits) is masked; others are kept.
+    ["https://a1b2c3d4e5f6a7b8c9.rpc.example:8443/", "https://***.rpc.example:8443/***"],
+    ["https://eth-mainnet-archive.rpc.example/", "https://eth-mainnet-archive.rpc.example/***"],
   ]) {
     it(`are masked for display: ${masked}`, function () {
       expect(maskUrl(url)).to.equal(masked);
@@ -98,7 +104,7 @@ describe("credentials in connection URLs", function () {
       await fetch(`${service.url}/health/ready`);
       await fetch(`${service.url}/nope?apikey=${QUERY_KEY}`);
       const output = service.output();
-      expect(output).to.match(/^\s+RPC\s+http:\/\/127\.0\.0\.1:\d+\/v2\/\*\*\*\?apikey=\*\*\*$/m);
+      expect(output).to.match(/^\s+RPC\s+http:\/\/127\.0\.0\.1:\d+\/\*\*\*$/m);
       expect(output).to.not.include(PATH_KEY);
       expect(output).to.not.include(QUERY_KEY);
     });

@@ -10,7 +10,7 @@ import type { AccessKeyRecord } from "../access-key-store";
 import { auditActor, type AuditLog } from "../audit";
 import type { AccessControl } from "../guard";
 import { pageOf, PageQuery, pageRequest } from "../../http/paging";
-import { grantExceeds, type AccessPrincipal } from "../principal";
+import { collectionEntry, grantExceeds, type AccessPrincipal } from "../principal";
 import { accessKeyHash, newAccessKeySecret } from "../secrets";
 import { AccessKeyParams, AccessKeyView, CreateAccessKeyRequest, CreatedAccessKey } from "./schemas";
 
@@ -34,7 +34,7 @@ export function mountAccessKeyRoutes(router: Router, deps: AccessRouteDeps): voi
     const grant = {
       scopes: new Set(input.scopes),
       wallets: input.wallets ? unique(input.wallets) : null,
-      collections: input.collections ? unique(input.collections) : null,
+      collections: input.collections ? [...new Set(input.collections.map((c) => collectionLimit(c, deps)))] : null,
       chains: input.chains ? [...new Set(input.chains.map((c) => deps.chainIdOf?.(c) ?? String(c)))] : null,
       expiresAt: input.expiresAt ? new Date(input.expiresAt) : null,
     };
@@ -123,6 +123,21 @@ export function mountAccessKeyRoutes(router: Router, deps: AccessRouteDeps): voi
 
 const notFound = () => new ApiError("NOT_FOUND", "No live access key has this id");
 
+/** A `collections` entry as the store keeps it: `0x…` (every chain) or `<chain id>:0x…`, lower case. */
+function collectionLimit(entry: string, deps: AccessRouteDeps): string {
+  const { chain, address } = collectionEntry(entry);
+  const lower = getAddress(address.toLowerCase()).toLowerCase();
+  if (chain === undefined) return lower;
+  const id = deps.chainIdOf ? deps.chainIdOf(chain) : chain;
+  return `${id}:${lower}`;
+}
+
+/** A stored `collections` entry as answered: the address checksummed, its chain (if any) before it. */
+function collectionView(entry: string): string {
+  const { chain, address } = collectionEntry(entry);
+  return chain === undefined ? getAddress(address) : `${chain}:${getAddress(address)}`;
+}
+
 function unique(addresses: string[]): string[] {
   return [...new Set(addresses.map((a) => getAddress(a).toLowerCase()))];
 }
@@ -133,7 +148,7 @@ function viewOf(key: AccessKeyRecord) {
     name: key.name,
     scopes: key.scopes,
     ...(key.wallets ? { wallets: key.wallets.map((a) => getAddress(a)) } : {}),
-    ...(key.collections ? { collections: key.collections.map((a) => getAddress(a)) } : {}),
+    ...(key.collections ? { collections: key.collections.map(collectionView) } : {}),
     ...(key.chains ? { chains: key.chains } : {}),
     createdAt: key.createdAt.toISOString(),
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,

@@ -11,7 +11,21 @@ export const CreateAccessKeyRequest = z
       .refine((v) => !v.includes("\0"), "must not contain NUL"),
     scopes: z.array(ScopeSchema).min(1),
     wallets: z.array(address("wallets[]")).optional(),
-    collections: z.array(address("collections[]")).optional(),
+    collections: z
+      .array(
+        z
+          .string()
+          .max(150)
+          .refine(
+            (v) => address("collections[]").safeParse(v.slice(v.lastIndexOf(":") + 1)).success,
+            'collections[] must be an address (0x…, every chain) or "<chain>:<address>" (a chain id or name)',
+          ),
+      )
+      .optional()
+      .openapi({
+        description: 'Collections the key may act on: an address (on every chain) or "<chain>:<address>"; absent = all',
+        example: ["0x5FbDB2315678afecb367f032d93F642f64180aa3", "base:0x5FbDB2315678afecb367f032d93F642f64180aa3"],
+      }),
     chains: z
       .array(z.union([z.string().min(1).max(100), z.number().int().nonnegative()]))
       .optional()

@@ -75,7 +75,9 @@ const CreateBodyDoc = z
  */
 async function readJson(ctx: Context): Promise<unknown> {
   if (!ctx.request.is("json")) return {};
-  const text = (await readBoundedBody(ctx.req)).toString("utf8");
+  // With several chains the dispatcher may have read the body already for its `chain`: read once.
+  const read = ctx.request.rawBody;
+  const text = typeof read === "string" ? read : (await readBoundedBody(ctx.req)).toString("utf8");
   const longest = longestTopLevelArray(text);
   if (longest > MAX_ROWS) throw tooManyRows(longest);
   try {

@@ -27,6 +27,12 @@ export const SCOPE_OF_KIND = { airdrop: "nft:mintForFree", whitelist: "nft:confi
 
 export const READ: AccessDeclaration = { scope: "nft:read", key: "always" };
 
+/** What a job's write needs (POST /jobs, cancel, resume): either kind's scope, the kind's checked once known. */
+export const WRITE_ANY_KIND: readonly AccessDeclaration[] = (["airdrop", "whitelist"] as const).map((kind) => ({
+  scope: SCOPE_OF_KIND[kind],
+  key: "always",
+}));
+
 const declarationOf = (kind: JobKind): AccessDeclaration => ({
   scope: SCOPE_OF_KIND[kind],
   key: "always",
@@ -59,10 +65,11 @@ export function requireKind(ctx: Context, deps: JobRouteDeps, kind: JobKind, con
   deps.access.checkBody(ctx, declarationOf(kind), { contractAddress });
 }
 
-/** Whether the key may see a job: its collection and its wallet within the key's limits. */
+/** Whether the key may see a job: its chain, its collection (on that chain) and its wallet within the key's limits. */
 export function visible(ctx: Context, job: JobRecord): boolean {
   const principal = ctx.state.access as AccessPrincipal;
-  return allows(principal, { collection: job.contractAddress, wallet: job.from });
+  if (principal.chains && !principal.chains.includes(job.chainId)) return false;
+  return allows(principal, { collection: job.contractAddress, chain: job.chainId, wallet: job.from });
 }
 
 export const JobParams = z.object({ id: z.string().min(1).max(100) });
@@ -72,6 +79,8 @@ export async function jobOfPath(ctx: Context, deps: JobRouteDeps): Promise<JobRe
   const { id } = parseInput(JobParams, ctx.params);
   const job = await deps.store.find(id);
   if (!job || !visible(ctx, job)) throw new ApiError("JOB_NOT_FOUND", `No job ${id}`);
+  // What the key's `<chain>:<address>` collections are compared with: the job's chain, whichever router serves it.
+  ctx.state.chainId = job.chainId;
   return job;
 }
 

@@ -70,7 +70,15 @@ function policyOf(wallet: WalletRecord, chainId: string, spentToday: bigint): z.
  */
 export function chainOfQuery(ctx: Context, deps: WalletRouteDeps): RoutedChain | undefined {
   const named = Array.isArray(ctx.query.chain) ? ctx.query.chain[0] : ctx.query.chain;
-  return named === undefined || named === "" ? deps.chains.only : deps.chains.resolve(named);
+  const unit = named === undefined || named === "" ? deps.chains.only : deps.chains.resolve(named);
+  if (unit) deps.access.checkChain(ctx, unit);
+  return unit;
+}
+
+/** The chains whose per-chain fields the key may read: its own (all, unlimited). */
+export function chainsOfKey(ctx: Context, deps: WalletRouteDeps): readonly RoutedChain[] {
+  const chains = (ctx.state.access as { chains?: readonly string[] | null } | undefined)?.chains;
+  return chains ? deps.chains.units.filter((unit) => chains.includes(unit.id)) : deps.chains.units;
 }
 
 /** The chain-side facts of `addresses` on one chain: balances and nonces (one JSON-RPC batch), unfinished operations, today's spend. */
@@ -143,9 +151,10 @@ export async function walletViews(
 export async function walletOnChains(
   wallet: WalletRecord,
   deps: WalletRouteDeps,
+  units: readonly RoutedChain[] = deps.chains.units,
 ): Promise<z.infer<typeof WalletOnChain>[]> {
   return Promise.all(
-    deps.chains.units.map(async (unit) => {
+    units.map(async (unit) => {
       const policy = policyOn(wallet, unit.id);
       const limits = {
         dailySpendLimit: policy.dailySpendLimit?.toString() ?? null,

@@ -1,6 +1,14 @@
 import type Router from "@koa/router";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { chainOfQuery, READ_ONE, walletOfPath, walletOnChains, walletViews, type WalletRouteDeps } from "./deps";
+import {
+  chainOfQuery,
+  chainsOfKey,
+  READ_ONE,
+  walletOfPath,
+  walletOnChains,
+  walletViews,
+  type WalletRouteDeps,
+} from "./deps";
 import { chainField } from "../../chains/registry";
 import { z } from "zod";
 import { WalletDetail, WalletParams } from "./schemas";
@@ -11,16 +19,16 @@ const LISTED_OPERATIONS = 100;
 /** GET /wallets/{address}: one wallet, with the ids of its unfinished operations. */
 export function mountGetWallet(router: Router, deps: WalletRouteDeps): void {
   router.get("/wallets/:address", deps.access.require(READ_ONE), async (ctx) => {
-    const wallet = await walletOfPath(ctx, deps);
     const unit = chainOfQuery(ctx, deps);
+    const wallet = await walletOfPath(ctx, deps);
+    // A key limited to some chains reads only their per-chain fields.
+    const units = chainsOfKey(ctx, deps);
     const [[view], ids, chains] = await Promise.all([
       walletViews([wallet], deps, unit),
       Promise.all(
-        (unit ? [unit] : deps.chains.units).map((u) =>
-          deps.wallets.store.unfinishedIds(u.id, wallet.address, LISTED_OPERATIONS),
-        ),
+        (unit ? [unit] : units).map((u) => deps.wallets.store.unfinishedIds(u.id, wallet.address, LISTED_OPERATIONS)),
       ),
-      walletOnChains(wallet, deps),
+      walletOnChains(wallet, deps, units),
     ]);
     ctx.body = { ...view, unfinishedOperationIds: ids.flat().slice(0, LISTED_OPERATIONS), chains };
   });

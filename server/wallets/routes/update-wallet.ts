@@ -13,9 +13,15 @@ export function mountUpdateWallet(router: Router, deps: WalletRouteDeps): void {
   const { access, audit, wallets } = deps;
   router.patch("/wallets/:address", access.require(MANAGE_ONE), async (ctx) => {
     const wallet = await walletOfPath(ctx, deps);
-    const body = parseBody(UpdateWalletRequest, await readJsonBody(ctx));
+    const raw = await readJsonBody(ctx);
+    // The chain the body names is the key's before anything else of the body is looked at.
+    const named = typeof raw === "object" && raw !== null ? (raw as { chain?: unknown }).chain : undefined;
+    if (named !== undefined && named !== null) access.checkChain(ctx, deps.chains.resolve(named));
+    const body = parseBody(UpdateWalletRequest, raw);
     // The top-level policy fields are the named chain's, the only chain's, or every chain's (*).
     const unit = body.chain !== undefined ? deps.chains.resolve(body.chain) : deps.chains.only;
+    if (unit) access.checkChain(ctx, unit);
+    const checked = (named: { id: string; name: string }) => (access.checkChain(ctx, named), named.id);
     const changes: WalletChanges = {
       label: body.label,
       dailySpendLimit: body.dailySpendLimit,
@@ -24,7 +30,7 @@ export function mountUpdateWallet(router: Router, deps: WalletRouteDeps): void {
       policies: body.policy
         ? Object.fromEntries(
             Object.entries(body.policy).map(([chain, policy]) => [
-              chain === "*" ? "*" : deps.chains.resolve(chain).id,
+              chain === "*" ? "*" : checked(deps.chains.resolve(chain)),
               policy,
             ]),
           )
