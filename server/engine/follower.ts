@@ -607,7 +607,13 @@ export class Follower {
     const nonce = await this.requests.takeNonceFor(op.id, op.from);
     try {
       await this.requests.crashPoint("resign-nonce-taken");
-      const tx = await signCall(signer, this.ctx.options.chainId, nonce, op.call!, await this.ctx.chain.fees.quote(true));
+      const tx = await signCall(
+        signer,
+        this.ctx.options.chainId,
+        nonce,
+        op.call!,
+        await this.ctx.chain.fees.quote(true),
+      );
       const patch: OperationPatch = {
         nonce,
         contractAddress: targetAddress(op.from, op.call!, nonce),
@@ -730,10 +736,13 @@ export class Follower {
     return signer;
   }
 
-  /** Applies `patch` to the operation in memory and in the store. */
+  /**
+   * Applies `patch` to the operation in the store, then in memory: a patch the store refuses (a
+   * transaction hash of another operation, NonceTaken) never stands in memory as if recorded.
+   */
   private async patch(op: Operation, patch: OperationPatch): Promise<void> {
-    Object.assign(op, patch);
     await this.ctx.store.update(op.id, patch);
+    Object.assign(op, patch);
   }
 
   private warnOnce(op: Pick<Operation, "id">, what: string, message: string): void {

@@ -45,7 +45,10 @@ export class NonceHolders {
    * unfinished operation, or held here between a take and its record. `except` leaves one
    * operation out: its hold here, and its own row's nonce once.
    */
-  async heldNonces(address: string, { below, except }: { below?: number; except?: { id: string; nonce: number } } = {}) {
+  async heldNonces(
+    address: string,
+    { below, except }: { below?: number; except?: { id: string; nonce: number } } = {},
+  ) {
     const recorded = await this.recorded(address, below);
     if (except) {
       const own = recorded.indexOf(except.nonce);
@@ -75,7 +78,8 @@ export function seedOf(pending: number, held: readonly number[], maxFree: number
   const heldSet = new Set(held);
   const highest = held.length > 0 ? Math.max(...held) : -1;
   const free: number[] = [];
-  for (let nonce = pending; nonce < highest && free.length < maxFree; nonce++) if (!heldSet.has(nonce)) free.push(nonce);
+  for (let nonce = pending; nonce < highest && free.length < maxFree; nonce++)
+    if (!heldSet.has(nonce)) free.push(nonce);
   return { next: Math.max(pending, highest + 1), free };
 }
 
@@ -86,7 +90,8 @@ export function seedOf(pending: number, held: readonly number[], maxFree: number
 export function unheldBetween(chainNonce: number, below: number, held: readonly number[], max: number): number[] {
   const heldSet = new Set(held);
   const gaps: number[] = [];
-  for (let nonce = chainNonce; nonce < below && nonce < chainNonce + max; nonce++) if (!heldSet.has(nonce)) gaps.push(nonce);
+  for (let nonce = chainNonce; nonce < below && nonce < chainNonce + max; nonce++)
+    if (!heldSet.has(nonce)) gaps.push(nonce);
   return gaps;
 }
 

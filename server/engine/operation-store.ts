@@ -68,8 +68,7 @@ export class NonceTaken extends Error {}
 /** Whether `err` is the store refusing a nonce or a transaction hash held by another operation. */
 function nonceTakenError(err: unknown): NonceTaken | null {
   if (!(err instanceof SqlError) || err.code !== "23505") return null;
-  if (err.constraint !== "operations_nonce_holder_idx" && err.constraint !== "operation_transactions_pkey")
-    return null;
+  if (err.constraint !== "operations_nonce_holder_idx" && err.constraint !== "operation_transactions_pkey") return null;
   return new NonceTaken(`Nonce or transaction held by another operation (${err.constraint})`);
 }
 
