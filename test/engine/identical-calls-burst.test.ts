@@ -3,7 +3,9 @@
  * call (mint(1), to itself) under a new Idempotency-Key each time, in bursts cut by SIGKILLs; then
  * every key is replayed until it answers 200. Each key must have minted once, on a transaction of
  * its own: the supply grows by the number of keys, no two keys answer with one transactionHash,
- * and /metrics' operations_sharing_transaction stays 0.
+ * and /metrics' operations_sharing_transaction stays 0. Each process's first follower re-sign
+ * stalls a seeded while (CRASH_AT=resign-nonce-taken, CRASH_PAUSE_MS) between its new nonce and
+ * its record, as a slow fee quote would: the window in which the issue's nonce went twice.
  *
  * Sized to run in about a minute; IDENTICAL_ROUNDS and IDENTICAL_PER_ROUND run it bigger
  * (CRASH_SEED repeats a run).
@@ -27,7 +29,7 @@ import { seededDataDir } from "../support/pglite-template";
 import { operationsSharingTransaction } from "./fixture";
 
 const SEED = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
-const ROUNDS = Number(process.env.IDENTICAL_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.IDENTICAL_ROUNDS ?? 4);
 const PER_ROUND = Number(process.env.IDENTICAL_PER_ROUND ?? 20);
 const ROOT = { Authorization: `Bearer ${TEST_API_KEY}` };
 
@@ -52,7 +54,10 @@ describe("SIGKILLs in bursts of the same call from one held wallet: every key mi
       const body = { from: "held", contractAddress: collection, mintAmount: 1 };
       const keys: string[] = [];
       for (let round = 0; round < ROUNDS; round++) {
-        if (round > 0) service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env });
+        // A re-sign of this process stalls once between its new nonce and its record (a slow fee
+        // quote): the window in which issue 51 handed its nonce to a new write of the same call.
+        const stall = { CRASH_AT: "resign-nonce-taken", CRASH_PAUSE_MS: String(200 + Math.floor(random() * 1500)) };
+        if (round > 0) service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env: { ...env, ...stall } });
         const api = new ApiClient(service.url);
         const burst: Array<Promise<ApiResponse | null>> = [];
         for (let i = 0; i < PER_ROUND; i++) {
@@ -64,7 +69,10 @@ describe("SIGKILLs in bursts of the same call from one held wallet: every key mi
         await service.kill();
         await Promise.all(burst);
       }
-      service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env });
+      service = await ServiceProcess.start({
+        rpcUrl: node.rpcUrl,
+        env: { ...env, CRASH_AT: "resign-nonce-taken", CRASH_PAUSE_MS: String(200 + Math.floor(random() * 1500)) },
+      });
       const api = new ApiClient(service.url);
       try {
         const answers = new Map<string, JsonBody>();
