@@ -29,8 +29,8 @@ import { seededDataDir } from "../support/pglite-template";
 import { operationsSharingTransaction } from "./fixture";
 
 const SEED = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
-const ROUNDS = Number(process.env.IDENTICAL_ROUNDS ?? 4);
-const PER_ROUND = Number(process.env.IDENTICAL_PER_ROUND ?? 20);
+const ROUNDS = Number(process.env.IDENTICAL_ROUNDS ?? 5);
+const PER_ROUND = Number(process.env.IDENTICAL_PER_ROUND ?? 25);
 const ROOT = { Authorization: `Bearer ${TEST_API_KEY}` };
 
 describe("SIGKILLs in bursts of the same call from one held wallet: every key mints once, on its own transaction (issue 51)", function () {
