@@ -421,6 +421,8 @@ export class Follower {
   /**
    * Whether the node knows each operation's current transaction. A nonce below the sender's pending
    * count is in the node's hands; only the others are asked for by hash. A failed lookup proves nothing.
+   * "known" only spares a rebroadcast: it never makes a transaction at that nonce ours. Whether the
+   * operation was mined is told by its own hashes alone (receiptsOf), before any re-sign (issue 51).
    */
   private async knownToNode(ops: Operation[]): Promise<Map<Operation, "known" | "unknown">> {
     const known = new Map<Operation, "known" | "unknown">();
