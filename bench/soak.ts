@@ -6,7 +6,8 @@
  * reorganised (evm_snapshot, about 3 blocks of mints, evm_revert, 4 empty blocks in their place).
  *
  * Afterwards every Idempotency-Key must replay 200 confirmed, both wallets must report nothing
- * unfinished, and the supply must have grown by exactly the number of keys. Exits 1 otherwise.
+ * unfinished, the supply must have grown by exactly the number of keys, no two keys may answer with
+ * one transaction, and /metrics' operations_sharing_transaction must be 0. Exits 1 otherwise.
  * Run: npm run soak  (SOAK_SEED to repeat a run)
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -186,6 +187,11 @@ async function main(): Promise<void> {
     const shared = [...byHash].filter(([, n]) => n > 1);
     for (const [hash, n] of shared) console.log(`  ${n} operations answered by one transaction: ${hash}`);
     if (shared.length > 0) lost.push(...shared.map(([hash]) => hash));
+    // The store's own count of the same (issue 51): operations sharing a transaction hash or a mined nonce.
+    const metrics = await api.request("GET", "/metrics", { headers: ROOT });
+    const sharing = Number(/^operations_sharing_transaction (\d+)$/m.exec(metrics.text)?.[1] ?? NaN);
+    console.log(`  operations_sharing_transaction on /metrics: ${sharing} (must be 0)`);
+    if (sharing !== 0) lost.push(`operations_sharing_transaction ${sharing}`);
     const minted = ((await nft.totalSupply()) as bigint) - supplyBefore;
     console.log(
       `  keys ${keys.length}, supply +${minted}, replays ${replays}, operations undone by the reorg and mined again ${undone}`,

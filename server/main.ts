@@ -12,6 +12,7 @@ import type { CollectionIndex } from "./collections";
 import type { Config } from "./config/config";
 import type { Logger } from "./http/logger";
 import { openDatabase } from "./db";
+import { countOperationsSharingTransaction } from "./engine";
 import { ServiceMetrics, type RpcObserver } from "./metrics/metrics";
 import { JobStore } from "./jobs";
 import { CarCache, clientAddress, publicRateLimit } from "./metadata";
@@ -92,6 +93,7 @@ export async function startService(
   );
   const destroyProviders = () => reached.forEach((c) => c.provider.destroy());
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: path.join(config.dataDir, "pglite") });
+  metrics.watchSharedTransactions(() => countOperationsSharingTransaction(db));
   let wallets;
   let chainDataCleared: ChainDataCleared | undefined;
   try {

@@ -168,6 +168,7 @@ export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): 
       resendBlocks: spec.txResendBlocks,
       finalityBlocks: spec.finalityBlocks,
       crashAt: config.crashAt,
+      crashPauseMs: config.crashPauseMs,
       blockPollMs: config.blockPollMs,
     },
   });

@@ -41,7 +41,9 @@ export interface Config {
   /** Blocks deep an operation is taken as final where the node has no finalized block (FINALITY_BLOCKS). */
   finalityBlocks: number;
   /** Tests only: the step of a write at which the process kills itself (CRASH_AT). */
-  crashAt?: "nonce-taken" | "row-stored" | "broadcast";
+  crashAt?: "nonce-taken" | "row-stored" | "broadcast" | "resign-nonce-taken";
+  /** Tests only: stall this long at CRASH_AT instead of dying there (CRASH_PAUSE_MS): a slow process. */
+  crashPauseMs?: number;
   /** Ceiling on maxFeePerGas (wei) for new and replacement transactions; unset = no cap. */
   maxFeePerGas?: bigint;
   /** Take the client address from X-Forwarded-For (behind a reverse proxy). */
@@ -134,7 +136,9 @@ const EnvSchema = z
     TX_RESEND_BLOCKS: optional(z.coerce.number().int().min(1).max(1000)).default(3),
     FINALITY_BLOCKS: optional(z.coerce.number().int().min(1).max(10_000)).default(64),
     // Fault injection for the crash tests (issue 31): the process kills itself with SIGKILL at that step of its first write.
-    CRASH_AT: optional(z.enum(["nonce-taken", "row-stored", "broadcast"])),
+    CRASH_AT: optional(z.enum(["nonce-taken", "row-stored", "broadcast", "resign-nonce-taken"])),
+    // With CRASH_AT, stall that long there instead (issue 51: a re-sign between its nonce and its record).
+    CRASH_PAUSE_MS: optional(z.coerce.number().int().min(1).max(600_000)),
     MAX_FEE_PER_GAS: optional(
       z
         .string()
@@ -233,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     txResendBlocks: e.TX_RESEND_BLOCKS,
     finalityBlocks: e.FINALITY_BLOCKS,
     crashAt: e.CRASH_AT,
+    crashPauseMs: e.CRASH_PAUSE_MS,
     maxFeePerGas: e.MAX_FEE_PER_GAS,
     trustProxy: e.TRUST_PROXY,
     blockPollMs: e.BLOCK_POLL_MS,

@@ -21,6 +21,7 @@ import { METADATA_MIGRATION } from "./migration-26-metadata";
 import { OPERATION_VIA_MIGRATION } from "./migration-29-operation-via";
 import { JOB_VIA_MIGRATION } from "./migration-31-job-via";
 import { INDEX_WITHOUT_FOREIGN_KEYS_MIGRATION } from "./migration-32-index-without-foreign-keys";
+import { ONE_OPERATION_PER_TRANSACTION_MIGRATION } from "./migration-33-one-operation-per-transaction";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -683,6 +684,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   OPERATION_VIA_MIGRATION,
   JOB_VIA_MIGRATION,
   INDEX_WITHOUT_FOREIGN_KEYS_MIGRATION,
+  ONE_OPERATION_PER_TRANSACTION_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

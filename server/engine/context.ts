@@ -31,8 +31,14 @@ export interface EngineOptions {
   leaseMs: number;
   /** Blocks deep an operation's block is taken as final where the node has no finalized block (FINALITY_BLOCKS). */
   finalityBlocks: number;
-  /** Tests only (CRASH_AT): the step of a write at which the process kills itself, as a crash would. */
-  crashAt?: "nonce-taken" | "row-stored" | "broadcast";
+  /**
+   * Tests only (CRASH_AT): the step of a write at which the process kills itself, as a crash would;
+   * "resign-nonce-taken" is a re-sign (the request path's or the follower's) between its new nonce
+   * and the store's record of it.
+   */
+  crashAt?: "nonce-taken" | "row-stored" | "broadcast" | "resign-nonce-taken";
+  /** Tests only (CRASH_PAUSE_MS): stall this long at `crashAt`, once, instead of dying there. */
+  crashPauseMs?: number;
 }
 
 export const DEFAULT_ENGINE_TIMING = { blockPollMs: 500, scanMs: 2_000, leaseMs: 30_000, finalityBlocks: 64 };
@@ -80,7 +86,15 @@ export interface RequestPath {
   requestsInFlight(): Iterable<string>;
   /** The follower found a write's receipt before any new block (an automining chain). */
   receiptWasThereAtOnce(): void;
-  takeNonce(from: string): Promise<number>;
+  /** Takes the next nonce of `from` for operation `id`, held for it (NonceHolders) until releaseNonce. */
+  takeNonceFor(id: string, from: string): Promise<number>;
+  /** Holds `nonce` of `from` for `id` until releaseNonce (a nonce fill). */
+  holdNonce(id: string, from: string, nonce: number): void;
+  releaseNonce(id: string): void;
+  /** Every nonce of `from` held now (below `below`): by an unfinished row, or by a take not yet recorded. */
+  heldNonces(from: string, below?: number): Promise<number[]>;
+  /** Tests only: CRASH_AT's step (see EngineOptions.crashAt). */
+  crashPoint(step: NonNullable<EngineOptions["crashAt"]>): Promise<void>;
   newOperation(
     request: { operation: string; signer: TransactionSigner; context: Record<string, unknown>; fingerprint: string },
     contractAddress: string | null,

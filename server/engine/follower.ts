@@ -7,7 +7,8 @@ import { broadcast, type BroadcastOutcome } from "./broadcast";
 import type { EngineContext, RequestPath } from "./context";
 import { askNode, nextStep, type FollowRules, type Seen, type Step } from "./next-step";
 import { currentTransaction, type Operation, type SignedTransaction } from "./operation";
-import type { OperationPatch } from "./operation-store";
+import { NonceTaken, type OperationPatch } from "./operation-store";
+import { unheldBetween } from "./nonce-holders";
 import { feesOf, signCall, targetAddress } from "./signing";
 import { confirmedBody } from "./write-response";
 
@@ -420,6 +421,8 @@ export class Follower {
   /**
    * Whether the node knows each operation's current transaction. A nonce below the sender's pending
    * count is in the node's hands; only the others are asked for by hash. A failed lookup proves nothing.
+   * "known" only spares a rebroadcast: it never makes a transaction at that nonce ours. Whether the
+   * operation was mined is told by its own hashes alone (receiptsOf), before any re-sign (issue 51).
    */
   private async knownToNode(ops: Operation[]): Promise<Map<Operation, "known" | "unknown">> {
     const known = new Map<Operation, "known" | "unknown">();
@@ -553,10 +556,11 @@ export class Follower {
    */
   private async fillBelow(op: Operation, chainNonce: number, head: number, filling: Set<string>): Promise<void> {
     const nonce = op.nonce!;
-    const held = new Set(await this.ctx.store.heldNonces(this.ctx.options.chainId.toString(), op.from, nonce));
-    for (let missing = chainNonce; missing < nonce && missing < chainNonce + MAX_FILLS; missing++) {
+    // Held: by a row, or by a take of this process not yet recorded (a write, a re-sign, a fill).
+    const held = await this.requests.heldNonces(op.from, nonce);
+    for (const missing of unheldBetween(chainNonce, nonce, held, MAX_FILLS)) {
       const key = `${op.from}:${missing}`;
-      if (held.has(missing) || filling.has(key)) continue;
+      if (filling.has(key)) continue;
       filling.add(key);
       await this.ctx.nonces.claimRecycled(op.from, missing);
       await this.fill(op.from, missing);
@@ -593,23 +597,48 @@ export class Follower {
     }
   }
 
+  /**
+   * Another transaction took the operation's nonce: a new nonce, held (NonceHolders) from its take
+   * until the store records it and it is broadcast, so that nothing else is handed it meanwhile.
+   * The store refuses it if another operation holds it after all (another process, NonceTaken):
+   * then the next pass decides again, and that nonce is not given back.
+   */
   private async resignAtNewNonce(op: Operation): Promise<void> {
     const signer = await this.signerOf(op);
     if (!signer) return;
-    const nonce = await this.requests.takeNonce(op.from);
-    const tx = await signCall(signer, this.ctx.options.chainId, nonce, op.call!, await this.ctx.chain.fees.quote(true));
-    this.ctx.logger.warn(
-      { operationId: op.id, from: op.nonce, to: nonce },
-      "nonce used by another transaction: re-signed",
-    );
-    await this.patch(op, {
-      nonce,
-      contractAddress: targetAddress(op.from, op.call!, nonce),
-      transactions: [...op.transactions, tx],
-      pendingSince: null,
-      pendingSinceAt: null,
-    });
-    await this.sendAgain(op, tx.raw);
+    const nonce = await this.requests.takeNonceFor(op.id, op.from);
+    try {
+      await this.requests.crashPoint("resign-nonce-taken");
+      const tx = await signCall(
+        signer,
+        this.ctx.options.chainId,
+        nonce,
+        op.call!,
+        await this.ctx.chain.fees.quote(true),
+      );
+      const patch: OperationPatch = {
+        nonce,
+        contractAddress: targetAddress(op.from, op.call!, nonce),
+        transactions: [...op.transactions, tx],
+        pendingSince: null,
+        pendingSinceAt: null,
+      };
+      try {
+        await this.ctx.store.update(op.id, patch); // recorded first: the row in memory follows the store
+      } catch (err) {
+        if (!(err instanceof NonceTaken)) throw err;
+        this.ctx.logger.warn({ operationId: op.id, nonce }, "re-sign refused: another operation holds that nonce");
+        return;
+      }
+      Object.assign(op, patch);
+      this.ctx.logger.warn(
+        { operationId: op.id, from: op.nonce, to: nonce },
+        "nonce used by another transaction: re-signed",
+      );
+      await this.sendAgain(op, tx.raw);
+    } finally {
+      this.requests.releaseNonce(op.id);
+    }
   }
 
   /** Gives up an operation the node refuses for good; its nonce is filled so later ones can be mined. */
@@ -668,10 +697,25 @@ export class Follower {
     );
     op.call = { to: address, data: "0x", value: 0n, gasLimit: TRANSFER_GAS };
     op.nonce = nonce;
-    op.transactions = [
-      await signCall(signer, this.ctx.options.chainId, nonce, op.call, await this.ctx.chain.fees.quote(true)),
-    ];
-    await this.requests.insert(op);
+    this.requests.holdNonce(op.id, address, nonce);
+    try {
+      op.transactions = [
+        await signCall(signer, this.ctx.options.chainId, nonce, op.call, await this.ctx.chain.fees.quote(true)),
+      ];
+      try {
+        await this.requests.insert(op);
+      } catch (err) {
+        // Another operation holds the nonce (a write, a re-sign or another process's fill): it is theirs to send.
+        if (err instanceof NonceTaken) return;
+        throw err;
+      }
+      await this.broadcastFill(op, address, nonce);
+    } finally {
+      this.requests.releaseNonce(op.id);
+    }
+  }
+
+  private async broadcastFill(op: Operation, address: string, nonce: number): Promise<void> {
     const outcome = await broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw, nonce);
     this.ctx.logger.info(
       { operationId: op.id, nonce, outcome: outcome.kind },
@@ -694,10 +738,13 @@ export class Follower {
     return signer;
   }
 
-  /** Applies `patch` to the operation in memory and in the store. */
+  /**
+   * Applies `patch` to the operation in the store, then in memory: a patch the store refuses (a
+   * transaction hash of another operation, NonceTaken) never stands in memory as if recorded.
+   */
   private async patch(op: Operation, patch: OperationPatch): Promise<void> {
-    Object.assign(op, patch);
     await this.ctx.store.update(op.id, patch);
+    Object.assign(op, patch);
   }
 
   private warnOnce(op: Pick<Operation, "id">, what: string, message: string): void {

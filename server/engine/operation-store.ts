@@ -1,4 +1,4 @@
-import type { SqlDriver, SqlExecutor } from "../db";
+import { SqlError, type SqlDriver, type SqlExecutor } from "../db";
 import type { Operation, OperationError, OperationStatus, SignedTransaction } from "./operation";
 
 /** The columns toOperation reads (also GET /nft/operations' list, server/engine/operation-list.ts). */
@@ -58,6 +58,19 @@ export interface OperationPatch {
 
 /** A second request raced this one to the same Idempotency-Key. */
 export class IdempotencyKeyTaken extends Error {}
+
+/**
+ * The store refused a row whose nonce another unfinished operation holds, or whose transaction
+ * hash another operation holds (migration 33): whoever wrote second must take another nonce.
+ */
+export class NonceTaken extends Error {}
+
+/** Whether `err` is the store refusing a nonce or a transaction hash held by another operation. */
+function nonceTakenError(err: unknown): NonceTaken | null {
+  if (!(err instanceof SqlError) || err.code !== "23505") return null;
+  if (err.constraint !== "operations_nonce_holder_idx" && err.constraint !== "operation_transactions_pkey") return null;
+  return new NonceTaken(`Nonce or transaction held by another operation (${err.constraint})`);
+}
 
 /** Rows written in one statement at most. */
 const MAX_BATCH = 500;
@@ -151,7 +164,7 @@ export class OperationStore {
       for (const write of batch)
         write.done(refused.has(write) ? new IdempotencyKeyTaken("Idempotency-Key already used") : undefined);
     } catch (err) {
-      if (batch.length === 1) return batch[0].done(err);
+      if (batch.length === 1) return batch[0].done(nonceTakenError(err) ?? err);
       for (const write of batch) await this.write([write]);
     }
   }
@@ -270,6 +283,26 @@ export class OperationStore {
   }
 }
 
+/**
+ * Operations that share a transaction with another one (a hash of theirs registered to another
+ * operation, migration 33), or a mined nonce of their sender: each is a request answered with a
+ * transaction that was not its own alone (issue 51). Must stay 0: /metrics'
+ * operations_sharing_transaction, asserted by the soak and the crash tests.
+ */
+export async function countOperationsSharingTransaction(db: SqlExecutor): Promise<number> {
+  const { rows } = await db.query<{ count: string }>(
+    `SELECT ((SELECT count(*) FROM operations o
+              WHERE EXISTS (SELECT 1 FROM jsonb_array_elements(o.transactions) AS t(tx)
+                            JOIN operation_transactions h ON h.hash = t.tx->>'hash'
+                            WHERE h.operation_id <> o.id))
+           + (SELECT coalesce(sum(n), 0) FROM (
+                SELECT count(*) AS n FROM operations
+                WHERE block_number IS NOT NULL AND nonce IS NOT NULL
+                GROUP BY chain_id, from_address, nonce HAVING count(*) > 1) d))::text AS count`,
+  );
+  return Number(rows[0].count);
+}
+
 const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.parse(value) as T) : value);
 const numberOrNull = (value: string | null) => (value === null ? null : Number(value));
 
@@ -362,7 +395,7 @@ async function insertRows(
        tx_to, tx_data, tx_value, gas_limit, transactions::jsonb, context::jsonb, result::jsonb, response_status,
        response_body, lease_owner, now() + lease_ms * interval '1 millisecond', access_key_id, final, via
      FROM jsonb_to_recordset($1::jsonb) AS r(${INSERT_COLUMNS})
-     ON CONFLICT DO NOTHING
+     ON CONFLICT (chain_id, from_address, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
      RETURNING id`,
     [JSON.stringify(rows)],
   );

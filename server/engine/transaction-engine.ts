@@ -6,10 +6,10 @@ import { ApiError } from "../http/errors";
 import { broadcast } from "./broadcast";
 import type { EngineContext, RequestPath, SpendRefund } from "./context";
 import { Follower } from "./follower";
-import { IdempotencyKeyTaken } from "./operation-store";
+import { IdempotencyKeyTaken, NonceTaken } from "./operation-store";
 import { currentTransaction, type Operation } from "./operation";
 import type { NonceSeed } from "./nonce-allocator";
-import { NonceReservations } from "./reservations";
+import { mayStartAgainAt, NonceHolders, seedOf } from "./nonce-holders";
 import { signCall, targetAddress } from "./signing";
 import { pendingBody, unchangedBody } from "./write-response";
 
@@ -40,6 +40,8 @@ export interface WriteAnswer {
 
 /** How often an in-request broadcast is tried again after a nonce refusal before the follower takes over. */
 const MAX_BROADCAST_ATTEMPTS = 6;
+/** Nonces a write or a re-sign takes at most, when the store says another operation holds each (see NonceHolders). */
+const MAX_NONCE_TAKES = 5;
 /** How long a broadcast refused for a gap below it waits, within the request, for the gap to close. */
 const GAP_WAIT_MS = 10_000;
 /** How long a nonce seed read ahead (during the simulation) may stand in for a fresh read. */
@@ -57,7 +59,8 @@ const MAX_SEEDED = 10_000;
  */
 export class TransactionEngine implements RequestPath {
   readonly follower: Follower;
-  private readonly reservations = new NonceReservations();
+  /** Who holds each nonce of this chain now (see NonceHolders): the one place that says so. */
+  private readonly holders: NonceHolders;
   /** Operations whose request is still running in this process (from its record to its answer). */
   private readonly inRequest = new Set<string>();
   /** Addresses whose nonces this process has taken: their next take needs no seed. */
@@ -72,6 +75,7 @@ export class TransactionEngine implements RequestPath {
   private skippedChecks = 0;
 
   constructor(private readonly ctx: EngineContext) {
+    this.holders = new NonceHolders((address, below) => ctx.store.heldNonces(this.chainId, address, below));
     this.follower = new Follower(ctx, this);
   }
 
@@ -81,7 +85,7 @@ export class TransactionEngine implements RequestPath {
 
   /** Whether this process's request path still holds `id` (before or in its first broadcast): not the follower's yet. */
   isBeingSent(id: string): boolean {
-    return this.reservations.has(id);
+    return this.holders.has(id);
   }
 
   /** Whether a request of this process is still working on `id`: the follower must not take it up from the store. */
@@ -173,9 +177,10 @@ export class TransactionEngine implements RequestPath {
   private async submitOnce(request: WriteRequest): Promise<WriteAnswer> {
     const { signer } = request;
     this.ctx.metrics?.setSignerPoolSize(this.ctx.chain.signers.size);
-    const { call, fees, nonce, refund } = await this.simulateAndTakeNonce(request);
+    const id = randomUUID();
+    const { call, fees, nonce, refund } = await this.simulateAndTakeNonce(request, id);
     this.crashIfAt("nonce-taken");
-    const op = this.newOperation(request, targetAddress(signer.address, call, nonce));
+    const op = this.newOperation(request, targetAddress(signer.address, call, nonce), id);
     op.call = call;
     op.nonce = nonce;
     this.inRequest.add(op.id);
@@ -190,7 +195,7 @@ export class TransactionEngine implements RequestPath {
    * Simulates a write (with a fee quote), reserves its spend, then takes its nonce: a write the
    * simulation or a spend limit refuses takes none, and signs and stores nothing.
    */
-  private async simulateAndTakeNonce(request: WriteRequest) {
+  private async simulateAndTakeNonce(request: WriteRequest, id: string) {
     const { signer } = request;
     const from = signer.address;
     const concurrent = (this.beforeNonce.get(from) ?? 0) + 1;
@@ -203,7 +208,7 @@ export class TransactionEngine implements RequestPath {
       ]);
       const call = { to: request.to ?? null, data: request.data, value: request.value ?? 0n, gasLimit };
       const refund = (await this.ctx.spendGuard?.reserve(signer, spendOf(call, fees))) ?? noRefund;
-      const nonce = await this.takeNonce(from).catch(async (err: unknown) => {
+      const nonce = await this.takeNonceFor(id, from).catch(async (err: unknown) => {
         await refund();
         throw err;
       });
@@ -218,18 +223,27 @@ export class TransactionEngine implements RequestPath {
   /** Signs, records, broadcasts and waits for a new operation holding its nonce. */
   private async send(request: WriteRequest, op: Operation, fees: Fees, refund: SpendRefund): Promise<WriteAnswer> {
     const { signer } = request;
-    const nonce = op.nonce!;
     const call = op.call!;
-    this.reservations.hold(op.id, signer.address, nonce);
+    this.holders.hold(op.id, signer.address, op.nonce!);
     let accepted: boolean;
     try {
       try {
-        op.transactions = [await signCall(signer, this.ctx.options.chainId, nonce, call, fees)];
-        await this.insert(op);
+        for (let take = 1; ; take++) {
+          op.transactions = [await signCall(signer, this.ctx.options.chainId, op.nonce!, call, fees)];
+          try {
+            await this.insert(op);
+            break;
+          } catch (err) {
+            // Another operation holds this nonce (or this very transaction): it is not ours to give back.
+            if (!(err instanceof NonceTaken) || take >= MAX_NONCE_TAKES) throw err;
+            op.nonce = await this.takeNonceFor(op.id, signer.address);
+            op.contractAddress = targetAddress(signer.address, call, op.nonce);
+          }
+        }
         this.crashIfAt("row-stored");
       } catch (err) {
-        // Nothing was sent: the nonce and the spend go back.
-        await this.ctx.nonces.recycle(signer.address, nonce);
+        // Nothing was sent: the nonce and the spend go back (unless the store says another holds it).
+        if (!(err instanceof NonceTaken)) await this.ctx.nonces.recycle(signer.address, op.nonce!);
         await refund();
         if (err instanceof IdempotencyKeyTaken && request.idempotencyKey) {
           const answer = await this.replay(signer.address, request.idempotencyKey, request.fingerprint);
@@ -240,7 +254,7 @@ export class TransactionEngine implements RequestPath {
       accepted = await this.broadcastFirst(op, signer, refund);
       this.crashIfAt("broadcast");
     } finally {
-      this.reservations.release(op.id);
+      this.holders.release(op.id);
     }
     op.status = "sent";
     await this.ctx.store.update(op.id, { status: "sent" });
@@ -337,7 +351,7 @@ export class TransactionEngine implements RequestPath {
         case "nonceTooHigh":
           // A node that refuses gaps (an automining one) saw this nonce before a lower one still on
           // its way: wait for this process's lower ones, then try the same transaction again.
-          if (await this.reservations.lowerReleased(op.from, op.nonce!)) break;
+          if (await this.holders.lowerReleased(op.from, op.nonce!)) break;
           {
             // Nothing of ours from the chain's nonce up but this one (recorded, or being sent here):
             // the chain is behind our counter (a reset dev chain, or nonces taken by a process killed
@@ -345,13 +359,8 @@ export class TransactionEngine implements RequestPath {
             // With any other of ours above the chain, a lower counter would hand its nonce out again;
             // the gap is then the follower's to fill.
             const pending = await this.ctx.chain.transactionCount(op.from, "pending");
-            const ours = [
-              ...(await this.ctx.store.heldNonces(this.chainId, op.from)),
-              ...this.reservations.noncesOf(op.from, op.id),
-            ].filter((nonce) => nonce >= pending);
-            const own = ours.indexOf(op.nonce!); // this operation's own row
-            if (own >= 0) ours.splice(own, 1);
-            if (ours.length === 0 && (await this.ctx.nonces.resetTo(op.from, pending, op.nonce! + 1))) {
+            const others = await this.holders.heldNonces(op.from, { except: { id: op.id, nonce: op.nonce! } });
+            if (mayStartAgainAt(pending, others) && (await this.ctx.nonces.resetTo(op.from, pending, op.nonce! + 1))) {
               await this.resignAtNewNonce(op, signer);
               break;
             }
@@ -394,23 +403,65 @@ export class TransactionEngine implements RequestPath {
   }
 
   private async resignAtNewNonce(op: Operation, signer: TransactionSigner): Promise<void> {
-    const nonce = await this.takeNonce(op.from);
-    this.reservations.hold(op.id, op.from, nonce);
-    const fees = await this.ctx.chain.fees.quote();
-    op.nonce = nonce;
-    op.contractAddress = targetAddress(op.from, op.call!, nonce);
-    // The refused transaction never entered a mempool: it is not one of the operation's hashes.
-    op.transactions = [await signCall(signer, this.ctx.options.chainId, nonce, op.call!, fees)];
-    await this.ctx.store.update(op.id, {
-      nonce,
-      contractAddress: op.contractAddress,
-      transactions: op.transactions,
-    });
+    for (let take = 1; ; take++) {
+      const nonce = await this.takeNonceFor(op.id, op.from);
+      await this.crashPoint("resign-nonce-taken");
+      const fees = await this.ctx.chain.fees.quote();
+      const contractAddress = targetAddress(op.from, op.call!, nonce);
+      // The refused transaction never entered a mempool: it is not one of the operation's hashes.
+      const transactions = [await signCall(signer, this.ctx.options.chainId, nonce, op.call!, fees)];
+      try {
+        await this.ctx.store.update(op.id, { nonce, contractAddress, transactions });
+      } catch (err) {
+        if (!(err instanceof NonceTaken) || take >= MAX_NONCE_TAKES) throw err;
+        continue; // another operation holds it: not ours to give back
+      }
+      Object.assign(op, { nonce, contractAddress, transactions });
+      return;
+    }
+  }
+
+  /**
+   * Takes the next nonce of `from` for operation `id` and holds it there (NonceHolders) until its
+   * holder releases it, once the store records it and its transaction is broadcast: a new write,
+   * a re-sign, or the follower's re-sign.
+   */
+  async takeNonceFor(id: string, from: string): Promise<number> {
+    const nonce = await this.takeNonce(from);
+    this.holders.hold(id, from, nonce);
+    return nonce;
+  }
+
+  /** Holds `nonce` of `from` for `id` (a nonce fill's, chosen by the follower), until released. */
+  holdNonce(id: string, from: string, nonce: number): void {
+    this.holders.hold(id, from, nonce);
+  }
+
+  /** Ends `id`'s hold of a nonce taken with takeNonceFor or holdNonce. */
+  releaseNonce(id: string): void {
+    this.holders.release(id);
+  }
+
+  /** Every nonce of `from` held now (below `below`), by a row or by a take of this process not yet recorded. */
+  heldNonces(from: string, below?: number): Promise<number[]> {
+    return this.holders.heldNonces(from, { below });
   }
 
   /** Tests only (CRASH_AT): dies here with SIGKILL, leaving the store and the chain as a crash would. */
   private crashIfAt(step: NonNullable<EngineContext["options"]["crashAt"]>): void {
     if (this.ctx.options.crashAt === step) process.kill(process.pid, "SIGKILL");
+  }
+
+  private pausedOnce = false;
+
+  /** Tests only: CRASH_AT's step, where the process dies, or stalls once for CRASH_PAUSE_MS (a slow process). */
+  async crashPoint(step: NonNullable<EngineContext["options"]["crashAt"]>): Promise<void> {
+    if (this.ctx.options.crashAt !== step) return;
+    if (this.ctx.options.crashPauseMs === undefined) return this.crashIfAt(step);
+    if (this.pausedOnce) return;
+    this.pausedOnce = true;
+    this.ctx.logger.warn({ step, ms: this.ctx.options.crashPauseMs }, "paused at crash point");
+    await sleep(this.ctx.options.crashPauseMs);
   }
 
   /** The next nonce of `from`: seeded from the chain's pending count and our unfinished operations. */
@@ -450,14 +501,9 @@ export class TransactionEngine implements RequestPath {
   private async readSeed(from: string): Promise<NonceSeed> {
     const [pending, held] = await Promise.all([
       this.ctx.chain.transactionCount(from, "pending"),
-      this.ctx.store.heldNonces(this.chainId, from),
+      this.holders.heldNonces(from),
     ]);
-    const heldSet = new Set(held);
-    const highest = held.length > 0 ? held[held.length - 1] : -1;
-    const free: number[] = [];
-    for (let nonce = pending; nonce < highest && free.length < MAX_FREE_AT_SEED; nonce++)
-      if (!heldSet.has(nonce)) free.push(nonce);
-    return { next: Math.max(pending, highest + 1), free };
+    return seedOf(pending, held, MAX_FREE_AT_SEED);
   }
 
   newOperation(
@@ -466,10 +512,11 @@ export class TransactionEngine implements RequestPath {
       "operation" | "signer" | "context" | "fingerprint" | "idempotencyKey" | "accessKeyId" | "via"
     >,
     contractAddress: string | null,
+    id: string = randomUUID(),
   ): Operation {
     const now = new Date();
     return {
-      id: randomUUID(),
+      id,
       chainId: this.chainId,
       from: request.signer.address,
       operation: request.operation,

@@ -108,6 +108,25 @@ export class ServiceMetrics implements RpcObserver, RpcUrlObserver {
     return this.registry.metrics();
   }
 
+  /**
+   * operations_sharing_transaction, read from the store at each scrape: operations that share a
+   * transaction hash or a mined nonce with another (issue 51). It must stay 0; a store that does not
+   * answer keeps the last value, so that /metrics still answers.
+   */
+  watchSharedTransactions(count: () => Promise<number>): void {
+    new Gauge({
+      name: "operations_sharing_transaction",
+      help: "Operations that share a transaction hash, or a mined nonce of their sender, with another operation in the store: two requests answered with one transaction. Must stay 0",
+      registers: [this.registry],
+      async collect() {
+        await count().then(
+          (n) => this.set(n),
+          () => undefined,
+        );
+      },
+    });
+  }
+
   httpRequest(method: string, route: string, status: number, seconds: number): void {
     const labels = { method, route, status: String(status) };
     this.httpRequests.inc(labels);

@@ -20,6 +20,7 @@ import {
 import { replayUntilConfirmed, type KeyedWrite } from "../support/keyed-replay";
 import { seededDataDir } from "../support/pglite-template";
 import { seededRandom } from "../support/seeded-random";
+import { operationsSharingTransaction } from "../engine/fixture";
 
 const SEED = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
 const ROUNDS = 3;
@@ -95,6 +96,8 @@ describe("SIGKILLs in the middle of bursts of keyed mints on two chains (PGlite,
           expect(ops.length, `${chain.name}'s operations`).to.equal(keys);
           expect(ops.every((o) => o.chainId === String(chain.id) && o.status === "confirmed")).to.equal(true);
         }
+        // Issue 51: no two operations of the store answered with one transaction (or one mined nonce).
+        expect(await operationsSharingTransaction(api)).to.equal(0);
       } finally {
         await service.stop();
       }

@@ -21,6 +21,7 @@ import { startPostgresServer, type PostgresServer } from "../users/postgres-serv
 import { seededRandom as seeded } from "../support/seeded-random";
 import { seededDataDir } from "../support/pglite-template";
 import { replayUntilConfirmed, type KeyedWrite } from "../support/keyed-replay";
+import { operationsSharingTransaction } from "./fixture";
 
 const SEED = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
 const ROUNDS = Number(process.env.CRASH_ROUNDS ?? 6);
@@ -88,6 +89,8 @@ for (const store of (process.env.CRASH_STORES ?? "pglite,postgres").split(",")) 
           const fills = transactions - sent.length;
           expect(fills, "transactions beyond one per key are nonce fills").to.be.at.least(0);
           expect(fills).to.be.at.most(sent.length);
+          // Issue 51: no two operations of the store answered with one transaction (or one mined nonce).
+          expect(await operationsSharingTransaction(new ApiClient(service.url))).to.equal(0);
         } catch (err) {
           if (process.env.CRASH_LOG) writeFileSync(process.env.CRASH_LOG, service.output());
           throw err;
@@ -164,6 +167,7 @@ describe("SIGKILLs in the middle of bursts of mints from wallets the service hol
         }
         const minted = ((await nft.totalSupply()) as bigint) - supplyBefore;
         expect(minted).to.be.at.most(BigInt(sent));
+        expect(await operationsSharingTransaction(api)).to.equal(0);
         expect(minted, "at least the writes answered before the kills").to.be.greaterThan(0n);
       } finally {
         await service.stop();

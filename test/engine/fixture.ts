@@ -12,6 +12,7 @@ import {
   ApiClient,
   ChainNode,
   ServiceProcess,
+  TEST_API_KEY,
   collectionAt,
   deployDirectly,
   deployWithScript,
@@ -148,4 +149,16 @@ export async function minedWhenSent(f: EngineFixture, request: Promise<ApiRespon
   await mempoolHolds(f.chain, count);
   await f.chain.mine();
   return request;
+}
+
+/**
+ * /metrics' operations_sharing_transaction (issue 51): operations of the store that share a
+ * transaction hash or a mined nonce with another. Must be 0.
+ */
+export async function operationsSharingTransaction(api: ApiClient): Promise<number> {
+  const res = await api.request("GET", "/metrics", { headers: { Authorization: `Bearer ${TEST_API_KEY}` } });
+  expect(res.status, res.text).to.equal(200);
+  const line = /^operations_sharing_transaction (\d+)$/m.exec(res.text);
+  if (!line) throw new Error("no operations_sharing_transaction on /metrics");
+  return Number(line[1]);
 }

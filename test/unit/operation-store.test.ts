@@ -11,8 +11,12 @@ import { seedPglite } from "../support/pglite-template";
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const LEASE = { owner: "test", ms: 60_000 };
 
+/** Each operation its own nonce and transaction: the store refuses two on one (migration 33, issue 51). */
+let made = 0;
+
 function operation(idempotencyKey: string | null = null): Operation {
   const now = new Date();
+  const nonce = made++;
   return {
     id: randomUUID(),
     chainId: "31337",
@@ -22,9 +26,11 @@ function operation(idempotencyKey: string | null = null): Operation {
     fingerprint: "fp",
     idempotencyKey,
     status: "queued",
-    nonce: 7,
+    nonce,
     call: { to: "0x5FbDB2315678afecb367f032d93F642f64180aa3", data: "0xa0712d68", value: 10n, gasLimit: 90_000n },
-    transactions: [{ hash: "0x01", raw: "0x02", maxFeePerGas: "3", maxPriorityFeePerGas: "1" }],
+    transactions: [
+      { hash: `0x${nonce.toString(16).padStart(64, "0")}`, raw: "0x02", maxFeePerGas: "3", maxPriorityFeePerGas: "1" },
+    ],
     context: { value: "10" },
     result: null,
     error: null,

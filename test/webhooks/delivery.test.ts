@@ -92,6 +92,9 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       return res.body.deliveries as JsonBody[];
     }
 
+    // Each operation its own nonce and transactions: the store refuses two on one (migration 33, issue 51).
+    const nonces = new Map<string, number>();
+    const hashOf = (id: string, n: number) => `0x0${n}${id.replace(/-/g, "")}`;
     /**
      * An operation written as the engine writes it (inserted queued, unless `insertedAs`); each
      * later status in its own transaction.
@@ -104,22 +107,24 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       await db.query(
         `INSERT INTO operations (id, chain_id, from_address, operation, contract_address, fingerprint, status, nonce,
            transactions, access_key_id)
-         VALUES ($1, '31337', $2, 'mint', $3, 'f', $6, 7, $4, $5)`,
+         VALUES ($1, '31337', $2, 'mint', $3, 'f', $6, $7, $4, $5)`,
         [
           id,
           fields.from ?? SENDER,
           fields.contract ?? COLLECTION_A,
-          JSON.stringify([{ hash: "0x01", raw: "0x" }]),
+          JSON.stringify([{ hash: hashOf(id, 1), raw: "0x" }]),
           fields.accessKeyId ?? null,
           fields.insertedAs ?? "queued",
+          7 + nonces.size,
         ],
       );
+      nonces.set(id, 7 + nonces.size);
       for (const status of statuses) {
         if (status === "replaced") {
-          await db.query(
-            `UPDATE operations SET transactions = transactions || '[{"hash":"0x02","raw":"0x"}]'::jsonb WHERE id = $1`,
-            [id],
-          );
+          await db.query(`UPDATE operations SET transactions = transactions || $2::jsonb WHERE id = $1`, [
+            id,
+            JSON.stringify([{ hash: hashOf(id, 2), raw: "0x" }]),
+          ]);
         } else if (status === "confirmed") {
           await db.query(
             `UPDATE operations SET status = 'confirmed', block_number = 12, result = '{"tokenIds":["1"]}' WHERE id = $1`,
@@ -230,10 +235,10 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
         operationId: confirmed,
         operation: "mint",
         status: "confirmed",
-        nonce: 7,
+        nonce: nonces.get(confirmed),
         blockNumber: 12,
-        transactionHash: "0x02",
-        transactionHashes: ["0x01", "0x02"],
+        transactionHash: hashOf(confirmed, 2),
+        transactionHashes: [hashOf(confirmed, 1), hashOf(confirmed, 2)],
         result: { tokenIds: ["1"] },
       });
     });

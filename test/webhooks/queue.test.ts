@@ -69,13 +69,15 @@ for (const backend of [pgliteBackend(), postgresBackend()] as Backend[]) {
       return res.body.deliveries as JsonBody[];
     }
 
+    // Each operation its own nonce and transaction: the store refuses two on one (migration 33, issue 51).
+    let nextNonce = 7;
     /** An operation written as the engine writes it: queued, then each status in its own statement. */
     async function operationThrough(statuses: string[]): Promise<string> {
       const id = randomUUID();
       await db.query(
         `INSERT INTO operations (id, chain_id, from_address, operation, contract_address, fingerprint, status, nonce, transactions)
-       VALUES ($1, '31337', $2, 'mint', $3, 'f', 'queued', 7, '[{"hash":"0x01","raw":"0x"}]')`,
-        [id, SENDER, COLLECTION],
+       VALUES ($1, '31337', $2, 'mint', $3, 'f', 'queued', $4, $5::jsonb)`,
+        [id, SENDER, COLLECTION, nextNonce++, JSON.stringify([{ hash: `0x${id.replace(/-/g, "")}`, raw: "0x" }])],
       );
       for (const status of statuses) await db.query("UPDATE operations SET status = $2 WHERE id = $1", [id, status]);
       return id;
