@@ -104,7 +104,7 @@ export function createNftRouter(routerDeps: NftRouterDeps): Router {
     router[route.method ?? "post"](koaPath(route.path), async (ctx) => {
       await routerDeps.access.admit(ctx, route.access);
       const body = withPathFields(route, ctx, await readJsonBody(ctx, route.bodyLimit));
-      const unit = chains.resolve(chainOfBody(body));
+      const unit = chains.resolve(chainOfBody(body) ?? chainOfQuery(ctx));
       routerDeps.access.checkChain(ctx, unit);
       const deps = unitDeps.get(unit)!;
       const parsed = (route.parse ? route.parse(body) : parseBody(route.body, body)) as NftInput;
@@ -146,6 +146,12 @@ function chainOfBody(body: unknown): unknown {
   return typeof body === "object" && body !== null && !Array.isArray(body)
     ? (body as Record<string, unknown>).chain
     : undefined;
+}
+
+/** `?chain=`, for a body that names none (the body's wins: it is what the route's schema reads). */
+function chainOfQuery(ctx: Context): string | undefined {
+  const named = Array.isArray(ctx.query.chain) ? ctx.query.chain[0] : ctx.query.chain;
+  return named === "" ? undefined : named;
 }
 
 /** Koa's form of an OpenAPI path: `{address}` → `:address`. */

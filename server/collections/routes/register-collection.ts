@@ -4,12 +4,14 @@ import { readJsonBody } from "../../http/json-body";
 import { errorResponse } from "../../http/openapi";
 import { parseBody } from "../../http/validation";
 import type { AccessPrincipal } from "../../access";
+import { chainField } from "../../chains/registry";
 import { address } from "../../nft/fields";
 import { CollectionView, collectionView, type CollectionRoute } from "./common";
 
 const Body = z
   .object({
     address: address("address"),
+    chain: chainField,
     fromBlock: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().openapi({
       description: "Where its logs start (its deployment block); looked up on the chain when unset",
       example: 123,
