@@ -12,6 +12,7 @@ import {
   collectionAt,
   deployDirectly,
   directProvider,
+  freshWallet,
   fundedWallet,
   ServiceProcess,
   TEST_API_KEY,
@@ -201,6 +202,60 @@ describe("two chains in one service", function () {
     expect(refused.body.error.message).to.include("beta");
     const allowed = await mint("alpha", 1, key);
     expect(allowed.status, allowed.text).to.equal(200);
+  });
+
+  it("a held wallet deploys one collection on each chain through POST /nft/deploy (the same address on both), registers it, mints on both, and reads both back with their chainId", async function () {
+    const maker = freshWallet();
+    for (const provider of Object.values(providers))
+      await provider.send("hardhat_setBalance", [maker.address, `0x${(100n * 10n ** 18n).toString(16)}`]);
+    const held = await api.post("/wallets", { kind: "local", label: "maker", privateKey: maker.privateKey }, ROOT);
+    expect(held.status, held.text).to.equal(201);
+    const deploy = { from: "maker", name: "Twin", symbol: "TWN" };
+    // No chain with two configured: refused, nothing sent.
+    expectError(await api.post("/nft/deploy", deploy, ROOT), 400, "CHAIN_REQUIRED");
+    // The body's chain, by id; the query's, by name.
+    const onAlpha = await api.post("/nft/deploy", { ...deploy, chain: ALPHA }, ROOT);
+    expect(onAlpha.status, onAlpha.text).to.equal(201);
+    const onBeta = await api.post("/nft/deploy?chain=beta", deploy, ROOT);
+    expect(onBeta.status, onBeta.text).to.equal(201);
+    expect([onAlpha.body.chainId, onBeta.body.chainId]).to.deep.equal([String(ALPHA), String(BETA)]);
+    const twin = onAlpha.body.contractAddress as string;
+    expect(onBeta.body.contractAddress).to.equal(twin);
+    for (const provider of Object.values(providers)) expect(await provider.getCode(twin)).to.not.equal("0x");
+
+    for (const [chain, id] of [
+      [String(ALPHA), ALPHA],
+      ["beta", BETA],
+    ] as const) {
+      const registered = await api.post("/collections", { chain, address: twin }, ROOT);
+      expect([200, 201], registered.text).to.include(registered.status);
+      expect(registered.body.chainId).to.equal(String(id));
+    }
+    expectError(await api.post("/collections", { chain: "gamma", address: twin }, ROOT), 404, "CHAIN_NOT_FOUND");
+
+    const minted = {
+      alpha: await api.post("/nft/mint", { from: "maker", contractAddress: twin, mintAmount: 2, chain: "alpha" }, ROOT),
+      beta: await api.post("/nft/mint", { from: "maker", contractAddress: twin, mintAmount: 3, chain: BETA }, ROOT),
+    };
+    for (const [name, id, supply] of [
+      ["alpha", ALPHA, "2"],
+      ["beta", BETA, "3"],
+    ] as const) {
+      const res = minted[name];
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.chainId).to.equal(String(id));
+      const view = await api.get(`/collections/${twin}?chain=${id}&minBlock=${res.body.blockNumber}`);
+      expect(view.status, view.text).to.equal(200);
+      expect([view.body.chainId, view.body.name, view.body.totalSupply]).to.deep.equal([String(id), "Twin", supply]);
+      const owners = await api.get(`/collections/${twin}/owners?chain=${name}`);
+      expect(owners.status, owners.text).to.equal(200);
+      expect(owners.body.chainId).to.equal(String(id));
+      const token = await api.get(`/collections/${twin}/tokens/1?chain=${name}`);
+      expect([token.status, token.body.chainId], token.text).to.deep.equal([200, String(id)]);
+      const holding = await api.get(`/collections/${twin}/wallets/${maker.address}?chain=${name}`);
+      expect([holding.status, holding.body.chainId], holding.text).to.deep.equal([200, String(id)]);
+      expect(await collectionAt(twin, providers[name]).totalSupply()).to.equal(BigInt(supply));
+    }
   });
 
   it("with one chain hung (SIGSTOP): health is degraded, a write on it is a quick 503 storing nothing, the other chain writes on; ok again once it is back, and the operation recorded on it before it hung confirms", async function () {

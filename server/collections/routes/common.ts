@@ -44,6 +44,9 @@ export const limit = (fallback: number, max: number) => z.coerce.number().int().
 
 export const cursorParam = z.string().max(200).optional().openapi({ description: "The `cursor` of the previous page" });
 
+/** The chain a collection answer is about: a collection is (chain, address). */
+export const chainId = decimal.openapi({ description: "The chain's id, a decimal string", example: "31337" });
+
 export const blockNumber = z.number().int().openapi({ description: "The block the answer reflects", example: 12 });
 
 /** An opaque page cursor: base64url of JSON. */
@@ -72,12 +75,12 @@ export function decodeCursor<T>(cursor: string | undefined, schema: z.ZodType<T>
  * COLLECTION_NOT_FOUND when the index does not follow it, 503 INDEX_BEHIND when it has not started
  * or does not reach `minBlock` within 5 s. `read` runs on that snapshot.
  */
-export async function readIndexed<T>(
+export async function readIndexed<T extends object>(
   deps: CollectionRouteDeps,
   at: string,
   minBlock: number | undefined,
   read: (db: SqlExecutor, record: CollectionRecord & { indexedBlock: number }) => Promise<T>,
-): Promise<T> {
+): Promise<{ chainId: string } & T> {
   const found = await deps.index.find(at);
   if (!found) throw notFound(at);
   if (minBlock !== undefined) await deps.index.atBlock(found, minBlock);
@@ -86,7 +89,7 @@ export async function readIndexed<T>(
     if (!record) throw notFound(at);
     if (record.indexedBlock === null)
       throw new ApiError("INDEX_BEHIND", `The index of ${at} has not started yet`, undefined, { "Retry-After": "1" });
-    return read(db, record as CollectionRecord & { indexedBlock: number });
+    return { chainId: record.chainId, ...(await read(db, record as CollectionRecord & { indexedBlock: number })) };
   });
 }
 
@@ -102,6 +105,7 @@ export const checksummed = (lower: string) => getAddress(lower);
 
 export const CollectionView = z
   .object({
+    chainId,
     address: z.string(),
     name: z.string().nullable(),
     symbol: z.string().nullable(),
@@ -116,6 +120,7 @@ export const CollectionView = z
 
 export function collectionView(record: CollectionRecord, chainHead: number | null) {
   return {
+    chainId: record.chainId,
     address: checksummed(record.address),
     name: record.name,
     symbol: record.symbol,

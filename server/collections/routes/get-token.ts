@@ -7,6 +7,7 @@ import {
   OPEN_SECURITY,
   READ_ACCESS,
   blockNumber,
+  chainId,
   checksummed,
   cursorParam,
   decodeCursor,
@@ -33,6 +34,7 @@ const Transfer = z.object({
 
 const TokenView = z
   .object({
+    chainId,
     tokenId: decimal,
     owner: z.string().nullable().openapi({ description: "null once burned" }),
     burned: z.boolean(),

@@ -10,6 +10,7 @@ import {
   OPEN_SECURITY,
   READ_ACCESS,
   blockNumber,
+  chainId,
   cursorParam,
   decodeCursor,
   encodeCursor,
@@ -33,6 +34,7 @@ const After = z.object({ t: z.string().regex(/^\d{1,78}$/) });
 
 const WalletView = z
   .object({
+    chainId,
     owner: z.string(),
     balance: decimal.openapi({ description: "How many tokens it holds" }),
     tokenIds: z.array(decimal).openapi({ description: "Ascending; paged with `cursor`" }),

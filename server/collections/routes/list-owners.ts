@@ -6,6 +6,7 @@ import {
   OPEN_SECURITY,
   READ_ACCESS,
   blockNumber,
+  chainId,
   checksummed,
   cursorParam,
   decodeCursor,
@@ -23,6 +24,7 @@ const After = z.object({ t: z.string().regex(/^\d{1,78}$/), o: z.string().regex(
 
 const OwnersPage = z
   .object({
+    chainId,
     owners: z.array(z.object({ address: z.string(), tokens: decimal })),
     cursor: z
       .string()
