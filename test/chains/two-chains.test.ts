@@ -292,6 +292,37 @@ describe("two chains in one service", function () {
         ["alpha", "ok"],
         ["beta", "down"],
       ]);
+      // What the store answers alone answers at once, with the last head known and chainStatus down.
+      const storeRead = async (pathname: string) => {
+        const started = performance.now();
+        const res = await api.request("GET", pathname, { headers: ROOT });
+        const ms = performance.now() - started;
+        expect(res.status, `${pathname}: ${res.text}`).to.equal(200);
+        expect(ms, pathname).to.be.below(2_000);
+        return res.body;
+      };
+      const operations = await storeRead("/nft/operations?chain=beta&limit=500");
+      expect(operations.operations.length).to.equal(storedBefore);
+      expect([operations.chainStatus, typeof operations.blockNumber]).to.deep.equal(["down", "number"]);
+      expect((await storeRead(`/nft/operations/${recorded.body.operationId}`)).status).to.equal("sent");
+      await storeRead("/jobs?chain=beta");
+      const onBeta = await storeRead(`/collections/${collection}?chain=beta`);
+      expect([onBeta.chainId, onBeta.chainStatus, onBeta.totalSupply]).to.deep.equal([String(BETA), "down", "4"]);
+      expect(onBeta.chainHead).to.be.a("number");
+      expect((await storeRead(`/collections/${collection}/owners?chain=beta`)).chainStatus).to.equal("down");
+      const wallet = await storeRead(`/wallets/${owner.address}`);
+      expect(
+        wallet.chains.map((c: { chainId: string; balance: string | null; chainStatus?: string }) => [
+          c.chainId,
+          c.balance === null,
+          c.chainStatus,
+        ]),
+      ).to.deep.equal([
+        [String(ALPHA), false, undefined],
+        [String(BETA), true, "down"],
+      ]);
+      const listed = await storeRead("/wallets?chain=beta");
+      expect(listed.wallets.map((w: { chainStatus?: string }) => w.chainStatus)).to.include("down");
       const during: number[] = [];
       for (let i = 0; i < 3; i++) {
         const { res, ms } = await timed("alpha");

@@ -3,6 +3,8 @@ import { getAddress } from "ethers";
 import { z } from "zod";
 import type { AccessControl } from "../../access";
 import type { ChainClient } from "../../chain/chain-client";
+import type { KnownHead } from "../../chain/chain-liveness";
+import { chainStatus } from "../../chains/known-head";
 import type { SqlExecutor } from "../../db";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
@@ -80,7 +82,7 @@ export async function readIndexed<T extends object>(
   at: string,
   minBlock: number | undefined,
   read: (db: SqlExecutor, record: CollectionRecord & { indexedBlock: number }) => Promise<T>,
-): Promise<{ chainId: string } & T> {
+): Promise<{ chainId: string; chainStatus?: "down" } & T> {
   const found = await deps.index.find(at);
   if (!found) throw notFound(at);
   if (minBlock !== undefined) await deps.index.atBlock(found, minBlock);
@@ -89,7 +91,13 @@ export async function readIndexed<T extends object>(
     if (!record) throw notFound(at);
     if (record.indexedBlock === null)
       throw new ApiError("INDEX_BEHIND", `The index of ${at} has not started yet`, undefined, { "Retry-After": "1" });
-    return { chainId: record.chainId, ...(await read(db, record as CollectionRecord & { indexedBlock: number })) };
+    const answer = await read(db, record as CollectionRecord & { indexedBlock: number });
+    // Nothing here asks the chain; while it is known down, the answer says so.
+    return {
+      chainId: record.chainId,
+      ...answer,
+      ...(deps.chain.liveness.down ? { chainStatus: "down" as const } : {}),
+    };
   });
 }
 
@@ -115,10 +123,12 @@ export const CollectionView = z
     indexedBlock: z.number().int().nullable().openapi({ description: "The block the index reflects" }),
     chainHead: z.number().int().nullable(),
     blockNumber: blockNumber.nullable(),
+    chainStatus,
   })
   .openapi("Collection");
 
-export function collectionView(record: CollectionRecord, chainHead: number | null) {
+/** A collection as answered: `head` is the chain's (the last one known, and chainStatus down, while it does not answer). */
+export function collectionView(record: CollectionRecord, head: KnownHead) {
   return {
     chainId: record.chainId,
     address: checksummed(record.address),
@@ -128,8 +138,9 @@ export function collectionView(record: CollectionRecord, chainHead: number | nul
     holders: Number(record.holders),
     deployedBlock: record.deployedBlock,
     indexedBlock: record.indexedBlock,
-    chainHead,
+    chainHead: head.blockNumber,
     blockNumber: record.indexedBlock,
+    ...(head.down ? { chainStatus: "down" as const } : {}),
   };
 }
 

@@ -18,6 +18,7 @@ import {
   readIndexed,
   type CollectionRoute,
 } from "./common";
+import { chainStatus } from "../../chains/known-head";
 import { errorResponse } from "../../http/openapi";
 
 const Path = z.object({ address: address("address"), tokenId: uint("tokenId") });
@@ -42,6 +43,7 @@ const TokenView = z
     transfers: z.array(Transfer).openapi({ description: "Oldest first; paged with `cursor`" }),
     cursor: z.string().optional(),
     blockNumber,
+    chainStatus,
   })
   .openapi("CollectionToken");
 

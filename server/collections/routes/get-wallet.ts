@@ -21,6 +21,7 @@ import {
   type CollectionRoute,
   type CollectionRouteDeps,
 } from "./common";
+import { chainStatus } from "../../chains/known-head";
 
 const Path = z.object({
   address: address("address"),
@@ -40,6 +41,7 @@ const WalletView = z
     tokenIds: z.array(decimal).openapi({ description: "Ascending; paged with `cursor`" }),
     cursor: z.string().optional(),
     blockNumber,
+    chainStatus,
   })
   .openapi("CollectionWallet");
 

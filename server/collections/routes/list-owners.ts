@@ -17,6 +17,7 @@ import {
   readIndexed,
   type CollectionRoute,
 } from "./common";
+import { chainStatus } from "../../chains/known-head";
 
 const Query = z.object({ limit: limit(100, 1000), cursor: cursorParam, minBlock });
 /** Where a page ended: the last holder's count and address. */
@@ -31,6 +32,7 @@ const OwnersPage = z
       .optional()
       .openapi({ description: "Present when there may be more: pass it to get the next page" }),
     blockNumber,
+    chainStatus,
   })
   .openapi("CollectionOwners");
 

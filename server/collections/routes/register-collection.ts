@@ -49,7 +49,7 @@ export const registerCollectionRoute: CollectionRoute = {
         );
       const { record, created } = registered;
       ctx.status = created ? 201 : 200;
-      ctx.body = collectionView(record, await deps.index.head());
+      ctx.body = collectionView(record, await deps.chain.liveness.now());
     });
   },
   document(registry) {
