@@ -5,6 +5,7 @@ import type { AccessControl } from "../../access";
 import type { ChainClient } from "../../chain/chain-client";
 import type { KnownHead } from "../../chain/chain-liveness";
 import { chainStatus } from "../../chains/known-head";
+import { chainField } from "../../chains/registry";
 import type { SqlExecutor } from "../../db";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
@@ -34,6 +35,9 @@ export const READ_ACCESS = {
 } as const;
 
 export const CollectionPath = z.object({ address: address("address") });
+
+/** `?chain=`: the chain of the collection (required when several chains are configured). */
+export const ChainQuery = z.object({ chain: chainField });
 
 /** `?minBlock=`: the block the answer must reflect at least (read-your-writes after a write's blockNumber). */
 export const minBlock = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().openapi({

@@ -1,6 +1,6 @@
-import { z } from "zod";
 import { parseInput } from "../../http/validation";
 import {
+  ChainQuery,
   CollectionPath,
   CollectionView,
   OPEN_SECURITY,
@@ -12,7 +12,7 @@ import {
   type CollectionRoute,
 } from "./common";
 
-const Query = z.object({ minBlock });
+const Query = ChainQuery.extend({ minBlock });
 
 /** GET /collections/{address}: name, symbol, supply, holders, and where the index stands against the chain. */
 export const getCollectionRoute: CollectionRoute = {

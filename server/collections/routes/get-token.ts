@@ -4,6 +4,7 @@ import { parseInput } from "../../http/validation";
 import { address, decimal, uint } from "../../nft/fields";
 import { ZERO_ADDRESS } from "../store";
 import {
+  ChainQuery,
   OPEN_SECURITY,
   READ_ACCESS,
   blockNumber,
@@ -22,7 +23,7 @@ import { chainStatus } from "../../chains/known-head";
 import { errorResponse } from "../../http/openapi";
 
 const Path = z.object({ address: address("address"), tokenId: uint("tokenId") });
-const Query = z.object({ limit: limit(100, 1000), cursor: cursorParam, minBlock });
+const Query = ChainQuery.extend({ limit: limit(100, 1000), cursor: cursorParam, minBlock });
 const After = z.object({ b: z.number().int().min(0), i: z.number().int().min(0) });
 
 const Transfer = z.object({

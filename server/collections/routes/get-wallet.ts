@@ -7,6 +7,7 @@ import { address, decimal } from "../../nft/fields";
 import { errorResponse } from "../../http/openapi";
 import { WalletLabel } from "../../wallets/routes/schemas";
 import {
+  ChainQuery,
   OPEN_SECURITY,
   READ_ACCESS,
   blockNumber,
@@ -30,7 +31,7 @@ const Path = z.object({
     example: "treasury",
   }),
 });
-const Query = z.object({ limit: limit(1000, 10_000), cursor: cursorParam, minBlock });
+const Query = ChainQuery.extend({ limit: limit(1000, 10_000), cursor: cursorParam, minBlock });
 const After = z.object({ t: z.string().regex(/^\d{1,78}$/) });
 
 const WalletView = z

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseInput } from "../../http/validation";
 import { decimal } from "../../nft/fields";
 import {
+  ChainQuery,
   CollectionPath,
   OPEN_SECURITY,
   READ_ACCESS,
@@ -19,7 +20,7 @@ import {
 } from "./common";
 import { chainStatus } from "../../chains/known-head";
 
-const Query = z.object({ limit: limit(100, 1000), cursor: cursorParam, minBlock });
+const Query = ChainQuery.extend({ limit: limit(100, 1000), cursor: cursorParam, minBlock });
 /** Where a page ended: the last holder's count and address. */
 const After = z.object({ t: z.string().regex(/^\d{1,78}$/), o: z.string().regex(/^0x[0-9a-f]{40}$/) });
 

@@ -2,17 +2,25 @@ import type Router from "@koa/router";
 import { z } from "zod";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
+import { chainField } from "../../chains/registry";
 import { jobView, READ, visible, type JobRouteDeps } from "./deps";
 import { Cursor, JobView, Limit } from "./schemas";
 
-const ListQuery = z.object({ limit: Limit, cursor: Cursor });
+const ListQuery = z.object({
+  limit: Limit,
+  cursor: Cursor,
+  chain: chainField.openapi({ description: "Only this chain's jobs (by id or name); unset = every chain" }),
+});
 
 /** GET /jobs: newest first, paged; a key limited to some wallets or collections sees only their jobs. */
 export function mountListJobs(router: Router, deps: JobRouteDeps): void {
   router.get("/jobs", deps.access.require(READ), async (ctx) => {
-    const { limit, cursor } = parseInput(ListQuery, ctx.query);
+    const { limit, cursor, chain } = parseInput(ListQuery, ctx.query);
     const page = await deps.store.list(limit, cursor);
-    const jobs = await Promise.all(page.filter((job) => visible(ctx, job)).map((job) => jobView(deps, job, false)));
+    // `?chain=` was resolved by the dispatcher to this router's chain: its jobs only.
+    const mine =
+      chain === undefined ? page : page.filter((job) => job.chainId === deps.chain.options.chainId.toString());
+    const jobs = await Promise.all(mine.filter((job) => visible(ctx, job)).map((job) => jobView(deps, job, false)));
     ctx.body = { jobs, ...(page.length === limit ? { cursor: page[page.length - 1].seq } : {}) };
   });
 }
