@@ -93,7 +93,10 @@ describe("two chains in one service", function () {
   it("a write naming no chain is 400 CHAIN_REQUIRED, an unknown chain 404 CHAIN_NOT_FOUND; neither sends anything", async function () {
     const before = await providers.alpha.getTransactionCount(owner.address);
     expectError(await mint(undefined, 1), 400, "CHAIN_REQUIRED");
-    expectError(await mint("gamma", 1), 404, "CHAIN_NOT_FOUND");
+    const unknown = await mint("gamma", 1);
+    expectError(unknown, 404, "CHAIN_NOT_FOUND");
+    // It lists the chains that are configured.
+    expect(unknown.body.error.message).to.include(`alpha (${ALPHA}), beta (${BETA})`);
     expectError(await mint(1, 1), 404, "CHAIN_NOT_FOUND");
     expectError(await api.get(`/collections/${collection}`), 400, "CHAIN_REQUIRED");
     // POST /collections checks its key before it reads the body for the chain: 401 first, then 400.
