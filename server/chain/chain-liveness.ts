@@ -1,5 +1,5 @@
-/** How long a head question may go unanswered before the chain is taken as down: far below RPC_TIMEOUT_MS. */
-export const LIVENESS_GRACE_MS = 1_500;
+/** How long a head question may go unanswered before the chain is taken as down: half RPC_TIMEOUT_MS's default, well above a loaded node's slowest head answer. */
+export const LIVENESS_GRACE_MS = 2_500;
 
 /** A head as the store's reads show it: the last one known, and whether the chain answers now. */
 export interface KnownHead {
