@@ -4,7 +4,7 @@ import type { AccessControl, AccessPrincipal } from "../access";
 import type { ChainRegistry } from "../chains/registry";
 import type { OperationList } from "../engine/operation-list";
 import type { HeldWallets } from "../signers/signer";
-import { walletNotFound } from "../http/errors";
+import { ApiError, walletNotFound } from "../http/errors";
 import type { TransactionSigner } from "../signers/signer";
 import { fingerprintOf, idempotencyKeyOf, type OperationKind, type WriteAnswer } from "../engine";
 import { currentVia } from "../mcp/trace";
@@ -104,7 +104,7 @@ export function createNftRouter(routerDeps: NftRouterDeps): Router {
     router[route.method ?? "post"](koaPath(route.path), async (ctx) => {
       await routerDeps.access.admit(ctx, route.access);
       const body = withPathFields(route, ctx, await readJsonBody(ctx, route.bodyLimit));
-      const unit = chains.resolve(chainOfBody(body) ?? chainOfQuery(ctx));
+      const unit = chainOfRequest(chains, body, ctx);
       routerDeps.access.checkChain(ctx, unit);
       const deps = unitDeps.get(unit)!;
       const parsed = (route.parse ? route.parse(body) : parseBody(route.body, body)) as NftInput;
@@ -148,10 +148,17 @@ function chainOfBody(body: unknown): unknown {
     : undefined;
 }
 
-/** `?chain=`, for a body that names none (the body's wins: it is what the route's schema reads). */
-function chainOfQuery(ctx: Context): string | undefined {
+/** The chain the body's `chain` names, else `?chain=`; both naming different chains is a 400. */
+function chainOfRequest(chains: ChainRegistry, body: unknown, ctx: Context) {
   const named = Array.isArray(ctx.query.chain) ? ctx.query.chain[0] : ctx.query.chain;
-  return named === "" ? undefined : named;
+  const inQuery = named === "" ? undefined : named;
+  const inBody = chainOfBody(body);
+  const unit = chains.resolve(inBody ?? inQuery);
+  if (inBody !== undefined && inQuery !== undefined && chains.resolve(inQuery) !== unit)
+    throw new ApiError("VALIDATION_ERROR", `Invalid request: chain: the body names ${unit.name}, ?chain= another`, [
+      { path: "chain", message: "the body and ?chain= name different chains" },
+    ]);
+  return unit;
 }
 
 /** Koa's form of an OpenAPI path: `{address}` → `:address`. */

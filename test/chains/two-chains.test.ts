@@ -219,6 +219,8 @@ describe("two chains in one service", function () {
     // The body's chain, by id; the query's, by name.
     const onAlpha = await api.post("/nft/deploy", { ...deploy, chain: ALPHA }, ROOT);
     expect(onAlpha.status, onAlpha.text).to.equal(201);
+    // The body and the query naming two chains: refused, nothing sent.
+    expectError(await api.post("/nft/deploy?chain=beta", { ...deploy, chain: "alpha" }, ROOT), 400, "VALIDATION_ERROR");
     const onBeta = await api.post("/nft/deploy?chain=beta", deploy, ROOT);
     expect(onBeta.status, onBeta.text).to.equal(201);
     expect([onAlpha.body.chainId, onBeta.body.chainId]).to.deep.equal([String(ALPHA), String(BETA)]);
