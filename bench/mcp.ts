@@ -90,7 +90,7 @@ const toolCall = (address: string) => ({
   jsonrpc: "2.0",
   id: 1,
   method: "tools/call",
-  params: { name: "get_collection", arguments: { address } },
+  params: { name: "get_collection", arguments: { contractAddress: address } },
 });
 const LEGACY_HEADERS = {
   "content-type": "application/json",
@@ -186,7 +186,7 @@ async function main(): Promise<number> {
     const modern: Side = {
       name: "MCP get_collection (2.x client)",
       once: async () => {
-        const result = await sdk.callTool({ name: "get_collection", arguments: { address: collection } });
+        const result = await sdk.callTool({ name: "get_collection", arguments: { contractAddress: collection } });
         if (!result.structuredContent || result.isError) throw new Error(JSON.stringify(result).slice(0, 300));
       },
     };

@@ -58,11 +58,39 @@ async function api(method, path, body, init = {}) {
   return json;
 }
 
-/** The chain head, for views whose answers carry no blockNumber of their own. */
+/** The chain head, for views whose answers carry no blockNumber of their own (several chains: the first that answers). */
 async function head() {
   const res = await fetch("/health", { headers: { accept: "application/json" } });
   const json = await res.json();
-  return typeof json.blockNumber === "number" ? json.blockNumber : null;
+  if (typeof json.blockNumber === "number") return json.blockNumber;
+  const chain = (json.chains ?? []).find((c) => typeof c.blockNumber === "number");
+  return chain ? chain.blockNumber : null;
+}
+
+let chainList;
+/** The chains the service serves (GET /chains), asked once per page. */
+function configuredChains() {
+  chainList ??= api("GET", "/chains")
+    .then(({ chains }) => chains)
+    .catch(() => {
+      chainList = undefined;
+      return [];
+    });
+  return chainList;
+}
+
+/** `?chain=` for a view's chain; none with one chain configured. */
+const chainQuery = (chain, first = "?") => (chain ? `${first}chain=${encodeURIComponent(chain)}` : "");
+
+/** The chain selector of a view acting on one chain: shown only when several are configured. */
+function ChainSelect({ chains, value, onChange }) {
+  if (!chains || chains.length < 2) return null;
+  return html`<label
+    >Chain
+    <select name="chain" value=${value} onChange=${(e) => onChange(e.target.value)}>
+      ${chains.map((c) => html`<option value=${c.id} selected=${c.id === value}>${c.name} (${c.id})</option>`)}
+    </select></label
+  >`;
 }
 
 const weiToEther = (wei) => {
@@ -106,11 +134,16 @@ class View extends Component {
   async reload() {
     // The chain head beside the view's own reads, also when they fail (a 403 reflects a block too).
     const chainHead = this.blockOf ? null : head().catch(() => null);
+    // Only the latest reload is shown: one started earlier (another chain picked) may end later.
+    const mine = (this.loads = (this.loads ?? 0) + 1);
     try {
       const data = await this.load();
-      const block = this.blockOf ? this.blockOf(data) : await chainHead;
+      if (mine !== this.loads) return;
+      // A view with nothing of its own to reflect yet (no collection picked) shows the chain's head.
+      const block = (this.blockOf ? this.blockOf(data) : await chainHead) ?? (await head().catch(() => null));
       if (this.alive) this.setState({ data, error: null, block });
     } catch (error) {
+      if (mine !== this.loads) return;
       const block = this.state.block ?? (await (chainHead ?? head().catch(() => null)));
       if (this.alive) this.setState({ error, block });
     }
@@ -276,8 +309,16 @@ class Operations extends View {
 // ---------------------------------------------------------------- Wallets
 
 class Wallets extends View {
-  load() {
-    return api("GET", "/wallets");
+  async load() {
+    // Several chains: balances, nonces and policies are per chain, of the chain selected (the first at first).
+    const chains = await configuredChains();
+    if (chains.length > 1 && !chains.some((c) => c.id === this.chain)) this.chain = chains[0].id;
+    const data = await api("GET", `/wallets${chainQuery(chains.length > 1 ? this.chain : undefined)}`);
+    return { ...data, chains, chain: this.chain };
+  }
+  pickChain(chain) {
+    this.chain = chain;
+    this.reload();
   }
   create(event) {
     event.preventDefault();
@@ -305,6 +346,7 @@ class Wallets extends View {
     return html`<section aria-labelledby="view-title">
       <h2 id="view-title" tabindex="-1">Wallets</h2>
       <${BlockLine} block=${block} />
+      <${ChainSelect} chains=${data?.chains} value=${data?.chain} onChange=${(c) => this.pickChain(c)} />
       <${ErrorBox} error=${error} />
       ${
         data
@@ -323,19 +365,22 @@ class Wallets extends View {
               </thead>
               <tbody>
                 ${data.wallets.map((w) => {
-                  const low = w.policy.lowBalance !== null && BigInt(w.balance) < BigInt(w.policy.lowBalance);
+                  // A chain that does not answer: no balance, no nonce (chainStatus down).
+                  const policy = w.policy ?? { lowBalance: null, dailySpendLimit: null, spentToday: "0" };
+                  const low =
+                    policy.lowBalance !== null && w.balance != null && BigInt(w.balance) < BigInt(policy.lowBalance);
                   return html`<tr key=${w.address}>
                     <td>${w.label}</td>
                     <td class="mono">${w.address}</td>
                     <td>${w.kind}</td>
                     <td>${weiToEther(w.balance)}</td>
-                    <td>${w.nextNonce}</td>
-                    <td>${w.unfinishedOperations}</td>
+                    <td>${w.nextNonce ?? ""}</td>
+                    <td>${w.unfinishedOperations ?? ""}</td>
                     <td>
-                      ${weiToEther(w.policy.spentToday)} /
-                      ${w.policy.dailySpendLimit === null ? "no limit" : weiToEther(w.policy.dailySpendLimit)}
+                      ${weiToEther(policy.spentToday)} /
+                      ${policy.dailySpendLimit === null ? "no limit" : weiToEther(policy.dailySpendLimit)}
                     </td>
-                    <td>${w.policy.lowBalance === null ? "not set" : low ? "LOW" : "ok"}</td>
+                    <td>${policy.lowBalance === null ? "not set" : low ? "LOW" : "ok"}</td>
                   </tr>`;
                 })}
               </tbody>
@@ -368,8 +413,10 @@ class AccessKeys extends View {
     const body = { name: String(data.get("name")).trim(), scopes: data.getAll("scopes") };
     const wallets = list(String(data.get("wallets") || ""));
     const collections = list(String(data.get("collections") || ""));
+    const chains = list(String(data.get("chains") || ""));
     if (wallets.length) body.wallets = wallets;
     if (collections.length) body.collections = collections;
+    if (chains.length) body.chains = chains;
     if (data.get("expiresAt")) body.expiresAt = new Date(String(data.get("expiresAt"))).toISOString();
     this.act(async () => {
       const created = await api("POST", "/access-keys", body);
@@ -440,6 +487,7 @@ class AccessKeys extends View {
                       <td>
                         ${k.wallets ? `wallets: ${k.wallets.join(", ")}` : ""}
                         ${k.collections ? `collections: ${k.collections.join(", ")}` : ""}
+                        ${k.chains ? `chains: ${k.chains.join(", ")}` : ""}
                       </td>
                       <td>${when(k.createdAt)}</td>
                       <td>${when(k.lastUsedAt)}</td>
@@ -471,6 +519,7 @@ class AccessKeys extends View {
           <label>Name<input name="name" required maxlength="100" /></label>
           <label>Wallets (addresses, optional)<input name="wallets" size="44" /></label>
           <label>Collections (addresses, optional)<input name="collections" size="44" /></label>
+          <label>Chains (e.g. 8453, base; optional)<input name="chains" size="20" /></label>
           <label>Expires (optional)<input name="expiresAt" type="datetime-local" /></label>
         </div>
         <fieldset>
@@ -741,20 +790,30 @@ class Collections extends View {
   }
   async load() {
     // No list of collections in the API: those the key's operations name, and any typed in.
-    const ops = await api("GET", "/nft/operations?limit=200").catch(() => ({ operations: [] }));
-    const known = [
-      ...new Set([...(this.state.extra ?? []), ...ops.operations.map((o) => o.contractAddress).filter(Boolean)]),
-    ];
+    const [ops, chains] = await Promise.all([
+      api("GET", "/nft/operations?limit=200").catch(() => ({ operations: [] })),
+      configuredChains(),
+    ]);
+    // Several chains: a collection is (chain, address); the chain selected, else the newest operation's, else the first.
+    const several = chains.length > 1;
+    if (several && !chains.some((c) => c.id === this.chain))
+      this.chain = ops.operations.find((o) => o.contractAddress)?.chainId ?? chains[0].id;
+    const chain = several ? this.chain : undefined;
+    const ofChain = ops.operations.filter((o) => !chain || o.chainId === chain);
+    const known = [...new Set([...(this.state.extra ?? []), ...ofChain.map((o) => o.contractAddress).filter(Boolean)])];
     const address = this.state.selected ?? known[0];
-    if (!address) return { known, collection: null };
+    if (!address) return { known, collection: null, chains, chain };
     const enc = encodeURIComponent(address);
-    const collection = await api("GET", `/collections/${enc}`);
-    const owners = (await api("GET", `/collections/${enc}/owners?limit=10`)).owners;
+    const q = chainQuery(chain, "&");
+    const collection = await api("GET", `/collections/${enc}${chainQuery(chain)}`);
+    const owners = (await api("GET", `/collections/${enc}/owners?limit=10${q}`)).owners;
     // Recent transfers: those of the newest tokens (ids count up from 1 on the reference collection).
     const supply = Number(collection.totalSupply);
     const ids = [];
     for (let id = supply; id >= 1 && ids.length < 10; id--) ids.push(id);
-    const tokens = await Promise.all(ids.map((id) => api("GET", `/collections/${enc}/tokens/${id}`).catch(() => null)));
+    const tokens = await Promise.all(
+      ids.map((id) => api("GET", `/collections/${enc}/tokens/${id}${chainQuery(chain)}`).catch(() => null)),
+    );
     const transfers = tokens
       .filter(Boolean)
       .flatMap((t) => t.transfers.map((x) => ({ ...x, tokenId: t.tokenId })))
@@ -762,19 +821,19 @@ class Collections extends View {
       .slice(0, 20);
     let allowlist;
     try {
-      allowlist = { value: await api("GET", `/collections/${enc}/allowlist`) };
+      allowlist = { value: await api("GET", `/collections/${enc}/allowlist${chainQuery(chain)}`) };
     } catch (error) {
       if (error.status === 401) throw error;
       allowlist = error.code === "ALLOWLIST_NOT_FOUND" ? { none: true } : { error };
     }
     let metadata;
     try {
-      metadata = { value: await api("GET", `/collections/${enc}/metadata?limit=1`) };
+      metadata = { value: await api("GET", `/collections/${enc}/metadata?limit=1${q}`) };
     } catch (error) {
       if (error.status === 401) throw error;
       metadata = { error };
     }
-    return { known, address, collection, owners, transfers, allowlist, metadata };
+    return { known, address, collection, owners, transfers, allowlist, metadata, chains, chain };
   }
   /** A token's document as wallets read it (GET /metadata/…: public, the served bytes), shown as text. */
   async preview(event) {
@@ -790,6 +849,11 @@ class Collections extends View {
       this.setState({ preview: { tokenId, error } });
     }
   }
+  pickChain(chain) {
+    this.chain = chain;
+    this.state.selected = undefined;
+    this.reload();
+  }
   pick(event) {
     event.preventDefault();
     const address = String(new FormData(event.target).get("address")).trim();
@@ -800,10 +864,11 @@ class Collections extends View {
   }
   render(_props, { data, error, block }) {
     const c = data?.collection;
-    return html`<section aria-labelledby="view-title">
+    return html`<section aria-labelledby="view-title" data-chain=${data?.chain ?? ""}>
       <h2 id="view-title" tabindex="-1">Collections</h2>
       <${BlockLine} block=${block} />
       <form class="inline" onSubmit=${(e) => this.pick(e)}>
+        <${ChainSelect} chains=${data?.chains} value=${data?.chain} onChange=${(c) => this.pickChain(c)} />
         <label
           >Collection
           <input name="address" list="known-collections" size="44" autocomplete="off" value=${data?.address ?? ""} />

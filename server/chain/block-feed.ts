@@ -37,6 +37,8 @@ export interface BlockFeedOptions {
   maxBlocksPerPoll?: number;
   /** Recent blocks kept, to link new ones to and to find where a reorg forked. */
   keep?: number;
+  /** Told of every head poll, answered or failed: the chain's liveness, which the store's reads consult. */
+  liveness?: { watch(question: Promise<number>): Promise<number> };
 }
 
 interface Subscriber {
@@ -157,7 +159,8 @@ export class BlockFeed {
   private async poll(): Promise<void> {
     let head: number;
     try {
-      head = Number(BigInt(await this.rpc.call<string>("eth_blockNumber", [])));
+      const asked = this.rpc.call<string>("eth_blockNumber", []).then((answer) => Number(BigInt(answer)));
+      head = await (this.options.liveness?.watch(asked) ?? asked);
     } catch {
       return; // the chain is away: try again at the next poll
     }

@@ -3,6 +3,7 @@ import { ApiError, type ErrorCode } from "../http/errors";
 import { collectionInterface } from "./collection";
 import type { CollectionView, ViewArgs, ViewResult } from "./collection-abi";
 import { toChainApiError } from "./chain-errors";
+import { ChainLiveness } from "./chain-liveness";
 import { FeeOracle } from "./fee-oracle";
 import { Rpc } from "./rpc";
 import { SignerPool } from "./signer-pool";
@@ -33,6 +34,8 @@ export class ChainClient {
   readonly signers: SignerPool;
   readonly fees: FeeOracle;
   readonly rpc: Rpc;
+  /** Whether the chain answers, known without waiting on it: the store's reads answer at once while it is down. */
+  readonly liveness: ChainLiveness;
   /** Addresses known to hold an ERC-721 collection (a dev chain can be reset: see ensureCollection). */
   private readonly verified = new Set<string>();
   private readonly inFlight = new Map<string, Promise<unknown>>();
@@ -45,6 +48,7 @@ export class ChainClient {
     this.signers = new SignerPool();
     this.fees = new FeeOracle(provider, options.maxFeePerGas);
     this.rpc = new Rpc(provider);
+    this.liveness = new ChainLiveness(async () => Number(BigInt(await this.rpc.call<string>("eth_blockNumber", []))));
   }
 
   /**
@@ -209,7 +213,7 @@ export class ChainClient {
 
   async ping(): Promise<number> {
     try {
-      return await this.provider.getBlockNumber();
+      return await this.liveness.watch(this.provider.getBlockNumber());
     } catch (err) {
       throw toChainApiError(err);
     }

@@ -86,8 +86,8 @@ class Endpoint {
  * in the order given, that is `ok`; one that fails (connection error, timeout, HTTP error or 429, a
  * JSON-RPC internal error) is left out for a cooldown (1 s doubling to 60 s), probed in the
  * background, and the read goes to the next at once. A read never waits on a URL known to be
- * down, unless every URL is (then they are tried anyway, the one due back soonest first: there is
- * nothing else to ask). One URL is read at a time, in a fixed order, so that consecutive reads see
+ * down, unless no other URL answers: then the URLs left out (in a cooldown, or behind and asked
+ * their head first) are tried at once, the one due back soonest first, before the read fails. One URL is read at a time, in a fixed order, so that consecutive reads see
  * one node's view and a lagging spare never answers while the first URL answers.
  *
  * A URL whose head (from the eth_blockNumber answers it gives) is more than `maxLagBlocks` below
@@ -209,8 +209,28 @@ export class FailoverTransport {
   }
 
   private async read(body: unknown): Promise<unknown> {
-    const calls = (Array.isArray(body) ? body : [body]) as JsonRpcCall[];
     const candidates = this.readOrder();
+    const first = await this.readFrom(candidates, body);
+    if ("answer" in first) return first.answer;
+    // No URL asked answered: those left out (in a cooldown, or behind) are asked at once, before the
+    // read fails (a write with it): one back, or caught up, answers. A URL behind is asked its head
+    // first, and read from only if it has caught up.
+    const rest = this.endpoints.filter((e) => !candidates.includes(e));
+    await Promise.all(rest.filter((e) => e.status === "behind").map((e) => this.probe(e)));
+    const again = rest.filter((e) => e.status !== "behind");
+    const second = again.length > 0 ? await this.readFrom(again, body) : first;
+    if ("answer" in second) return second.answer;
+    const lastAnswer = second.lastAnswer ?? first.lastAnswer;
+    if (lastAnswer !== undefined) return lastAnswer;
+    throw second.lastError ?? first.lastError ?? makeError("no RPC URL to ask", "SERVER_ERROR");
+  }
+
+  /** A read asked of `candidates` in order: the first usable answer, else the last answer or error met. */
+  private async readFrom(
+    candidates: Endpoint[],
+    body: unknown,
+  ): Promise<{ answer: unknown } | { lastAnswer?: unknown; lastError?: unknown }> {
+    const calls = (Array.isArray(body) ? body : [body]) as JsonRpcCall[];
     let lastError: unknown;
     let lastAnswer: unknown;
     for (let i = 0; i < candidates.length; i++) {
@@ -248,10 +268,9 @@ export class FailoverTransport {
         clearTimeout(e.timer);
       }
       e.failures = 0;
-      return answer;
+      return { answer };
     }
-    if (lastAnswer !== undefined) return lastAnswer;
-    throw lastError ?? makeError("no RPC URL to ask", "SERVER_ERROR");
+    return { lastAnswer, lastError };
   }
 
   /**

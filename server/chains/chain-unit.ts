@@ -148,7 +148,7 @@ export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): 
   const id = chainId.toString();
   const logger = shared.logger.child({ chain: chain.name });
   // One head poll per chain: the engine's follower and the collection index share it.
-  const blocks = new BlockFeed(client.rpc, { pollMs: config.blockPollMs });
+  const blocks = new BlockFeed(client.rpc, { pollMs: config.blockPollMs, liveness: client.liveness });
   const engine = await openEngine({
     chain: client,
     blocks,

@@ -75,7 +75,10 @@ export class ChainRegistry<Unit extends RoutedChain = RoutedChain> {
     const unit = this.find(chain);
     if (!unit) {
       const shown = typeof chain === "string" || typeof chain === "number" ? String(chain).slice(0, 80) : typeof chain;
-      throw new ApiError("CHAIN_NOT_FOUND", `No chain ${shown} is configured`);
+      throw new ApiError(
+        "CHAIN_NOT_FOUND",
+        `No chain ${shown} is configured; the chains are ${this.units.map((u) => `${u.name} (${u.id})`).join(", ")}`,
+      );
     }
     return unit;
   }

@@ -225,6 +225,8 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
+                /** @description Only this chain's jobs (by id or name); unset = every chain */
+                chain?: string | number;
             };
             header?: never;
             path?: never;

@@ -126,15 +126,6 @@ export class CollectionIndex {
     );
   }
 
-  /** The chain's head, asked now (the feed's is the indexer's last seen block); null when the chain does not answer. */
-  async head(): Promise<number | null> {
-    try {
-      return Number(BigInt(await this.chain.rpc.call<string>("eth_blockNumber", [])));
-    } catch {
-      return null;
-    }
-  }
-
   /**
    * `record` with its name and symbol: asked of the chain (and kept) while the index has neither. A
    * collection registered with its deployment block (deployed through the service, the embedded

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { jsonErrorPosition } from "./json-position";
 import { z } from "zod";
 import type { ChainSpec } from "../chains/spec";
 import { ConfigError } from "./config";
@@ -43,7 +44,7 @@ export function parseChains(
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw fail("must be a JSON array (inline, or @file)");
+    throw fail(notJson(value.trim(), text));
   }
   if (!Array.isArray(parsed) || parsed.length === 0) throw fail("must be a non-empty JSON array of chains");
   const specs: ChainSpec[] = parsed.map((entry, i) => {
@@ -83,4 +84,19 @@ function chainLabel(entry: unknown, index: number): string {
   if (typeof e.name === "string" && e.name.length <= 64) return e.name;
   if (typeof e.id === "number" || typeof e.id === "string") return String(e.id).slice(0, 24);
   return `#${index + 1}`;
+}
+
+/** Why CHAINS is not JSON: where parsing failed (never the text: it may hold an RPC URL's key), or that a file wants `@`. */
+function notJson(value: string, text: string): string {
+  // A file's name given without its @: the likeliest slip.
+  if (!value.startsWith("@") && /^[\w./~-]+\.json$/i.test(value))
+    return `is not JSON: to read the file ${value}, write CHAINS=@${value}`;
+  const where = jsonErrorPosition(text);
+  const place = where
+    ? text.includes("\n")
+      ? ` at line ${where.line}, column ${where.column}`
+      : ` at character ${where.column}`
+    : "";
+  const source = value.startsWith("@") ? ` in ${value.slice(1)}` : "";
+  return `must be a JSON array (inline, or @file): not valid JSON${source}${place}`;
 }

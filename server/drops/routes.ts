@@ -5,7 +5,7 @@ import type { AccessControl } from "../access";
 import type { ChainClient } from "../chain/chain-client";
 import type { CollectionIndex, CollectionRecord } from "../collections";
 import { allowlistMinted, voucherRedemption } from "../collections/drop-events";
-import { OPEN_SECURITY } from "../collections/routes/common";
+import { ChainQuery, OPEN_SECURITY } from "../collections/routes/common";
 import type { SqlExecutor } from "../db";
 import { ApiError } from "../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
@@ -172,7 +172,7 @@ export function registerDropsOpenApi(registry: OpenAPIRegistry): void {
     operationId: "getAllowlist",
     summary:
       "The allowlist in force for a collection (its root on chain, size and operation), and the one pending beside it",
-    request: { params: CollectionPath },
+    request: { params: CollectionPath, query: ChainQuery },
     responses: {
       200: { description: "The allowlist", content: { "application/json": { schema: AllowlistView } } },
       ...errors,
@@ -185,7 +185,7 @@ export function registerDropsOpenApi(registry: OpenAPIRegistry): void {
     path: "/collections/{address}/allowlist/{account}",
     operationId: "getAllowlistEntry",
     summary: "An account's allowlist entry, its mints so far and its Merkle proof (from the store)",
-    request: { params: AccountPath },
+    request: { params: AccountPath, query: ChainQuery },
     responses: {
       200: { description: "The entry", content: { "application/json": { schema: AllowlistLeafView } } },
       ...errors,
@@ -198,7 +198,7 @@ export function registerDropsOpenApi(registry: OpenAPIRegistry): void {
     path: "/collections/{address}/vouchers/{id}",
     operationId: "getVoucher",
     summary: "A voucher the service signed: unused, used (with the redeeming transaction) or expired",
-    request: { params: VoucherPath },
+    request: { params: VoucherPath, query: ChainQuery },
     responses: {
       200: { description: "The voucher's state", content: { "application/json": { schema: VoucherStateView } } },
       ...errors,

@@ -32,13 +32,37 @@ const planToken = z
   );
 
 /**
+ * The route field that names the collection where the tool says `contractAddress` (a collection is
+ * contractAddress in every tool): a `/collections/{address}` path's `address`, or the tool's own.
+ */
+export function collectionAlias(tool: ToolSpec): string | undefined {
+  if (routeSchemas(tool.route).path.startsWith("/collections/{address}")) return "address";
+  return tool.collectionField;
+}
+
+/** A tool's arguments as its route takes them: `contractAddress` under the route's own name for it. */
+export function routeArguments(tool: ToolSpec, args: Record<string, unknown>): Record<string, unknown> {
+  const alias = collectionAlias(tool);
+  if (!alias || args.contractAddress === undefined) return args;
+  const { contractAddress, ...rest } = args;
+  const keep = "contractAddress" in routeSchemas(tool.route).body ? { contractAddress } : {};
+  return { ...rest, ...keep, [alias]: contractAddress };
+}
+
+/**
  * A tool's input: its route's path, query and body fields (body last), less `privateKey` (an agent
- * never handles key material) and what the tool leaves out; `from` required for a write; the
- * tool's own bounds; `planToken` for a write.
+ * never handles key material) and what the tool leaves out; the collection as `contractAddress`;
+ * `from` required for a write; the tool's own bounds; `planToken` for a write.
  */
 export function toolInput(tool: ToolSpec): z.ZodObject {
   const route = routeSchemas(tool.route);
-  const merged = z.object({ ...route.query, ...route.params, ...route.body });
+  const fields: Record<string, z.core.$ZodType> = { ...route.query, ...route.params, ...route.body };
+  const alias = collectionAlias(tool);
+  if (alias && fields[alias]) {
+    fields.contractAddress ??= fields[alias];
+    delete fields[alias];
+  }
+  const merged = z.object(fields);
   const dropped = ["privateKey", ...(tool.omit ?? [])].filter((key) => key in merged.shape);
   let input = merged.omit(Object.fromEntries(dropped.map((key) => [key, true])) as never) as z.ZodObject;
   if (tool.write) {
@@ -47,6 +71,15 @@ export function toolInput(tool: ToolSpec): z.ZodObject {
     input = input.extend({ planToken });
   }
   return tool.extend ? input.extend(tool.extend) : input;
+}
+
+const inputs = new Map<string, z.ZodObject>();
+
+/** A tool's input schema, made once: what tools/list shows, and what every call is checked against first. */
+export function toolInputOnce(tool: ToolSpec): z.ZodObject {
+  let input = inputs.get(tool.name);
+  if (!input) inputs.set(tool.name, (input = toolInput(tool)));
+  return input;
 }
 
 /** A zod schema as tools/list shows it: the input side (what a client sends), no `$schema`. */

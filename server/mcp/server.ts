@@ -4,7 +4,9 @@ import type { AccessPrincipal, AuditLog } from "../access";
 import type { SqlExecutor } from "../db";
 import type { PlanTokens } from "./plan-token";
 import { routeSchemas } from "./route-schemas";
-import { jsonSchemaOf, passThrough, toolInput, toolOutput, type JsonObjectSchema } from "./schemas";
+import { ApiError } from "../http/errors";
+import { parseBody } from "../http/validation";
+import { jsonSchemaOf, passThrough, routeArguments, toolInputOnce, toolOutput, type JsonObjectSchema } from "./schemas";
 import { asTool } from "./trace";
 import { TOOLS, toolScopes, type ToolSpec } from "./tools";
 
@@ -63,7 +65,7 @@ const compiled = new Map<string, CompiledTool>();
 export function compileTool(tool: ToolSpec): CompiledTool {
   let found = compiled.get(tool.name);
   if (!found) {
-    found = { input: jsonSchemaOf(toolInput(tool)), output: toolOutput(tool) };
+    found = { input: jsonSchemaOf(toolInputOnce(tool)), output: toolOutput(tool) };
     compiled.set(tool.name, found);
   }
   return found;
@@ -109,11 +111,15 @@ export function mcpServerFor(caller: McpCaller, deps: McpDeps, only?: string): M
 
 async function runTool(
   tool: ToolSpec,
-  args: Record<string, unknown>,
+  given: Record<string, unknown>,
   caller: McpCaller,
   deps: McpDeps,
 ): Promise<CallToolResult> {
   try {
+    // Checked against the tool's own input schema before anything runs: a missing, mistyped or
+    // unknown argument is named, and no route is called with it.
+    parseBody(toolInputOnce(tool), given);
+    const args = routeArguments(tool, given);
     if (!tool.write) return answer(await read(tool, args, caller, deps));
     const { planToken, ...rest } = args;
     if (planToken === undefined) return answer(await plan(tool, rest, caller, deps));
@@ -123,6 +129,8 @@ async function runTool(
     return answer(bounded(committed));
   } catch (err) {
     if (err instanceof ToolError) return errorResult(err.code, err.message, err.details);
+    if (err instanceof ApiError)
+      return errorResult(err.code, err.message.replace(/^Invalid request/, "Invalid arguments"), err.details);
     return errorResult("INTERNAL_ERROR", "Internal error");
   }
 }

@@ -33,6 +33,8 @@ export interface ToolSpec {
   };
   /** Route fields the tool does not take (privateKey never is). */
   omit?: string[];
+  /** The route field naming a collection, where not `contractAddress` nor a `/collections/{address}` path: the tool calls it contractAddress. */
+  collectionField?: string;
   /** Fields the tool bounds more tightly than its route (page sizes: answers stay under 20,000 characters). */
   extend?: z.ZodRawShape;
 }
@@ -108,6 +110,7 @@ export const TOOLS: ToolSpec[] = [
     description: "Operations this key could have made, newest first; filter by status, wallet, collection; paged.",
     route: "listOperations",
     access: [LIST_ACCESS],
+    collectionField: "collection",
     extend: page(20),
   },
   {

@@ -6,7 +6,7 @@ import type { AccessControl, AccessPrincipal } from "../access";
 import { allows } from "../access/principal";
 import type { ChainClient } from "../chain/chain-client";
 import type { CollectionIndex } from "../collections";
-import { OPEN_SECURITY } from "../collections/routes/common";
+import { ChainQuery, OPEN_SECURITY } from "../collections/routes/common";
 import { ApiError } from "../http/errors";
 import { readJsonBody } from "../http/json-body";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
@@ -32,7 +32,7 @@ const ServePath = z.object({
     .regex(/^[0-9]{1,20}(\.json)?$/, "tokenId must be a token id, optionally followed by .json")
     .transform((v) => BigInt(v.replace(/\.json$/, ""))),
 });
-const PageQuery = z.object({
+const PageQuery = ChainQuery.extend({
   limit: z.coerce.number().int().min(1).max(500).default(100),
   cursor: z
     .string()
@@ -257,7 +257,7 @@ export function registerMetadataOpenApi(registry: OpenAPIRegistry): void {
     tags,
     security: OPEN_SECURITY,
     summary: "The revealed documents as a CAR v1: one UnixFS directory of 1.json … count.json; root CID in X-Root-CID",
-    request: { params: CollectionPath },
+    request: { params: CollectionPath, query: ChainQuery },
     responses: {
       200: {
         description: "The CAR, streamed",

@@ -2,6 +2,7 @@ import { hexlify, randomBytes } from "ethers";
 import { z } from "zod";
 import { voucherDomain, voucherJson, voucherTypedData, VOUCHER_TYPES, type Voucher } from "../drops/voucher";
 import { isUniqueViolation } from "../db";
+import { chainField } from "../chains/registry";
 import { ApiError } from "../http/errors";
 import { address, nftBody, signerFields, uint } from "./fields";
 import { defineRead } from "./route";
@@ -18,6 +19,7 @@ export const createVoucherRoute = defineRead({
     "`from` (or privateKey) must be the collection's voucher signer; a local or a PKCS#11 wallet. No transaction is sent. `typedData` is what eth_signTypedData_v4 takes, for the buyer's wallet.",
   body: nftBody({
     ...signerFields,
+    chain: chainField,
     contractAddress: address("contractAddress"),
     to: address("to"),
     amount: uint("amount").refine((v) => v >= 1n, "amount must be ≥ 1"),

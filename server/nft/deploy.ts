@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { chainField } from "../chains/registry";
 import { DEFAULT_COLLECTION, deployTransaction } from "../chain/collection";
 import { writeResponseSchema } from "../engine";
 import { address, nftBody, signerFields, uint } from "./fields";
@@ -17,6 +18,7 @@ export const deployRoute = defineWrite({
     "Every field but privateKey (or from) is optional; contractAddress, if sent, is ignored. A pending deployment answers the address the collection will have.",
   body: nftBody({
     ...signerFields,
+    chain: chainField,
     contractAddress: z
       .string()
       .optional()

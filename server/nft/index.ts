@@ -162,6 +162,7 @@ function chainOfBody(body: unknown): unknown {
     : undefined;
 }
 
+/** The chain the body's `chain` names, else `?chain=`; both naming different chains is a 400. */
 /** Koa's form of an OpenAPI path: `{address}` → `:address`. */
 const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
 

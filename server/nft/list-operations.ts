@@ -2,6 +2,7 @@ import type Router from "@koa/router";
 import { z } from "zod";
 import type { AccessControl, AccessPrincipal } from "../access";
 import { chainField, type ChainRegistry } from "../chains/registry";
+import { chainStatus, headView } from "../chains/known-head";
 import { decodeCursor, encodeCursor } from "../collections/routes/common";
 import { OperationView, operationView } from "../engine";
 import type { OperationList, OperationReader } from "../engine/operation-list";
@@ -36,7 +37,12 @@ const OperationsPage = z
   .object({
     operations: z.array(OperationView),
     cursor: z.string().optional().openapi({ description: "Present when there may be more: pass it for the next page" }),
-    blockNumber: z.number().int().openapi({ description: "The chain head when the page was read" }),
+    blockNumber: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The chain head when the page was read (the last one known while the chain is down)" }),
+    chainStatus,
   })
   .openapi("OperationsPage");
 
@@ -52,7 +58,7 @@ export function mountListOperations(router: Router, deps: OperationListDeps): vo
     // One chain configured, or one named: its operations and head; several and none named: all, with the first chain's head.
     const unit = query.chain !== undefined ? deps.chains.resolve(query.chain) : deps.chains.only;
     if (unit) deps.access.checkChain(ctx, unit);
-    const [page, blockNumber] = await Promise.all([
+    const [page, head] = await Promise.all([
       deps.list.page({
         chainId: unit?.id,
         chainIds: principal.chains ?? undefined,
@@ -63,12 +69,13 @@ export function mountListOperations(router: Router, deps: OperationListDeps): vo
         after: after ? { createdAt: after.t, id: after.i } : undefined,
         limit: query.limit,
       }),
-      (unit ?? deps.chains.units[0]).client.ping(),
+      // The store answers alone: a chain that is down costs no wait (its last head, chainStatus down).
+      (unit ?? deps.chains.units[0]).client.liveness.now(),
     ]);
     ctx.body = {
       operations: page.operations.map(operationView),
       ...(page.next ? { cursor: encodeCursor({ t: page.next.createdAt, i: page.next.id }) } : {}),
-      blockNumber,
+      ...headView(head),
     };
   });
 }

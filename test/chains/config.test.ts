@@ -66,8 +66,31 @@ describe("CHAINS configuration", function () {
     expect(lines[2]).to.match(/^Invalid configuration: CHAINS chain base: id /);
     expect(lines[3]).to.match(/^Invalid configuration: CHAINS chain base: rpcUrls must list at least one URL/);
     expect(lines[4]).to.match(/^Invalid configuration: CHAINS chain b: id 1 is used twice/);
-    expect(lines[5]).to.equal("Invalid configuration: CHAINS must be a JSON array (inline, or @file)");
+    expect(lines[5]).to.equal(
+      "Invalid configuration: CHAINS must be a JSON array (inline, or @file): not valid JSON at character 1",
+    );
     expect(lines[6]).to.match(/^Invalid configuration: API_KEY is required when CHAINS is set/);
+  });
+
+  it("a CHAINS value that is not JSON says where parsing failed, without quoting it; a file's name without @ is pointed to @file", function () {
+    const inline = refused({ ...KEY, CHAINS: '[{"id":1,"rpcUrls":["https://a.example/secret-key-0123456789"],}]' });
+    expect(inline).to.equal(
+      "Invalid configuration: CHAINS must be a JSON array (inline, or @file): not valid JSON at character 64",
+    );
+    expect(inline).to.not.include("secret-key");
+    expect(refused({ ...KEY, CHAINS: "chains.json" })).to.equal(
+      "Invalid configuration: CHAINS is not JSON: to read the file chains.json, write CHAINS=@chains.json",
+    );
+    const dir = mkdtempSync(path.join(tmpdir(), "chains-config-"));
+    try {
+      const file = path.join(dir, "chains.json");
+      writeFileSync(file, '[\n  {"id": 10, "rpcUrls": ["https://op.example"]}\n  {"id": 11}\n]\n');
+      expect(refused({ ...KEY, CHAINS: `@${file}` })).to.equal(
+        `Invalid configuration: CHAINS must be a JSON array (inline, or @file): not valid JSON in ${file} at line 3, column 3`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("RPC_URL may list several URLs; neither CHAINS nor RPC_URL is the embedded chain", function () {

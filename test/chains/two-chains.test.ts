@@ -12,6 +12,7 @@ import {
   collectionAt,
   deployDirectly,
   directProvider,
+  freshWallet,
   fundedWallet,
   ServiceProcess,
   TEST_API_KEY,
@@ -92,7 +93,10 @@ describe("two chains in one service", function () {
   it("a write naming no chain is 400 CHAIN_REQUIRED, an unknown chain 404 CHAIN_NOT_FOUND; neither sends anything", async function () {
     const before = await providers.alpha.getTransactionCount(owner.address);
     expectError(await mint(undefined, 1), 400, "CHAIN_REQUIRED");
-    expectError(await mint("gamma", 1), 404, "CHAIN_NOT_FOUND");
+    const unknown = await mint("gamma", 1);
+    expectError(unknown, 404, "CHAIN_NOT_FOUND");
+    // It lists the chains that are configured.
+    expect(unknown.body.error.message).to.include(`alpha (${ALPHA}), beta (${BETA})`);
     expectError(await mint(1, 1), 404, "CHAIN_NOT_FOUND");
     expectError(await api.get(`/collections/${collection}`), 400, "CHAIN_REQUIRED");
     // POST /collections checks its key before it reads the body for the chain: 401 first, then 400.
@@ -203,6 +207,62 @@ describe("two chains in one service", function () {
     expect(allowed.status, allowed.text).to.equal(200);
   });
 
+  it("a held wallet deploys one collection on each chain through POST /nft/deploy (the same address on both), registers it, mints on both, and reads both back with their chainId", async function () {
+    const maker = freshWallet();
+    for (const provider of Object.values(providers))
+      await provider.send("hardhat_setBalance", [maker.address, `0x${(100n * 10n ** 18n).toString(16)}`]);
+    const held = await api.post("/wallets", { kind: "local", label: "maker", privateKey: maker.privateKey }, ROOT);
+    expect(held.status, held.text).to.equal(201);
+    const deploy = { from: "maker", name: "Twin", symbol: "TWN" };
+    // No chain with two configured: refused, nothing sent.
+    expectError(await api.post("/nft/deploy", deploy, ROOT), 400, "CHAIN_REQUIRED");
+    // The body's chain, by id; the query's, by name.
+    const onAlpha = await api.post("/nft/deploy", { ...deploy, chain: ALPHA }, ROOT);
+    expect(onAlpha.status, onAlpha.text).to.equal(201);
+    // The body and the query naming two chains: refused, nothing sent.
+    expectError(await api.post("/nft/deploy?chain=beta", { ...deploy, chain: "alpha" }, ROOT), 400, "VALIDATION_ERROR");
+    const onBeta = await api.post("/nft/deploy?chain=beta", deploy, ROOT);
+    expect(onBeta.status, onBeta.text).to.equal(201);
+    expect([onAlpha.body.chainId, onBeta.body.chainId]).to.deep.equal([String(ALPHA), String(BETA)]);
+    const twin = onAlpha.body.contractAddress as string;
+    expect(onBeta.body.contractAddress).to.equal(twin);
+    for (const provider of Object.values(providers)) expect(await provider.getCode(twin)).to.not.equal("0x");
+
+    for (const [chain, id] of [
+      [String(ALPHA), ALPHA],
+      ["beta", BETA],
+    ] as const) {
+      const registered = await api.post("/collections", { chain, address: twin }, ROOT);
+      expect([200, 201], registered.text).to.include(registered.status);
+      expect(registered.body.chainId).to.equal(String(id));
+    }
+    expectError(await api.post("/collections", { chain: "gamma", address: twin }, ROOT), 404, "CHAIN_NOT_FOUND");
+
+    const minted = {
+      alpha: await api.post("/nft/mint", { from: "maker", contractAddress: twin, mintAmount: 2, chain: "alpha" }, ROOT),
+      beta: await api.post("/nft/mint", { from: "maker", contractAddress: twin, mintAmount: 3, chain: BETA }, ROOT),
+    };
+    for (const [name, id, supply] of [
+      ["alpha", ALPHA, "2"],
+      ["beta", BETA, "3"],
+    ] as const) {
+      const res = minted[name];
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.chainId).to.equal(String(id));
+      const view = await api.get(`/collections/${twin}?chain=${id}&minBlock=${res.body.blockNumber}`);
+      expect(view.status, view.text).to.equal(200);
+      expect([view.body.chainId, view.body.name, view.body.totalSupply]).to.deep.equal([String(id), "Twin", supply]);
+      const owners = await api.get(`/collections/${twin}/owners?chain=${name}`);
+      expect(owners.status, owners.text).to.equal(200);
+      expect(owners.body.chainId).to.equal(String(id));
+      const token = await api.get(`/collections/${twin}/tokens/1?chain=${name}`);
+      expect([token.status, token.body.chainId], token.text).to.deep.equal([200, String(id)]);
+      const holding = await api.get(`/collections/${twin}/wallets/${maker.address}?chain=${name}`);
+      expect([holding.status, holding.body.chainId], holding.text).to.deep.equal([200, String(id)]);
+      expect(await collectionAt(twin, providers[name]).totalSupply()).to.equal(BigInt(supply));
+    }
+  });
+
   it("with one chain hung (SIGSTOP): health is degraded, a write on it is a quick 503 storing nothing, the other chain writes on; ok again once it is back, and the operation recorded on it before it hung confirms", async function () {
     const timed = async (chain: string) => {
       const started = performance.now();
@@ -237,6 +297,37 @@ describe("two chains in one service", function () {
         ["alpha", "ok"],
         ["beta", "down"],
       ]);
+      // What the store answers alone answers at once, with the last head known and chainStatus down.
+      const storeRead = async (pathname: string) => {
+        const started = performance.now();
+        const res = await api.request("GET", pathname, { headers: ROOT });
+        const ms = performance.now() - started;
+        expect(res.status, `${pathname}: ${res.text}`).to.equal(200);
+        expect(ms, pathname).to.be.below(2_000);
+        return res.body;
+      };
+      const operations = await storeRead("/nft/operations?chain=beta&limit=500");
+      expect(operations.operations.length).to.equal(storedBefore);
+      expect([operations.chainStatus, typeof operations.blockNumber]).to.deep.equal(["down", "number"]);
+      expect((await storeRead(`/nft/operations/${recorded.body.operationId}`)).status).to.equal("sent");
+      await storeRead("/jobs?chain=beta");
+      const onBeta = await storeRead(`/collections/${collection}?chain=beta`);
+      expect([onBeta.chainId, onBeta.chainStatus, onBeta.totalSupply]).to.deep.equal([String(BETA), "down", "4"]);
+      expect(onBeta.chainHead).to.be.a("number");
+      expect((await storeRead(`/collections/${collection}/owners?chain=beta`)).chainStatus).to.equal("down");
+      const wallet = await storeRead(`/wallets/${owner.address}`);
+      expect(
+        wallet.chains.map((c: { chainId: string; balance: string | null; chainStatus?: string }) => [
+          c.chainId,
+          c.balance === null,
+          c.chainStatus,
+        ]),
+      ).to.deep.equal([
+        [String(ALPHA), false, undefined],
+        [String(BETA), true, "down"],
+      ]);
+      const listed = await storeRead("/wallets?chain=beta");
+      expect(listed.wallets.map((w: { chainStatus?: string }) => w.chainStatus)).to.include("down");
       const during: number[] = [];
       for (let i = 0; i < 3; i++) {
         const { res, ms } = await timed("alpha");

@@ -144,7 +144,7 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
       const collection = await http.get(`/collections/${world.collection}`);
       expect(collection.status, collection.text).to.be.within(400, 499);
       const collectionTool = toolError(
-        await client.callTool({ name: "get_collection", arguments: { address: world.collection } }),
+        await client.callTool({ name: "get_collection", arguments: { contractAddress: world.collection } }),
       );
       expect(collectionTool.code).to.equal(collection.body.error.code);
 
@@ -162,26 +162,74 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
   });
 
   it("a tool call meets its route's own body limit, not /mcp's larger one", async () => {
-    // /mcp takes up to 12 MB (set_allowlist's route does); /nft/mintForFree reads at most 100 kB.
+    // /mcp takes up to 12 MB (set_allowlist's route does); /nft/addToWhitelist reads at most 100 kB.
+    // 3,000 well-formed addresses (132 kB) pass the tool's schema: the route's limit refuses them.
     const args = {
       contractAddress: world.collection,
       from: "treasury",
-      mintAmount: 1,
-      receiver: `0x${"a".repeat(150_000)}`,
+      addresses: Array.from({ length: 3_000 }, () => randomAddress()),
     };
-    const http = await world.root.post("/nft/mintForFree?dryRun=true", args);
+    const http = await world.root.post("/nft/addToWhitelist?dryRun=true", args);
     expect(http.status, http.text).to.equal(400);
-    const error = toolError(await root.callTool({ name: "mint_for_free", arguments: args }));
+    const error = toolError(await root.callTool({ name: "whitelist", arguments: args }));
     expect(error).to.include({ code: http.body.error.code, message: http.body.error.message });
   });
 
   it("a read tool answers from the API", async () => {
     const answer = structured(
-      await root.callTool({ name: "get_collection", arguments: { address: world.collection } }),
+      await root.callTool({ name: "get_collection", arguments: { contractAddress: world.collection } }),
     );
     const http = await world.root.get(`/collections/${world.collection}`);
     expect(http.status, http.text).to.equal(200);
     expect(answer).to.include({ name: http.body.name, symbol: http.body.symbol, totalSupply: http.body.totalSupply });
+  });
+
+  it("arguments are checked against the tool's input schema first: missing, mistyped or unknown is VALIDATION_ERROR naming it; a collection is contractAddress and chain is taken in every tool", async () => {
+    const refused = async (name: string, args: Record<string, unknown>) => {
+      const error = toolError(await root.callTool({ name, arguments: args }));
+      expect(error.code, JSON.stringify(error)).to.equal("VALIDATION_ERROR");
+      return error;
+    };
+    // Missing: named, and no route ran (not the route's METHOD_NOT_ALLOWED for /collections/).
+    expect((await refused("get_collection", {})).message).to.include("contractAddress");
+    // The read tools' old name for it is an unknown argument.
+    expect((await refused("get_collection", { address: world.collection })).message).to.include("address");
+    const mistyped = await refused("list_holders", { contractAddress: world.collection, limit: "ten" });
+    expect(mistyped.message).to.include("limit");
+    const before = await world.supply();
+    const unknown = await refused("mint_for_free", {
+      contractAddress: world.collection,
+      from: "treasury",
+      mintAmount: 1,
+      colour: "red",
+    });
+    expect(unknown.message).to.include("colour");
+    expect(await world.supply()).to.equal(before);
+
+    const { tools } = await root.listTools();
+    for (const name of [
+      "get_collection",
+      "list_holders",
+      "get_token",
+      "get_holdings",
+      "list_operations",
+      "mint_for_free",
+    ]) {
+      const properties = Object.keys((tools.find((t) => t.name === name)!.inputSchema.properties ?? {}) as object);
+      expect(properties, name).to.include.members(["contractAddress", "chain"]);
+      expect(properties, name).not.to.include("address");
+    }
+    const onChain = structured(
+      await root.callTool({ name: "list_holders", arguments: { contractAddress: world.collection, chain: 31337 } }),
+    );
+    expect(onChain.chainId).to.equal("31337");
+    const elsewhere = toolError(
+      await root.callTool({
+        name: "get_collection",
+        arguments: { contractAddress: world.collection, chain: "nowhere" },
+      }),
+    );
+    expect(elsewhere.code).to.equal("CHAIN_NOT_FOUND");
   });
 
   it("plan, then commit: the plan sends nothing, the commit mints once, a repeat mints nothing more, other arguments are refused", async () => {
@@ -292,7 +340,7 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
       const [l1, l2] = await Promise.all([old.listTools(), root.listTools()]);
       expect(l1.tools).to.deep.equal(l2.tools);
       const answer = structured(
-        await old.callTool({ name: "get_collection", arguments: { address: world.collection } }),
+        await old.callTool({ name: "get_collection", arguments: { contractAddress: world.collection } }),
       );
       expect(answer.address ?? answer.name).to.be.a("string");
       expect(toolError(await old.callTool({ name: "get_operation", arguments: { operationId: "x" } })).code).to.equal(
@@ -323,7 +371,7 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
       expect(viaStdio.tools.map((t) => t.name)).to.deep.equal(viaHttp.tools.map((t) => t.name));
       expect(viaStdio.tools.map((t) => t.inputSchema)).to.deep.equal(viaHttp.tools.map((t) => t.inputSchema));
       const answer = structured(
-        await client.callTool({ name: "get_collection", arguments: { address: world.collection } }),
+        await client.callTool({ name: "get_collection", arguments: { contractAddress: world.collection } }),
       );
       expect(answer.symbol).to.be.a("string");
     } finally {

@@ -143,6 +143,56 @@ describe("RPC failover: the transport's rules (two URLs, one chain)", function (
     expect(transport.states()[0].status).to.equal("ok");
   });
 
+  describe("when the only URL in use stops answering", function () {
+    // Cooldowns and rechecks far longer than the test: only the read itself can bring the first URL back.
+    const patient = () => {
+      transport.close();
+      transport = new FailoverTransport([first.url, second.url], {
+        timeoutMs: TIMEOUT_MS,
+        maxLagBlocks: 5,
+        cooldownMs: 60_000,
+        behindRecheckMs: 60_000,
+      });
+    };
+
+    it("asks a URL in its cooldown at once, before the read fails, and reads from it once it answers", async function () {
+      patient();
+      first.mode = "502";
+      await transport.send(call("eth_chainId"));
+      expect(transport.states().map((u) => u.status)).to.deep.equal(["down", "ok"]);
+      first.mode = "forward"; // back, though its cooldown has a minute to run
+      second.mode = "hang";
+      const answer = (await transport.send(call("eth_chainId"))) as Answer;
+      expect(answer.result).to.equal("0x7a69");
+      expect(transport.states().map((u) => u.status)).to.deep.equal(["ok", "down"]);
+    });
+
+    it("asks a URL marked behind its head at once, and reads from it when it has caught up", async function () {
+      patient();
+      await transport.send(call("eth_blockNumber")); // the chain's head, from the first URL
+      first.retarget(lagging.rpcUrl);
+      await transport.send(call("eth_blockNumber"));
+      expect(transport.states()[0].status).to.equal("behind");
+      first.retarget(node.rpcUrl); // caught up; its recheck is a minute away
+      second.mode = "hang";
+      const answer = (await transport.send(call("eth_blockNumber"))) as Answer;
+      expect(Number(BigInt(answer.result as string))).to.equal(await control.blockNumber());
+      expect(transport.states().map((u) => u.status)).to.deep.equal(["ok", "down"]);
+    });
+
+    it("still never answers from a URL that is behind", async function () {
+      patient();
+      await transport.send(call("eth_blockNumber"));
+      first.retarget(lagging.rpcUrl);
+      await transport.send(call("eth_blockNumber"));
+      second.mode = "hang";
+      let failed: unknown;
+      await transport.send(call("eth_blockNumber")).catch((err: unknown) => (failed = err));
+      expect(failed, "a lagging node's head is no answer").to.not.equal(undefined);
+      expect(transport.states()[0].status).to.equal("behind");
+    });
+  });
+
   it("answers a block a URL lacks, at a height another URL has shown, from that other URL", async function () {
     await transport.send(call("eth_blockNumber"));
     first.answerWith("eth_getBlockByNumber", { result: null });

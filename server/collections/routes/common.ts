@@ -3,6 +3,9 @@ import { getAddress } from "ethers";
 import { z } from "zod";
 import type { AccessControl } from "../../access";
 import type { ChainClient } from "../../chain/chain-client";
+import type { KnownHead } from "../../chain/chain-liveness";
+import { chainStatus } from "../../chains/known-head";
+import { chainField } from "../../chains/registry";
 import type { SqlExecutor } from "../../db";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
@@ -33,6 +36,9 @@ export const READ_ACCESS = {
 
 export const CollectionPath = z.object({ address: address("address") });
 
+/** `?chain=`: the chain of the collection (required when several chains are configured). */
+export const ChainQuery = z.object({ chain: chainField });
+
 /** `?minBlock=`: the block the answer must reflect at least (read-your-writes after a write's blockNumber). */
 export const minBlock = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().openapi({
   description:
@@ -43,6 +49,9 @@ export const minBlock = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEG
 export const limit = (fallback: number, max: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 
 export const cursorParam = z.string().max(200).optional().openapi({ description: "The `cursor` of the previous page" });
+
+/** The chain a collection answer is about: a collection is (chain, address). */
+export const chainId = decimal.openapi({ description: "The chain's id, a decimal string", example: "31337" });
 
 export const blockNumber = z.number().int().openapi({ description: "The block the answer reflects", example: 12 });
 
@@ -72,12 +81,12 @@ export function decodeCursor<T>(cursor: string | undefined, schema: z.ZodType<T>
  * COLLECTION_NOT_FOUND when the index does not follow it, 503 INDEX_BEHIND when it has not started
  * or does not reach `minBlock` within 5 s. `read` runs on that snapshot.
  */
-export async function readIndexed<T>(
+export async function readIndexed<T extends object>(
   deps: CollectionRouteDeps,
   at: string,
   minBlock: number | undefined,
   read: (db: SqlExecutor, record: CollectionRecord & { indexedBlock: number }) => Promise<T>,
-): Promise<T> {
+): Promise<{ chainId: string; chainStatus?: "down" } & T> {
   const found = await deps.index.find(at);
   if (!found) throw notFound(at);
   if (minBlock !== undefined) await deps.index.atBlock(found, minBlock);
@@ -86,7 +95,13 @@ export async function readIndexed<T>(
     if (!record) throw notFound(at);
     if (record.indexedBlock === null)
       throw new ApiError("INDEX_BEHIND", `The index of ${at} has not started yet`, undefined, { "Retry-After": "1" });
-    return read(db, record as CollectionRecord & { indexedBlock: number });
+    const answer = await read(db, record as CollectionRecord & { indexedBlock: number });
+    // Nothing here asks the chain; while it is known down, the answer says so.
+    return {
+      chainId: record.chainId,
+      ...answer,
+      ...(deps.chain.liveness.down ? { chainStatus: "down" as const } : {}),
+    };
   });
 }
 
@@ -102,6 +117,7 @@ export const checksummed = (lower: string) => getAddress(lower);
 
 export const CollectionView = z
   .object({
+    chainId,
     address: z.string(),
     name: z.string().nullable(),
     symbol: z.string().nullable(),
@@ -111,11 +127,14 @@ export const CollectionView = z
     indexedBlock: z.number().int().nullable().openapi({ description: "The block the index reflects" }),
     chainHead: z.number().int().nullable(),
     blockNumber: blockNumber.nullable(),
+    chainStatus,
   })
   .openapi("Collection");
 
-export function collectionView(record: CollectionRecord, chainHead: number | null) {
+/** A collection as answered: `head` is the chain's (the last one known, and chainStatus down, while it does not answer). */
+export function collectionView(record: CollectionRecord, head: KnownHead) {
   return {
+    chainId: record.chainId,
     address: checksummed(record.address),
     name: record.name,
     symbol: record.symbol,
@@ -123,8 +142,9 @@ export function collectionView(record: CollectionRecord, chainHead: number | nul
     holders: Number(record.holders),
     deployedBlock: record.deployedBlock,
     indexedBlock: record.indexedBlock,
-    chainHead,
+    chainHead: head.blockNumber,
     blockNumber: record.indexedBlock,
+    ...(head.down ? { chainStatus: "down" as const } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
-import { z } from "zod";
 import { parseInput } from "../../http/validation";
 import {
+  ChainQuery,
   CollectionPath,
   CollectionView,
   OPEN_SECURITY,
@@ -12,7 +12,7 @@ import {
   type CollectionRoute,
 } from "./common";
 
-const Query = z.object({ minBlock });
+const Query = ChainQuery.extend({ minBlock });
 
 /** GET /collections/{address}: name, symbol, supply, holders, and where the index stands against the chain. */
 export const getCollectionRoute: CollectionRoute = {
@@ -23,8 +23,11 @@ export const getCollectionRoute: CollectionRoute = {
       const found = await deps.index.find(address);
       if (!found) throw notFound(address);
       if (query.minBlock !== undefined) await deps.index.atBlock(found, query.minBlock);
-      const record = await deps.index.withMetadata((await deps.index.find(address)) ?? found);
-      ctx.body = collectionView(record, await deps.index.head());
+      const head = await deps.chain.liveness.now();
+      const latest = (await deps.index.find(address)) ?? found;
+      // A chain that is down is not asked the name it lacks: the store answers alone, at once.
+      const record = head.down ? latest : await deps.index.withMetadata(latest);
+      ctx.body = collectionView(record, head);
     });
   },
   document(registry) {

@@ -4,9 +4,11 @@ import { parseInput } from "../../http/validation";
 import { address, decimal, uint } from "../../nft/fields";
 import { ZERO_ADDRESS } from "../store";
 import {
+  ChainQuery,
   OPEN_SECURITY,
   READ_ACCESS,
   blockNumber,
+  chainId,
   checksummed,
   cursorParam,
   decodeCursor,
@@ -17,10 +19,11 @@ import {
   readIndexed,
   type CollectionRoute,
 } from "./common";
+import { chainStatus } from "../../chains/known-head";
 import { errorResponse } from "../../http/openapi";
 
 const Path = z.object({ address: address("address"), tokenId: uint("tokenId") });
-const Query = z.object({ limit: limit(100, 1000), cursor: cursorParam, minBlock });
+const Query = ChainQuery.extend({ limit: limit(100, 1000), cursor: cursorParam, minBlock });
 const After = z.object({ b: z.number().int().min(0), i: z.number().int().min(0) });
 
 const Transfer = z.object({
@@ -33,6 +36,7 @@ const Transfer = z.object({
 
 const TokenView = z
   .object({
+    chainId,
     tokenId: decimal,
     owner: z.string().nullable().openapi({ description: "null once burned" }),
     burned: z.boolean(),
@@ -40,6 +44,7 @@ const TokenView = z
     transfers: z.array(Transfer).openapi({ description: "Oldest first; paged with `cursor`" }),
     cursor: z.string().optional(),
     blockNumber,
+    chainStatus,
   })
   .openapi("CollectionToken");
 

@@ -7,9 +7,11 @@ import { address, decimal } from "../../nft/fields";
 import { errorResponse } from "../../http/openapi";
 import { WalletLabel } from "../../wallets/routes/schemas";
 import {
+  ChainQuery,
   OPEN_SECURITY,
   READ_ACCESS,
   blockNumber,
+  chainId,
   cursorParam,
   decodeCursor,
   encodeCursor,
@@ -20,6 +22,7 @@ import {
   type CollectionRoute,
   type CollectionRouteDeps,
 } from "./common";
+import { chainStatus } from "../../chains/known-head";
 
 const Path = z.object({
   address: address("address"),
@@ -28,16 +31,18 @@ const Path = z.object({
     example: "treasury",
   }),
 });
-const Query = z.object({ limit: limit(1000, 10_000), cursor: cursorParam, minBlock });
+const Query = ChainQuery.extend({ limit: limit(1000, 10_000), cursor: cursorParam, minBlock });
 const After = z.object({ t: z.string().regex(/^\d{1,78}$/) });
 
 const WalletView = z
   .object({
+    chainId,
     owner: z.string(),
     balance: decimal.openapi({ description: "How many tokens it holds" }),
     tokenIds: z.array(decimal).openapi({ description: "Ascending; paged with `cursor`" }),
     cursor: z.string().optional(),
     blockNumber,
+    chainStatus,
   })
   .openapi("CollectionWallet");
 

@@ -2,10 +2,12 @@ import { z } from "zod";
 import { parseInput } from "../../http/validation";
 import { decimal } from "../../nft/fields";
 import {
+  ChainQuery,
   CollectionPath,
   OPEN_SECURITY,
   READ_ACCESS,
   blockNumber,
+  chainId,
   checksummed,
   cursorParam,
   decodeCursor,
@@ -16,19 +18,22 @@ import {
   readIndexed,
   type CollectionRoute,
 } from "./common";
+import { chainStatus } from "../../chains/known-head";
 
-const Query = z.object({ limit: limit(100, 1000), cursor: cursorParam, minBlock });
+const Query = ChainQuery.extend({ limit: limit(100, 1000), cursor: cursorParam, minBlock });
 /** Where a page ended: the last holder's count and address. */
 const After = z.object({ t: z.string().regex(/^\d{1,78}$/), o: z.string().regex(/^0x[0-9a-f]{40}$/) });
 
 const OwnersPage = z
   .object({
+    chainId,
     owners: z.array(z.object({ address: z.string(), tokens: decimal })),
     cursor: z
       .string()
       .optional()
       .openapi({ description: "Present when there may be more: pass it to get the next page" }),
     blockNumber,
+    chainStatus,
   })
   .openapi("CollectionOwners");
 

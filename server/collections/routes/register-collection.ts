@@ -4,12 +4,14 @@ import { readJsonBody } from "../../http/json-body";
 import { errorResponse } from "../../http/openapi";
 import { parseBody } from "../../http/validation";
 import type { AccessPrincipal } from "../../access";
+import { chainField } from "../../chains/registry";
 import { address } from "../../nft/fields";
 import { CollectionView, collectionView, type CollectionRoute } from "./common";
 
 const Body = z
   .object({
     address: address("address"),
+    chain: chainField,
     fromBlock: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().openapi({
       description: "Where its logs start (its deployment block); looked up on the chain when unset",
       example: 123,
@@ -48,7 +50,7 @@ export const registerCollectionRoute: CollectionRoute = {
       const { record, created } = registered;
       ctx.status = created ? 201 : 200;
       // Its name and symbol, as GET answers them: a new row has neither until the indexer reads them.
-      ctx.body = collectionView(await deps.index.withMetadata(record), await deps.index.head());
+      ctx.body = collectionView(await deps.index.withMetadata(record), await deps.chain.liveness.now());
     });
   },
   document(registry) {

@@ -83,6 +83,8 @@ export function chainsOfKey(ctx: Context, deps: WalletRouteDeps): readonly Route
 
 /** The chain-side facts of `addresses` on one chain: balances and nonces (one JSON-RPC batch), unfinished operations, today's spend. */
 async function chainFacts(addresses: string[], unit: RoutedChain, deps: WalletRouteDeps) {
+  // A chain known to be down is not waited on: the callers answer the store's facts alone, at once.
+  if (unit.client.liveness.down) throw new ApiError("CHAIN_UNAVAILABLE", "The chain does not answer now");
   const [answers, unfinished, spent] = await Promise.all([
     unit.client.rpc
       .batch(
@@ -128,11 +130,12 @@ export async function walletViews(
 ): Promise<z.infer<typeof WalletView>[]> {
   if (wallets.length === 0) return [];
   if (!unit) return wallets.map((wallet) => createdView(wallet));
-  const facts = await chainFacts(
-    wallets.map((w) => w.address),
-    unit,
-    deps,
-  );
+  const addresses = wallets.map((w) => w.address);
+  const facts = await chainFacts(addresses, unit, deps).catch(async (err: unknown) => {
+    if (!(err instanceof ApiError) || err.code !== "CHAIN_UNAVAILABLE") throw err;
+    return undefined;
+  });
+  if (!facts) return storeViews(wallets, addresses, unit, deps);
   return wallets.map((wallet, i) => {
     const { spentToday, ...fact } = facts[i];
     return {
@@ -142,6 +145,26 @@ export async function walletViews(
       policy: policyOf(wallet, unit.id, spentToday),
     };
   });
+}
+
+/** The wallets on a chain that does not answer: what the store knows (no balance, no nonce), chainStatus down. */
+async function storeViews(
+  wallets: WalletRecord[],
+  addresses: string[],
+  unit: RoutedChain,
+  deps: WalletRouteDeps,
+): Promise<z.infer<typeof WalletView>[]> {
+  const [unfinished, spent] = await Promise.all([
+    deps.wallets.store.unfinished(unit.id, addresses),
+    deps.wallets.store.spentOn(addresses, unit.id, utcDay(new Date())),
+  ]);
+  return wallets.map((wallet) => ({
+    ...createdView(wallet),
+    chainId: unit.id,
+    unfinishedOperations: unfinished.get(wallet.address)?.count ?? 0,
+    policy: policyOf(wallet, unit.id, spent.get(wallet.address) ?? 0n),
+    chainStatus: "down" as const,
+  }));
 }
 
 /**
@@ -183,6 +206,7 @@ export async function walletOnChains(
           unfinished: unfinished.get(wallet.address)?.count ?? 0,
           spentToday: (spent.get(wallet.address) ?? 0n).toString(),
           ...limits,
+          chainStatus: "down" as const,
         };
       }
     }),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { chainStatus } from "../../chains/known-head";
 import { chainField } from "../../chains/registry";
 import { address, decimal, privateKey, uint } from "../../nft/fields";
 
@@ -95,6 +96,7 @@ export const WalletView = CreatedWallet.extend({
     .optional()
     .openapi({ description: "operations of the wallet still queued or sent" }),
   policy: WalletPolicy.optional(),
+  chainStatus,
 }).openapi("Wallet");
 
 /** One wallet on one chain; balance and nextNonce are null while the chain does not answer. */
@@ -107,6 +109,7 @@ export const WalletOnChain = z
     spentToday: decimal,
     dailySpendLimit: decimal.nullable(),
     lowBalance: decimal.nullable(),
+    chainStatus,
   })
   .openapi("WalletOnChain");
 
