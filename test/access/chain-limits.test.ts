@@ -75,6 +75,8 @@ const NOT_CHAIN_DATA: Record<string, string> = {
 /** MCP tools walked apart: why. */
 const TOOLS_NOT_WALKED: Record<string, string> = {
   get_operation: "the id names its chain: another chain's is OPERATION_NOT_FOUND (as GET /nft/operations/{id})",
+  get_job: "the id names its chain: another chain's is JOB_NOT_FOUND (as GET /jobs/{id}); takes no chain",
+  cancel_job: "the id names its chain: another chain's is JOB_NOT_FOUND (as POST /jobs/{id}/cancel); takes no chain",
 };
 
 describe("access keys and chains: a key limited to one chain never reaches another", function () {
@@ -372,6 +374,8 @@ describe("access keys and chains: a key limited to one chain never reaches anoth
       expect(tools.map((t) => t.name)).to.include("create_job");
       for (const tool of tools) {
         if (tool.name in TOOLS_NOT_WALKED) continue;
+        // Every other tool acts on one chain, so it takes `chain` (API.md, "MCP").
+        expect((tool.inputSchema as Schema).properties, tool.name).to.have.property("chain");
         const args = { ...sampleArguments(tool.inputSchema as Schema), chain: "beta" };
         let answer = await client.callTool({ name: tool.name, arguments: args });
         // A plan that needs no route (a voucher is a signature): its commit is refused.
@@ -436,7 +440,8 @@ function sample(name: string, schema: Schema): unknown {
   if (name === "from") return "shop";
   if (type === "string") {
     if (/address|owner|account|^to$/i.test(name) || schema.pattern?.includes("40")) return A_COLLECTION;
-    if (/id$/i.test(name)) return randomUUID();
+    // An operation's or a job's id is a UUID; a token id is a decimal.
+    if (/id$/i.test(name) && !/tokenId$/i.test(name)) return randomUUID();
     return "1";
   }
   if (type === "integer" || type === "number") return Math.max(1, schema.minimum ?? 1);
