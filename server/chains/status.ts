@@ -4,7 +4,15 @@ import type { RpcUrlState } from "../chain/rpc-failover";
 import type { Rpc } from "../chain/rpc";
 import type { AccessControl, AccessDeclaration } from "../access";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
-import type { ChainRegistry } from "./registry";
+import type { ChainClient } from "../chain/chain-client";
+import type { ChainRegistry, RegisteredChain } from "./registry";
+
+/** What /health and GET /chains read of a chain's unit. */
+export interface StatusChain extends RegisteredChain {
+  readonly client: ChainClient;
+  /** Each RPC URL's state (the failover transport's); unset for the embedded chain. */
+  readonly rpcUrls?: () => RpcUrlState[];
+}
 
 /** What /health and GET /chains say of one chain. */
 export interface ChainStatus {
@@ -20,7 +28,7 @@ export interface ChainStatus {
  * Every chain asked at once, each on its own: a chain that does not answer is `down` and holds
  * the others up no longer than its own RPC timeout.
  */
-export async function chainStatuses(chains: ChainRegistry, withFinalized = false): Promise<ChainStatus[]> {
+export async function chainStatuses(chains: ChainRegistry<StatusChain>, withFinalized = false): Promise<ChainStatus[]> {
   return Promise.all(
     chains.units.map(async (unit) => {
       const [head, finalized] = await Promise.allSettled([
@@ -71,7 +79,7 @@ export const ChainStatusView = z
 const CHAINS_ACCESS: AccessDeclaration = { key: "open" };
 
 /** GET /chains: the configured chains, each with its head, finalized block and URLs (masked). */
-export function mountChainsRoute(router: Router, chains: ChainRegistry, access: AccessControl): void {
+export function mountChainsRoute(router: Router, chains: ChainRegistry<StatusChain>, access: AccessControl): void {
   router.get("/chains", access.require(CHAINS_ACCESS), async (ctx) => {
     ctx.body = { chains: await chainStatuses(chains, true) };
   });

@@ -10,7 +10,7 @@ import type { SqlExecutor } from "../db";
 import { ApiError } from "../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
 import { parseInput } from "../http/validation";
-import { address, decimal } from "../nft/fields";
+import { address, decimal } from "../http/fields";
 import type { DropsDeps } from "../nft/route";
 import { voucherJson } from "./voucher";
 

@@ -11,7 +11,7 @@ import { ApiError } from "../http/errors";
 import { readJsonBody } from "../http/json-body";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
 import { parseInput } from "../http/validation";
-import { address } from "../nft/fields";
+import { address } from "../http/fields";
 import type { MetadataDeps } from "./deps";
 import { METADATA_BODY_LIMIT, MetadataDocument, PutMetadataBody, checkUpload } from "./documents";
 import { revealedDocumentId } from "./provenance";

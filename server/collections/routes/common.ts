@@ -5,11 +5,11 @@ import type { AccessControl } from "../../access";
 import type { ChainClient } from "../../chain/chain-client";
 import type { KnownHead } from "../../chain/chain-liveness";
 import { chainStatus } from "../../chains/known-head";
-import { chainField } from "../../chains/registry";
+import { chainField } from "../../http/fields";
 import type { SqlExecutor } from "../../db";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { address, decimal } from "../../nft/fields";
+import { address, decimal } from "../../http/fields";
 import type { CollectionIndex } from "../collection-index";
 import type { CollectionRecord } from "../store";
 
