@@ -16,7 +16,7 @@ import {
   type TransactionEngine,
   type WriteAnswer,
 } from "../engine";
-import { currentVia } from "../mcp/trace";
+import { currentVia } from "../http/tool-call";
 import type { OpenAPIRegistry } from "../http/openapi";
 import { readJsonBody } from "../http/json-body";
 import { parseBody } from "../http/validation";

@@ -7,7 +7,7 @@ import type { AccessPrincipal } from "../../access";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
-import { currentVia } from "../../mcp/trace";
+import { currentVia } from "../../http/tool-call";
 import { address } from "../../http/fields";
 import { from } from "../../nft/fields";
 import { ROOT_KEY_ID } from "../../nft";
