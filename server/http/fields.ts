@@ -73,3 +73,9 @@ export const chainField = z
       "The chain, by id (a number or decimal string) or name (GET /chains lists them); required when several chains are configured",
     example: "31337",
   });
+
+/** `?chain=` alone: a read's query on a route of one chain. */
+export const ChainQuery = z.object({ chain: chainField });
+
+/** Open routes: an access key only with REQUIRE_ACCESS_KEY=true. */
+export const OPEN_SECURITY: Array<Record<string, string[]>> = [{}, { AccessKey: [] }];

@@ -6,7 +6,7 @@ import type { AccessControl, AccessPrincipal } from "../access";
 import { allows } from "../access/principal";
 import type { ChainClient } from "../chain/chain-client";
 import type { CollectionIndex } from "../collections";
-import { ChainQuery, OPEN_SECURITY } from "../collections/routes/common";
+import { ChainQuery, OPEN_SECURITY } from "../http/fields";
 import { ApiError } from "../http/errors";
 import { readJsonBody } from "../http/json-body";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";

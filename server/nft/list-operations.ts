@@ -5,7 +5,7 @@ import { chainField } from "../http/fields";
 import type { ChainClient } from "../chain/chain-client";
 import type { ChainRegistry, RegisteredChain } from "../chains/registry";
 import { chainStatus, headView } from "../chains/known-head";
-import { decodeCursor, encodeCursor } from "../collections/routes/common";
+import { decodeOpaqueCursor as decodeCursor, encodeOpaqueCursor as encodeCursor } from "../http/paging";
 import { OperationView, operationView } from "../engine";
 import type { OperationList, OperationReader } from "../engine/operation-list";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";

@@ -66,4 +66,3 @@ function once<T>(build: () => T): () => T {
   let built: { value: T } | undefined;
   return () => (built ??= { value: build() }).value;
 }
-
