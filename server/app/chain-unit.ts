@@ -28,7 +28,7 @@ import {
 import type { ChainMetrics, ServiceMetrics, RpcObserver } from "../metrics/metrics";
 import { openMetadata, type CarCache, type MetadataDeps, type PublicRateLimit } from "../metadata";
 import { OPERATION_KINDS } from "../nft";
-import type { DropsDeps } from "../nft/route";
+import type { DropsDeps } from "../drops/deps";
 import { LowBalanceWatcher, type Wallets } from "../wallets";
 import { emitEvents, eventWanted } from "../webhooks";
 import { chainNameOf, type ChainSpec } from "../chains/spec";

@@ -20,7 +20,7 @@ import { createDropsRouter } from "../drops/routes";
 import { createMcpRouter } from "../mcp/http";
 import { createNftRouter } from "../nft";
 import { createMetadataRouter, type MetadataDeps } from "../metadata";
-import type { DropsDeps } from "../nft/route";
+import type { DropsDeps } from "../drops/deps";
 import { createUserRouter, type UserStore } from "../users";
 import { createWebhookRouter, type WebhookRouteDeps } from "../webhooks";
 import { createWalletRouter, type Wallets } from "../wallets";

@@ -11,7 +11,7 @@ import { ApiError } from "../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
 import { parseInput } from "../http/validation";
 import { address, decimal } from "../http/fields";
-import type { DropsDeps } from "../nft/route";
+import type { DropsDeps } from "./deps";
 import { voucherJson } from "./voucher";
 
 export interface DropsRouteDeps {

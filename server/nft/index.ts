@@ -4,6 +4,7 @@ import type { AccessControl, AccessPrincipal } from "../access";
 import type { ChainClient } from "../chain/chain-client";
 import type { ChainRegistry, RegisteredChain } from "../chains/registry";
 import type { CollectionIndex } from "../collections";
+import type { DropsDeps } from "../drops/deps";
 import type { MetadataDeps } from "../metadata/deps";
 import type { OperationList } from "../engine/operation-list";
 import type { HeldWallets } from "../signers/signer";
@@ -37,7 +38,6 @@ import { mountOperationRoute, registerOperationOpenApi } from "./operations";
 import {
   IdempotencyHeaders,
   openApiResponses,
-  type DropsDeps,
   type NftDeps,
   type NftRoute,
   type WritePlan,
