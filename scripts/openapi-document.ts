@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { openApiDocuments } from "../server/service-app";
+import { openApiDocuments } from "../server/openapi/documents";
 
 /** The text of docs/openapi.json: the document as JSON, two-space indented, ending with a newline. */
 export function openApiText(): string {

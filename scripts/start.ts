@@ -6,7 +6,7 @@
  * the contracts were never compiled) and nothing is deployed.
  */
 import { collectionArtifactAvailable } from "../server/chain/collection";
-import { loadConfigOrExit, runService, serviceLogger } from "../server/runtime/run";
+import { loadConfigOrExit, runService, serviceLogger } from "../server/app/run";
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();

@@ -3,7 +3,7 @@
  * API_KEY) set. Production dependencies only: no Hardhat, no TypeScript, no `artifacts/` (the
  * collection's ABI and bytecode are built into dist/). `npm start` is the development entry.
  */
-import { loadConfigOrExit, runService, serviceLogger } from "./runtime/run";
+import { loadConfigOrExit, runService, serviceLogger } from "./app/run";
 
 const config = loadConfigOrExit();
 if (!config.rpcUrl && !config.chains) {

@@ -7,7 +7,6 @@
  * and audit events belong to no chain and are never touched here.
  */
 import { toQuantity } from "ethers";
-import { KEPT_BLOCK_HASHES } from "../collections/store";
 import type { SqlDriver } from "../db";
 import type { Logger } from "../http/logger";
 import type { Rpc } from "./rpc";
@@ -15,8 +14,8 @@ import type { Rpc } from "./rpc";
 /** The command that clears a chain's data from the store, as start failures name it. */
 export const FORGET_CHAIN_COMMAND = "npm run store:forget-chain";
 
-/** Blocks this deep are the store's chain for good: the index undoes reorgs up to here, no deeper. */
-export const REORG_REACH = KEPT_BLOCK_HASHES;
+/** Blocks this deep are the store's chain for good: the index undoes reorgs up to here, no deeper (its KEPT_BLOCK_HASHES). */
+export const REORG_REACH = 256;
 
 /** How often a running service moves the anchor up with the chain. */
 const RECORD_EVERY_MS = 30_000;

@@ -3,7 +3,7 @@ import type { Context, Middleware } from "koa";
 import { ApiError } from "../http/errors";
 import { readJsonBody } from "../http/json-body";
 import type { AccessControl, AccessDeclaration } from "../access";
-import type { ChainRegistry, RoutedChain } from "./registry";
+import type { ChainRegistry, RegisteredChain } from "./registry";
 
 /** The largest body a dispatched route reads (POST /jobs): the chain is read from it before the route reads it again. */
 const LARGEST_BODY = "10mb";
@@ -19,7 +19,7 @@ const LARGEST_BODY = "10mb";
  * checked against the key's chains, and only then is a body read (the chain it names is checked
  * before the route sees it). So 401 and a chain's 403 come before a byte of the body is read.
  */
-export function chainDispatcher<Unit extends RoutedChain>(
+export function chainDispatcher<Unit extends RegisteredChain>(
   chains: ChainRegistry<Unit>,
   prefixes: string[],
   build: (unit: Unit) => Router,
@@ -67,7 +67,7 @@ async function admitAny(
   }
 }
 
-async function unitOf<Unit extends RoutedChain>(
+async function unitOf<Unit extends RegisteredChain>(
   ctx: Context,
   chains: ChainRegistry<Unit>,
   withoutChain: ((ctx: Context) => Unit | undefined) | undefined,

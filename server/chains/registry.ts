@@ -1,31 +1,10 @@
-import type { ChainClient } from "../chain/chain-client";
-import type { RpcUrlState } from "../chain/rpc-failover";
-import type { CollectionIndex } from "../collections";
-import type { TransactionEngine } from "../engine";
-import { z } from "zod";
 import { ApiError } from "../http/errors";
-import "../http/openapi";
-import type { JobPlanner, JobRunner } from "../jobs";
-import type { MetadataDeps } from "../metadata/deps";
-import type { DropsDeps } from "../nft/route";
 
-/** What the routes use of a chain's unit (a test may route to a client and an engine alone). */
-export interface RoutedChain {
+/** What the registry knows of a unit: how a request names it. What else a unit has is its users' business. */
+export interface RegisteredChain {
   /** The chain id as a decimal string. */
   readonly id: string;
-  readonly chainId: bigint;
   readonly name: string;
-  readonly client: ChainClient;
-  readonly engine: TransactionEngine;
-  readonly collections?: CollectionIndex;
-  readonly drops?: DropsDeps;
-  readonly jobs?: { runner: JobRunner; planner: JobPlanner };
-  /** Hosted metadata and the tokenURI cache; unset = no metadata routes. */
-  readonly metadata?: MetadataDeps;
-  /** Each RPC URL's state (the failover transport's); unset for the embedded chain. */
-  readonly rpcUrls?: () => RpcUrlState[];
-  /** How many RPC URLs the chain has (0 for the embedded chain). */
-  readonly urlCount?: number;
 }
 
 /** A chain's value in a request: its id (a number or a decimal string) or its name. */
@@ -35,7 +14,7 @@ export type ChainName = string | number;
  * The configured chains, by id and by name: routes look the chain of a request up here, once.
  * With one chain configured a request may leave the chain out; with several it must name one.
  */
-export class ChainRegistry<Unit extends RoutedChain = RoutedChain> {
+export class ChainRegistry<Unit extends RegisteredChain = RegisteredChain> {
   private readonly byKey = new Map<string, Unit>();
 
   constructor(readonly units: readonly Unit[]) {
@@ -83,13 +62,3 @@ export class ChainRegistry<Unit extends RoutedChain = RoutedChain> {
     return unit;
   }
 }
-
-/** A request's `chain` (body) or `?chain=` (query): an id or a name; the registry checks it. */
-export const chainField = z
-  .union([z.string().min(1).max(100), z.number().int().nonnegative()])
-  .optional()
-  .openapi({
-    description:
-      "The chain, by id (a number or decimal string) or name (GET /chains lists them); required when several chains are configured",
-    example: "31337",
-  });

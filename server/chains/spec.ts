@@ -1,18 +1,7 @@
+import type { ChainSpec } from "../config/chains-config";
 import type { Config } from "../config/config";
 
-/** What the configuration says of one chain (CHAINS, or RPC_URL / the embedded chain as the one-chain form). */
-export interface ChainSpec {
-  /** The chain id CHAINS names; unset for RPC_URL and the embedded chain, whose id the node tells. */
-  id?: bigint;
-  /** Lowercase letters, digits and `-`; unset = `chain-<id>` (`local` for the embedded chain). */
-  name?: string;
-  /** The chain's JSON-RPC URLs, in the order they are tried; empty for the embedded chain. */
-  rpcUrls: string[];
-  confirmations: number;
-  finalityBlocks: number;
-  txResendBlocks: number;
-  maxFeePerGas?: bigint;
-}
+export type { ChainSpec };
 
 /** The name of the embedded chain (npm start with neither CHAINS nor RPC_URL). */
 export const EMBEDDED_CHAIN_NAME = "local";

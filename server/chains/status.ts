@@ -4,23 +4,22 @@ import type { RpcUrlState } from "../chain/rpc-failover";
 import type { Rpc } from "../chain/rpc";
 import type { AccessControl, AccessDeclaration } from "../access";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
-import type { ChainRegistry } from "./registry";
+import type { ChainClient } from "../chain/chain-client";
+import { ChainStatusView, type ChainStatus } from "../http/chain-status-views";
+import type { ChainRegistry, RegisteredChain } from "./registry";
 
-/** What /health and GET /chains say of one chain. */
-export interface ChainStatus {
-  id: string;
-  name: string;
-  status: "ok" | "down";
-  blockNumber?: number;
-  finalizedBlock?: number;
-  rpcUrls: RpcUrlState[];
+/** What /health and GET /chains read of a chain's unit. */
+export interface StatusChain extends RegisteredChain {
+  readonly client: ChainClient;
+  /** Each RPC URL's state (the failover transport's); unset for the embedded chain. */
+  readonly rpcUrls?: () => RpcUrlState[];
 }
 
 /**
  * Every chain asked at once, each on its own: a chain that does not answer is `down` and holds
  * the others up no longer than its own RPC timeout.
  */
-export async function chainStatuses(chains: ChainRegistry, withFinalized = false): Promise<ChainStatus[]> {
+export async function chainStatuses(chains: ChainRegistry<StatusChain>, withFinalized = false): Promise<ChainStatus[]> {
   return Promise.all(
     chains.units.map(async (unit) => {
       const [head, finalized] = await Promise.allSettled([
@@ -47,31 +46,11 @@ async function finalizedBlock(rpc: Rpc): Promise<number | undefined> {
   return block ? Number(BigInt(block.number)) : undefined;
 }
 
-export const RpcUrlStateView = z
-  .object({
-    url: z.string().openapi({ description: "Masked: no path key, no query value, no password" }),
-    status: z.enum(["ok", "down", "behind"]),
-    lastError: z.string().optional(),
-    calls: z.number().int().optional(),
-  })
-  .openapi("RpcUrlState");
-
-export const ChainStatusView = z
-  .object({
-    id: z.string().openapi({ example: "8453" }),
-    name: z.string().openapi({ example: "base" }),
-    status: z.enum(["ok", "down"]),
-    blockNumber: z.number().int().optional().openapi({ description: "The chain's head, when it answers" }),
-    finalizedBlock: z.number().int().optional(),
-    rpcUrls: z.array(RpcUrlStateView).openapi({ description: "Each RPC URL, masked, with its state" }),
-  })
-  .openapi("ChainStatus");
-
 /** Any valid key, and one is needed only where REQUIRE_ACCESS_KEY=true (API.md, "Chains"). */
 const CHAINS_ACCESS: AccessDeclaration = { key: "open" };
 
 /** GET /chains: the configured chains, each with its head, finalized block and URLs (masked). */
-export function mountChainsRoute(router: Router, chains: ChainRegistry, access: AccessControl): void {
+export function mountChainsRoute(router: Router, chains: ChainRegistry<StatusChain>, access: AccessControl): void {
   router.get("/chains", access.require(CHAINS_ACCESS), async (ctx) => {
     ctx.body = { chains: await chainStatuses(chains, true) };
   });

@@ -1,5 +1,6 @@
 import { copyText, isUniqueViolation, type SqlDriver, type SqlExecutor } from "../db";
 import type { BlockHeader } from "../chain/block-feed";
+import { REORG_REACH } from "../chain/store-binding";
 import { insertDropLogs, removeDropLogsAbove, type DropLog } from "./drop-events";
 import {
   finalMetadataUpdates,
@@ -119,7 +120,7 @@ export interface ApplyResult {
 }
 
 /** Block hashes kept below the newest applied block: deeper reorgs than this are not undone. */
-export const KEPT_BLOCK_HASHES = 256;
+export const KEPT_BLOCK_HASHES = REORG_REACH;
 
 interface CollectionRow {
   id: number;

@@ -1,8 +1,21 @@
 import { readFileSync } from "node:fs";
 import { jsonErrorPosition } from "./json-position";
 import { z } from "zod";
-import type { ChainSpec } from "../chains/spec";
-import { ConfigError } from "./config";
+import { ConfigError } from "./config-error";
+
+/** What the configuration says of one chain (CHAINS, or RPC_URL / the embedded chain as the one-chain form). */
+export interface ChainSpec {
+  /** The chain id CHAINS names; unset for RPC_URL and the embedded chain, whose id the node tells. */
+  id?: bigint;
+  /** Lowercase letters, digits and `-`; unset = `chain-<id>` (`local` for the embedded chain). */
+  name?: string;
+  /** The chain's JSON-RPC URLs, in the order they are tried; empty for the embedded chain. */
+  rpcUrls: string[];
+  confirmations: number;
+  finalityBlocks: number;
+  txResendBlocks: number;
+  maxFeePerGas?: bigint;
+}
 
 const ChainEntry = z
   .object({

@@ -1,6 +1,8 @@
 import { z } from "zod";
-import type { ChainSpec } from "../chains/spec";
-import { parseChains } from "./chains-config";
+import { parseChains, type ChainSpec } from "./chains-config";
+import { ConfigError } from "./config-error";
+
+export { ConfigError };
 
 /** The service's configuration, parsed once at start from the environment. */
 export interface Config {
@@ -196,8 +198,6 @@ const EnvSchema = z
       });
     }
   });
-
-export class ConfigError extends Error {}
 
 /** Parses the environment, or throws a ConfigError whose message is one line naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -5,13 +5,13 @@ import type { AccessControl } from "../access";
 import type { ChainClient } from "../chain/chain-client";
 import type { CollectionIndex, CollectionRecord } from "../collections";
 import { allowlistMinted, voucherRedemption } from "../collections/drop-events";
-import { ChainQuery, OPEN_SECURITY } from "../collections/routes/common";
+import { ChainQuery, OPEN_SECURITY } from "../http/fields";
 import type { SqlExecutor } from "../db";
 import { ApiError } from "../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
 import { parseInput } from "../http/validation";
-import { address, decimal } from "../nft/fields";
-import type { DropsDeps } from "../nft/route";
+import { address, decimal } from "../http/fields";
+import type { DropsDeps } from "./deps";
 import { voucherJson } from "./voucher";
 
 export interface DropsRouteDeps {

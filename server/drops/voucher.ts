@@ -1,6 +1,6 @@
 import { TypedDataEncoder, type TypedDataField } from "ethers";
 import { z } from "zod";
-import { address, uint } from "../nft/fields";
+import { address, uint } from "../http/fields";
 
 /** The EIP-712 type the reference contract checks (NFTCollection.mintWithVoucher). */
 export const VOUCHER_TYPES: Record<string, TypedDataField[]> = {

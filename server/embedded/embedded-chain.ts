@@ -12,8 +12,7 @@ import type { JsonRpcServer } from "hardhat/types";
 import { DEFAULT_COLLECTION, deployTransaction } from "../chain/collection";
 import { connectInProcess } from "../chain/in-process-provider";
 import type { Config } from "../config/config";
-import type { RunningService } from "../main";
-import type { ChainSource } from "../runtime/run";
+import type { ChainSource, PreparedService } from "../runtime/chain-source";
 
 /** Hardhat's well-known account #0: public knowledge, for the embedded dev chain only. */
 export const DEV_OWNER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
@@ -64,7 +63,7 @@ function fundingHint(port: number, address: string, wei: bigint): string {
 const ONE_ETHER = 10n ** 18n;
 
 /** The dev chain's reference collection, deployed from account #0 before any request is served. */
-async function deployReference({ chain, collections }: RunningService): Promise<string> {
+async function deployReference({ chain, collections }: PreparedService): Promise<string> {
   const owner = new Wallet(DEV_OWNER_KEY, chain.provider);
   const sent = await owner.sendTransaction(await deployTransaction(DEFAULT_COLLECTION));
   const receipt = await sent.wait();

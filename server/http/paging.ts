@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ApiError } from "./errors";
 import "./openapi";
 
 /**
@@ -69,4 +70,25 @@ export function pageOf<T>(rows: T[], limit: number, positionOf: (row: T) => Posi
   if (rows.length <= limit) return { items: rows };
   const items = rows.slice(0, limit);
   return { items, cursor: encodeCursor(positionOf(items[items.length - 1])) };
+}
+
+/** An opaque page cursor: base64url of JSON. */
+export function encodeOpaqueCursor(value: unknown): string {
+  return Buffer.from(JSON.stringify(value)).toString("base64url");
+}
+
+export function decodeOpaqueCursor<T>(cursor: string | undefined, schema: z.ZodType<T>): T | undefined {
+  if (cursor === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    parsed = undefined;
+  }
+  const result = schema.safeParse(parsed);
+  if (!result.success)
+    throw new ApiError("VALIDATION_ERROR", "cursor must come from a previous page", [
+      { path: "cursor", message: "not a cursor this route gave" },
+    ]);
+  return result.data;
 }

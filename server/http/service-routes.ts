@@ -5,7 +5,7 @@ import Router, { type RouterContext } from "@koa/router";
 // The package's main module loads the whole Swagger UI bundle (about 0.5 CPU-s at every start); this one only finds it.
 import getAbsoluteFSPath from "swagger-ui-dist/absolute-path";
 import { z } from "zod";
-import { ChainStatusView, RpcUrlStateView, type ChainStatus } from "../chains/status";
+import { ChainStatusView, RpcUrlStateView, type ChainStatus } from "./chain-status-views";
 import { ApiError, type ErrorDetail } from "./errors";
 import { errorResponse, type OpenAPIRegistry } from "./openapi";
 import type { RpcUrlState } from "../chain/rpc-failover";

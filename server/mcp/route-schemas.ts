@@ -1,7 +1,7 @@
 import type { RouteConfig } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
 import { OpenAPIRegistry } from "../http/openapi";
-import { registerApiOpenApi } from "../service-app";
+import { registerApiOpenApi } from "../openapi/documents";
 
 /** A route as its OpenAPI registration declares it: the zod schemas its handler parses. */
 export interface RouteSchemas {

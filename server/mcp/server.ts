@@ -7,7 +7,7 @@ import { routeSchemas } from "./route-schemas";
 import { ApiError } from "../http/errors";
 import { parseBody } from "../http/validation";
 import { jsonSchemaOf, passThrough, routeArguments, toolInputOnce, toolOutput, type JsonObjectSchema } from "./schemas";
-import { asTool } from "./trace";
+import { asTool } from "../http/tool-call";
 import { TOOLS, toolScopes, type ToolSpec } from "./tools";
 
 /** The largest tool result, in characters of its JSON (API.md, "MCP"). */

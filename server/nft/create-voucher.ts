@@ -2,7 +2,7 @@ import { hexlify, randomBytes } from "ethers";
 import { z } from "zod";
 import { voucherDomain, voucherJson, voucherTypedData, VOUCHER_TYPES, type Voucher } from "../drops/voucher";
 import { isUniqueViolation } from "../db";
-import { chainField } from "../chains/registry";
+import { chainField } from "../http/fields";
 import { ApiError } from "../http/errors";
 import { address, nftBody, signerFields, uint } from "./fields";
 import { defineRead } from "./route";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { chainField } from "../chains/registry";
+import { chainField } from "../http/fields";
 import { DEFAULT_COLLECTION, deployTransaction } from "../chain/collection";
 import { writeResponseSchema } from "../engine";
 import { address, nftBody, signerFields, uint } from "./fields";

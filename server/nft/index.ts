@@ -1,13 +1,23 @@
 import Router from "@koa/router";
 import type { Context } from "koa";
 import type { AccessControl, AccessPrincipal } from "../access";
-import type { ChainRegistry } from "../chains/registry";
+import type { ChainClient } from "../chain/chain-client";
+import type { ChainRegistry, RegisteredChain } from "../chains/registry";
+import type { CollectionIndex } from "../collections";
+import type { DropsDeps } from "../drops/deps";
+import type { MetadataDeps } from "../metadata/deps";
 import type { OperationList } from "../engine/operation-list";
 import type { HeldWallets } from "../signers/signer";
 import { ApiError, walletNotFound } from "../http/errors";
 import type { TransactionSigner } from "../signers/signer";
-import { fingerprintOf, idempotencyKeyOf, type OperationKind, type WriteAnswer } from "../engine";
-import { currentVia } from "../mcp/trace";
+import {
+  fingerprintOf,
+  idempotencyKeyOf,
+  type OperationKind,
+  type TransactionEngine,
+  type WriteAnswer,
+} from "../engine";
+import { currentVia } from "../http/tool-call";
 import type { OpenAPIRegistry } from "../http/openapi";
 import { readJsonBody } from "../http/json-body";
 import { parseBody } from "../http/validation";
@@ -141,9 +151,18 @@ export function createNftRouter(routerDeps: NftRouterDeps): Router {
   return router;
 }
 
+/** What the /nft routes use of a chain's unit; the index, drops and metadata are optional (a test may route to a client and an engine alone). */
+export interface NftChain extends RegisteredChain {
+  readonly client: ChainClient;
+  readonly engine: TransactionEngine;
+  readonly collections?: CollectionIndex;
+  readonly drops?: DropsDeps;
+  readonly metadata?: MetadataDeps;
+}
+
 /** What the /nft router needs: the chains (each request takes its chain's client, engine, index and drops), and what is shared. */
 export interface NftRouterDeps {
-  chains: ChainRegistry;
+  chains: ChainRegistry<NftChain>;
   access: AccessControl;
   wallets?: HeldWallets;
   operationList?: OperationList;

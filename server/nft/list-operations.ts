@@ -1,9 +1,11 @@
 import type Router from "@koa/router";
 import { z } from "zod";
 import type { AccessControl, AccessPrincipal } from "../access";
-import { chainField, type ChainRegistry } from "../chains/registry";
+import { chainField } from "../http/fields";
+import type { ChainClient } from "../chain/chain-client";
+import type { ChainRegistry, RegisteredChain } from "../chains/registry";
 import { chainStatus, headView } from "../chains/known-head";
-import { decodeCursor, encodeCursor } from "../collections/routes/common";
+import { decodeOpaqueCursor as decodeCursor, encodeOpaqueCursor as encodeCursor } from "../http/paging";
 import { OperationView, operationView } from "../engine";
 import type { OperationList, OperationReader } from "../engine/operation-list";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
@@ -12,7 +14,7 @@ import { address } from "./fields";
 
 export interface OperationListDeps {
   list: OperationList;
-  chains: ChainRegistry;
+  chains: ChainRegistry<RegisteredChain & { readonly client: ChainClient }>;
   access: AccessControl;
 }
 

@@ -10,9 +10,7 @@ import type { OperationList } from "../engine/operation-list";
 import { PendingWrite } from "../engine";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
 import { errorResponse } from "../http/openapi";
-import type { AllowlistStore } from "../drops/allowlist-store";
-import type { DropsConfig } from "../drops/one-transaction";
-import type { VoucherStore } from "../drops/voucher-store";
+import type { DropsDeps } from "../drops/deps";
 import type { MetadataDeps } from "../metadata/deps";
 
 export interface NftDeps {
@@ -30,11 +28,6 @@ export interface NftDeps {
   drops?: DropsDeps;
   /** Hosted metadata and the tokenURI cache; unset = no metadata routes (tokenURI always read from the chain). */
   metadata?: MetadataDeps;
-}
-
-export interface DropsDeps extends DropsConfig {
-  allowlists: AllowlistStore;
-  vouchers: VoucherStore;
 }
 
 interface RouteBase<Body extends z.ZodType> {

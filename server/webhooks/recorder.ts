@@ -1,6 +1,20 @@
 import type { SqlExecutor } from "../db";
-import type { ClaimedDelivery, DeliveryStatus, FinishedAttempt, RecordedDelivery } from "./outbox";
-import type { WebhookWorkerDeps } from "./worker";
+import type { AuditLog } from "../access";
+import type { Logger } from "../http/logger";
+import type { WebhookEndpointStore } from "./endpoint-store";
+import type { WebhookMetrics } from "./metrics";
+import type { ClaimedDelivery, DeliveryStatus, FinishedAttempt, OutboxStore, RecordedDelivery } from "./outbox";
+
+/** What the recorder uses of the worker's parts (the worker hands it its own). */
+export interface OutcomeRecorderDeps {
+  outbox: OutboxStore;
+  endpoints: WebhookEndpointStore;
+  audit: AuditLog;
+  logger: Logger;
+  metrics?: WebhookMetrics;
+  /** This process's name on leases. */
+  owner: string;
+}
 
 /** The actor of audit events the worker writes (410 Gone disables an endpoint). */
 const WORKER_ACTOR = { keyId: null, keyName: "webhook delivery", clientAddress: "-" };
@@ -13,9 +27,7 @@ const WORKER_ACTOR = { keyId: null, keyName: "webhook delivery", clientAddress: 
 export class OutcomeRecorder {
   private finished: FinishedAttempt[] = [];
 
-  constructor(
-    private readonly deps: Pick<WebhookWorkerDeps, "outbox" | "endpoints" | "owner" | "audit" | "logger" | "metrics">,
-  ) {}
+  constructor(private readonly deps: OutcomeRecorderDeps) {}
 
   add(attempt: FinishedAttempt): void {
     this.finished.push(attempt);

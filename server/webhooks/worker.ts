@@ -1,10 +1,6 @@
-import type { AuditLog } from "../access";
-import type { Logger } from "../http/logger";
 import { attemptDelivery } from "./attempt";
-import type { WebhookEndpointStore } from "./endpoint-store";
-import type { WebhookMetrics } from "./metrics";
-import type { ClaimedDelivery, OutboxStore } from "./outbox";
-import { OutcomeRecorder } from "./recorder";
+import type { ClaimedDelivery } from "./outbox";
+import { OutcomeRecorder, type OutcomeRecorderDeps } from "./recorder";
 import type { SecretSeal } from "./secret-seal";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry";
 import type { DeliverySender } from "./sender";
@@ -51,17 +47,10 @@ const ROUND_MAX = 512;
 /** How long an endpoint that stopped answering is remembered with no attempt made to it (deleted, say). */
 const UNANSWERED_FORGET_MS = 3_600_000;
 
-export interface WebhookWorkerDeps {
-  outbox: OutboxStore;
-  endpoints: WebhookEndpointStore;
+export interface WebhookWorkerDeps extends OutcomeRecorderDeps {
   sender: DeliverySender;
-  audit: AuditLog;
-  logger: Logger;
-  metrics?: WebhookMetrics;
   /** Opens the endpoints' sealed secrets. */
   seal: SecretSeal;
-  /** This process's name on leases. */
-  owner: string;
   options: WebhookWorkerOptions;
 }
 

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import { OPENAPI_FILE } from "../../scripts/openapi-document";
-import { openApiDocuments } from "../../server/service-app";
+import { openApiDocuments } from "../../server/openapi/documents";
 import { expectError, expectNoSecretsIn } from "./expectations";
 import { DEV_KEYS, usedSecrets, type ApiClient } from "./harness";
 import { sharedService, type SharedService } from "./shared-service";

@@ -4,7 +4,7 @@
  * each with why, so the next route cannot forget it.
  */
 import { expect } from "chai";
-import { openApiDocuments } from "../../server/service-app";
+import { openApiDocuments } from "../../server/openapi/documents";
 import { operationsOf } from "../support/openapi-checks";
 
 type Json = Record<string, unknown>;

@@ -14,7 +14,7 @@ import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
 import type { JsonRpcServer } from "hardhat/types";
 import { Wallet, type JsonRpcProvider } from "ethers";
 import { openAccess } from "../../server/access";
-import { createServiceApps, type ServiceApps } from "../../server/service-app";
+import { createServiceApps, type ServiceApps } from "../../server/app/service-app";
 import { ChainClient } from "../../server/chain/chain-client";
 import { collectionInterface, DEFAULT_COLLECTION, deployTransaction } from "../../server/chain/collection";
 import { connectInProcess } from "../../server/chain/in-process-provider";

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { openApiDocuments } from "../../server/service-app";
+import { openApiDocuments } from "../../server/openapi/documents";
 import { documentedValues, operationsOf, schemaValidator } from "../support/openapi-checks";
 
 type Json = Record<string, unknown>;

@@ -10,7 +10,7 @@ import path from "node:path";
 import { expect } from "chai";
 import { loadConfig } from "../../server/config/config";
 import { createLogger } from "../../server/http/logger";
-import { startService, type RunningService } from "../../server/main";
+import { startService, type RunningService } from "../../server/app/main";
 import { ApiClient, ChainNode, sleep, TEST_API_KEY } from "../api/harness";
 import { ChainControl } from "../support/chain-control";
 import { Receiver } from "./receiver";

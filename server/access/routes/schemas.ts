@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { address } from "../../nft/fields";
+import { address } from "../../http/fields";
 import { ScopeSchema } from "../scopes";
 
 export const CreateAccessKeyRequest = z

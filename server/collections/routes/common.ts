@@ -5,11 +5,15 @@ import type { AccessControl } from "../../access";
 import type { ChainClient } from "../../chain/chain-client";
 import type { KnownHead } from "../../chain/chain-liveness";
 import { chainStatus } from "../../chains/known-head";
-import { chainField } from "../../chains/registry";
 import type { SqlExecutor } from "../../db";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { address, decimal } from "../../nft/fields";
+import { address, ChainQuery, decimal, OPEN_SECURITY } from "../../http/fields";
+import { decodeOpaqueCursor, encodeOpaqueCursor } from "../../http/paging";
+
+// Shared with drops, metadata and the operation list, which take them from http/ directly.
+export { ChainQuery, OPEN_SECURITY };
+export { decodeOpaqueCursor as decodeCursor, encodeOpaqueCursor as encodeCursor };
 import type { CollectionIndex } from "../collection-index";
 import type { CollectionRecord } from "../store";
 
@@ -37,8 +41,6 @@ export const READ_ACCESS = {
 export const CollectionPath = z.object({ address: address("address") });
 
 /** `?chain=`: the chain of the collection (required when several chains are configured). */
-export const ChainQuery = z.object({ chain: chainField });
-
 /** `?minBlock=`: the block the answer must reflect at least (read-your-writes after a write's blockNumber). */
 export const minBlock = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().openapi({
   description:
@@ -54,27 +56,6 @@ export const cursorParam = z.string().max(200).optional().openapi({ description:
 export const chainId = decimal.openapi({ description: "The chain's id, a decimal string", example: "31337" });
 
 export const blockNumber = z.number().int().openapi({ description: "The block the answer reflects", example: 12 });
-
-/** An opaque page cursor: base64url of JSON. */
-export function encodeCursor(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString("base64url");
-}
-
-export function decodeCursor<T>(cursor: string | undefined, schema: z.ZodType<T>): T | undefined {
-  if (cursor === undefined) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    parsed = undefined;
-  }
-  const result = schema.safeParse(parsed);
-  if (!result.success)
-    throw new ApiError("VALIDATION_ERROR", "cursor must come from a previous page", [
-      { path: "cursor", message: "not a cursor this route gave" },
-    ]);
-  return result.data;
-}
 
 /**
  * The indexed collection at `address` as of a snapshot that reflects at least `minBlock`: 404
@@ -160,6 +141,3 @@ export function readErrors(extra: Record<number, ReturnType<typeof errorResponse
     ...extra,
   };
 }
-
-/** Open routes: an access key only with REQUIRE_ACCESS_KEY=true. */
-export const OPEN_SECURITY: Array<Record<string, string[]>> = [{}, { AccessKey: [] }];

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ApiError } from "../../http/errors";
 import { parseInput } from "../../http/validation";
-import { address, decimal, uint } from "../../nft/fields";
+import { address, decimal, uint } from "../../http/fields";
 import { ZERO_ADDRESS } from "../store";
 import {
   ChainQuery,

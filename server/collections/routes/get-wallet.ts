@@ -3,7 +3,7 @@ import { z } from "zod";
 import { allows, type AccessPrincipal } from "../../access/principal";
 import { ApiError } from "../../http/errors";
 import { parseInput } from "../../http/validation";
-import { address, decimal } from "../../nft/fields";
+import { address, decimal } from "../../http/fields";
 import { errorResponse } from "../../http/openapi";
 import { WalletLabel } from "../../wallets/routes/schemas";
 import {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { parseInput } from "../../http/validation";
-import { decimal } from "../../nft/fields";
+import { decimal } from "../../http/fields";
 import {
   ChainQuery,
   CollectionPath,

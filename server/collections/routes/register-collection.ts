@@ -4,8 +4,8 @@ import { readJsonBody } from "../../http/json-body";
 import { errorResponse } from "../../http/openapi";
 import { parseBody } from "../../http/validation";
 import type { AccessPrincipal } from "../../access";
-import { chainField } from "../../chains/registry";
-import { address } from "../../nft/fields";
+import { chainField } from "../../http/fields";
+import { address } from "../../http/fields";
 import { CollectionView, collectionView, type CollectionRoute } from "./common";
 
 const Body = z

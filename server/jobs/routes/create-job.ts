@@ -2,13 +2,14 @@ import { createHash, randomUUID } from "node:crypto";
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod";
-import { chainField } from "../../chains/registry";
+import { chainField } from "../../http/fields";
 import type { AccessPrincipal } from "../../access";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
-import { currentVia } from "../../mcp/trace";
-import { address, from } from "../../nft/fields";
+import { currentVia } from "../../http/tool-call";
+import { address } from "../../http/fields";
+import { from } from "../../nft/fields";
 import { ROOT_KEY_ID } from "../../nft";
 import type { TransactionSigner } from "../../signers/signer";
 import {

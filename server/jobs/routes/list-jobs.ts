@@ -1,7 +1,7 @@
 import type Router from "@koa/router";
 import { z } from "zod";
 import type { AccessPrincipal } from "../../access";
-import { chainField } from "../../chains/registry";
+import { chainField } from "../../http/fields";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
 import { parseInput } from "../../http/validation";
 import { jobView, READ, visible, type JobRouteDeps } from "./deps";

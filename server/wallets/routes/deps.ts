@@ -1,7 +1,8 @@
 import type { Context } from "koa";
 import type { z } from "zod";
 import type { AccessControl, AuditLog } from "../../access";
-import type { ChainRegistry, RoutedChain } from "../../chains/registry";
+import type { ChainClient } from "../../chain/chain-client";
+import type { ChainRegistry, RegisteredChain } from "../../chains/registry";
 import { toChainApiError } from "../../chain/chain-errors";
 import { ApiError, walletNotFound } from "../../http/errors";
 import { parseInput } from "../../http/validation";
@@ -14,8 +15,13 @@ import { WalletParams, type CreatedWallet, type WalletOnChain, type WalletPolicy
 export interface WalletRouteDeps {
   access: AccessControl;
   audit: AuditLog;
-  chains: ChainRegistry;
+  chains: ChainRegistry<WalletChain>;
   wallets: Wallets;
+}
+
+/** What the /wallets routes use of a chain's unit: its name and id, and its client for balances and nonces. */
+export interface WalletChain extends RegisteredChain {
+  readonly client: ChainClient;
 }
 
 export const MANAGE = { scope: "wallets:manage", key: "always" } as const;
@@ -48,7 +54,7 @@ export function createdView(wallet: WalletRecord): z.infer<typeof CreatedWallet>
 /** A wallet's policy on `unit`'s chain and what it has committed there today. */
 export async function policyView(
   wallet: WalletRecord,
-  unit: RoutedChain,
+  unit: WalletChain,
   deps: WalletRouteDeps,
 ): Promise<z.infer<typeof WalletPolicy>> {
   const spent = await deps.wallets.store.spentOn([wallet.address], unit.id, utcDay(new Date()));
@@ -68,7 +74,7 @@ function policyOf(wallet: WalletRecord, chainId: string, spentToday: bigint): z.
  * The chain `?chain=` names (404 CHAIN_NOT_FOUND if none is configured by that id or name), else
  * the only chain; undefined when several are configured and the query names none.
  */
-export function chainOfQuery(ctx: Context, deps: WalletRouteDeps): RoutedChain | undefined {
+export function chainOfQuery(ctx: Context, deps: WalletRouteDeps): WalletChain | undefined {
   const named = Array.isArray(ctx.query.chain) ? ctx.query.chain[0] : ctx.query.chain;
   const unit = named === undefined || named === "" ? deps.chains.only : deps.chains.resolve(named);
   if (unit) deps.access.checkChain(ctx, unit);
@@ -76,13 +82,13 @@ export function chainOfQuery(ctx: Context, deps: WalletRouteDeps): RoutedChain |
 }
 
 /** The chains whose per-chain fields the key may read: its own (all, unlimited). */
-export function chainsOfKey(ctx: Context, deps: WalletRouteDeps): readonly RoutedChain[] {
+export function chainsOfKey(ctx: Context, deps: WalletRouteDeps): readonly WalletChain[] {
   const chains = (ctx.state.access as { chains?: readonly string[] | null } | undefined)?.chains;
   return chains ? deps.chains.units.filter((unit) => chains.includes(unit.id)) : deps.chains.units;
 }
 
 /** The chain-side facts of `addresses` on one chain: balances and nonces (one JSON-RPC batch), unfinished operations, today's spend. */
-async function chainFacts(addresses: string[], unit: RoutedChain, deps: WalletRouteDeps) {
+async function chainFacts(addresses: string[], unit: WalletChain, deps: WalletRouteDeps) {
   // A chain known to be down is not waited on: the callers answer the store's facts alone, at once.
   if (unit.client.liveness.down) throw new ApiError("CHAIN_UNAVAILABLE", "The chain does not answer now");
   const [answers, unfinished, spent] = await Promise.all([
@@ -126,7 +132,7 @@ async function chainFacts(addresses: string[], unit: RoutedChain, deps: WalletRo
 export async function walletViews(
   wallets: WalletRecord[],
   deps: WalletRouteDeps,
-  unit: RoutedChain | undefined,
+  unit: WalletChain | undefined,
 ): Promise<z.infer<typeof WalletView>[]> {
   if (wallets.length === 0) return [];
   if (!unit) return wallets.map((wallet) => createdView(wallet));
@@ -151,7 +157,7 @@ export async function walletViews(
 async function storeViews(
   wallets: WalletRecord[],
   addresses: string[],
-  unit: RoutedChain,
+  unit: WalletChain,
   deps: WalletRouteDeps,
 ): Promise<z.infer<typeof WalletView>[]> {
   const [unfinished, spent] = await Promise.all([
@@ -174,7 +180,7 @@ async function storeViews(
 export async function walletOnChains(
   wallet: WalletRecord,
   deps: WalletRouteDeps,
-  units: readonly RoutedChain[] = deps.chains.units,
+  units: readonly WalletChain[] = deps.chains.units,
 ): Promise<z.infer<typeof WalletOnChain>[]> {
   return Promise.all(
     units.map(async (unit) => {

@@ -9,7 +9,7 @@ import {
   walletViews,
   type WalletRouteDeps,
 } from "./deps";
-import { chainField } from "../../chains/registry";
+import { chainField } from "../../http/fields";
 import { z } from "zod";
 import { WalletDetail, WalletParams } from "./schemas";
 

@@ -6,7 +6,7 @@ import { pageOf, PageQuery, pageRequest } from "../../http/paging";
 import { parseInput } from "../../http/validation";
 import { chainOfQuery, READ, walletViews, type WalletRouteDeps } from "./deps";
 import { WalletView } from "./schemas";
-import { chainField } from "../../chains/registry";
+import { chainField } from "../../http/fields";
 
 /**
  * GET /wallets: the wallets the key may use (all of them for an unlimited key), oldest first, a page

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { chainStatus } from "../../chains/known-head";
-import { chainField } from "../../chains/registry";
-import { address, decimal, privateKey, uint } from "../../nft/fields";
+import { chainField } from "../../http/fields";
+import { address, decimal, privateKey, uint } from "../../http/fields";
 
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const ADDRESS_LIKE = /^0x[0-9a-fA-F]{40}$/;

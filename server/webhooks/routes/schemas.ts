@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { address } from "../../nft/fields";
+import { address } from "../../http/fields";
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../events";
 
 export const EventTypeSchema = z.enum(EVENT_TYPES).openapi({ example: "operation.confirmed" });

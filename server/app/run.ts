@@ -10,28 +10,16 @@ import { ConfigError, loadConfig, type Config } from "../config/config";
 import { credentialFragments, credentialScrubber, maskUrl } from "../config/credentials";
 import { createLogger, wantsPrettyLogs, type Logger } from "../http/logger";
 import type { ChainDataCleared } from "../chain/store-binding";
-import { startService, type RunningService, type StartOptions } from "../main";
+import { startService, type RunningService } from "./main";
 import { masterKeyPath } from "../wallets/master-key";
-import { logProcessErrors, stopOnSignals } from "./process-handlers";
-import { keptRootKey, type KeptRootKey } from "./root-key-file";
+import { logProcessErrors, stopOnSignals } from "../runtime/process-handlers";
+import type { ChainSource } from "../runtime/chain-source";
+import { keptRootKey, type KeptRootKey } from "../runtime/root-key-file";
 
 /** Past the drain bound, how long shutdown hooks and closing the store may take before exit(1). */
 const CLOSE_GRACE_MS = 10_000;
 
-/** A chain the entry brought along (the embedded Hardhat network), instead of RPC_URL. */
-export interface ChainSource {
-  /** Where outside tools reach it, for the banner. */
-  rpcUrl: string;
-  /** Shown beside the RPC URL. */
-  note: string;
-  connect: NonNullable<StartOptions["connect"]>;
-  /** Runs once the service listens (deploys the reference collection); its answer goes in the banner. */
-  prepare?(service: RunningService): Promise<{ contractAddress?: string; ownerKey?: string }>;
-  /** How to fund an address on this chain, for the 402 INSUFFICIENT_FUNDS message. */
-  fundingHint?: (address: string, wei: bigint) => string;
-  /** Runs after the service has closed. */
-  close(): Promise<void>;
-}
+export type { ChainSource };
 
 /** The configuration, or exit 1 with the one-line message naming the bad variable. */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {

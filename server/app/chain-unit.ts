@@ -28,17 +28,13 @@ import {
 import type { ChainMetrics, ServiceMetrics, RpcObserver } from "../metrics/metrics";
 import { openMetadata, type CarCache, type MetadataDeps, type PublicRateLimit } from "../metadata";
 import { OPERATION_KINDS } from "../nft";
-import type { DropsDeps } from "../nft/route";
+import type { DropsDeps } from "../drops/deps";
 import { LowBalanceWatcher, type Wallets } from "../wallets";
 import { emitEvents, eventWanted } from "../webhooks";
-import { chainNameOf, type ChainSpec } from "./spec";
+import { chainNameOf, type ChainSpec } from "../chains/spec";
+import type { ConnectedChain } from "../runtime/chain-source";
 
-export interface ConnectedChain {
-  provider: JsonRpcProvider;
-  chainId: bigint;
-  /** Each RPC URL's state (the failover transport's); unset for the embedded chain. */
-  rpcUrls?: () => RpcUrlState[];
-}
+export type { ConnectedChain };
 
 /** A chain reached (its id known) but not yet wired: the store is bound to it before anything reads the store. */
 export interface ReachedChain {

@@ -1,43 +1,53 @@
 import Router from "@koa/router";
 import type Koa from "koa";
-import { createAccessRouter, registerAccessOpenApi, type AccessControl, type AuditLog } from "./access";
-import type { ChainClient } from "./chain/chain-client";
-import {
-  createCollectionsRouter,
-  REGISTER_ACCESS,
-  registerCollectionsOpenApi,
-  type CollectionIndex,
-} from "./collections";
-import type { SqlDriver } from "./db";
-import type { TransactionEngine } from "./engine";
-import { OperationList } from "./engine/operation-list";
-import { createConsoleRouter } from "./console/console-routes";
-import { createKoaApp } from "./http/koa-app";
-import { chainDispatcher } from "./chains/dispatch";
-import { chainStatuses, mountChainsRoute, registerChainsOpenApi } from "./chains/status";
-import { ChainRegistry } from "./chains/registry";
-import type { Logger } from "./http/logger";
-import { OpenAPIRegistry, buildOpenApiDocument } from "./http/openapi";
-import {
-  createDocsRouter,
-  createServiceRouter,
-  registerDocsOpenApi,
-  registerServiceOpenApi,
-} from "./http/service-routes";
-import { createJobRouter, JOB_READ, JOB_WRITE, registerJobOpenApi, type JobRouteDeps } from "./jobs";
-import { ServiceMetrics } from "./metrics/metrics";
-import { createDropsRouter, registerDropsOpenApi } from "./drops/routes";
-import { createMcpRouter } from "./mcp/http";
-import { createNftRouter, registerNftOpenApi } from "./nft";
-import { createMetadataRouter, registerMetadataOpenApi, type MetadataDeps } from "./metadata";
-import type { DropsDeps } from "./nft/route";
-import { createUserRouter, registerUserOpenApi, type UserStore } from "./users";
-import { createWebhookRouter, registerWebhookOpenApi, type WebhookRouteDeps } from "./webhooks";
-import { createWalletRouter, registerWalletOpenApi, type Wallets } from "./wallets";
+import { createAccessRouter, type AccessControl, type AuditLog } from "../access";
+import type { ChainClient } from "../chain/chain-client";
+import { createCollectionsRouter, REGISTER_ACCESS, type CollectionIndex } from "../collections";
+import type { SqlDriver } from "../db";
+import type { TransactionEngine } from "../engine";
+import { OperationList } from "../engine/operation-list";
+import { createConsoleRouter } from "../console/console-routes";
+import { createKoaApp } from "../http/koa-app";
+import { chainDispatcher } from "../chains/dispatch";
+import { chainStatuses, mountChainsRoute } from "../chains/status";
+import { ChainRegistry, type RegisteredChain } from "../chains/registry";
+import type { RpcUrlState } from "../chain/rpc-failover";
+import type { Logger } from "../http/logger";
+import { createDocsRouter, createServiceRouter } from "../http/service-routes";
+import { createJobRouter, JOB_READ, JOB_WRITE, type JobPlanner, type JobRouteDeps, type JobRunner } from "../jobs";
+import { ServiceMetrics } from "../metrics/metrics";
+import { createDropsRouter } from "../drops/routes";
+import { createMcpRouter } from "../mcp/http";
+import { createNftRouter } from "../nft";
+import { createMetadataRouter, type MetadataDeps } from "../metadata";
+import type { DropsDeps } from "../drops/deps";
+import { createUserRouter, type UserStore } from "../users";
+import { createWebhookRouter, type WebhookRouteDeps } from "../webhooks";
+import { createWalletRouter, type Wallets } from "../wallets";
+import { openApiDocuments } from "../openapi/documents";
+
+/**
+ * What the service's routes use of a chain's unit, every feature's needs together (a ChainUnit has
+ * them all; a test may route to a client and an engine alone).
+ */
+export interface RoutedChain extends RegisteredChain {
+  readonly chainId: bigint;
+  readonly client: ChainClient;
+  readonly engine: TransactionEngine;
+  readonly collections?: CollectionIndex;
+  readonly drops?: DropsDeps;
+  readonly jobs?: { runner: JobRunner; planner: JobPlanner };
+  /** Hosted metadata and the tokenURI cache; unset = no metadata routes. */
+  readonly metadata?: MetadataDeps;
+  /** Each RPC URL's state (the failover transport's); unset for the embedded chain. */
+  readonly rpcUrls?: () => RpcUrlState[];
+  /** How many RPC URLs the chain has (0 for the embedded chain). */
+  readonly urlCount?: number;
+}
 
 export interface ServiceAppDeps {
   /** Every configured chain's unit; unset = one chain of `chain` and `engine` (and the index, drops and jobs below). */
-  chains?: ChainRegistry;
+  chains?: ChainRegistry<RoutedChain>;
   /** The one chain when `chains` is unset. */
   chain?: ChainClient;
   /** The write path of every /nft write, when `chains` is unset. */
@@ -84,59 +94,7 @@ export interface ServiceApps {
   metrics: ServiceMetrics;
 }
 
-export interface OpenApiDocuments {
-  /** What the API listener serves: /nft, the service routes, and /v2/user unless `demo` is set. */
-  api: () => object;
-  /** What the demo listener serves (DEMO_PORT): /v2/user alone. */
-  demo?: () => object;
-}
-
-/**
- * The OpenAPI document of each listener, each listing only the routes that listener serves;
- * each is built on first use, then kept.
- */
-export function openApiDocuments(separateDemo = false): OpenApiDocuments {
-  const api = new OpenAPIRegistry();
-  registerApiOpenApi(api);
-  if (!separateDemo) {
-    registerUserOpenApi(api);
-    return { api: once(() => buildOpenApiDocument(api)) };
-  }
-  const demo = new OpenAPIRegistry();
-  registerDocsOpenApi(demo);
-  registerUserOpenApi(demo);
-  return {
-    api: once(() => buildOpenApiDocument(api)),
-    demo: once(() =>
-      buildOpenApiDocument(demo, {
-        title: "NFT contract operations service: demo users",
-        description: "The Swagger Petstore user group (/v2/user), served on its own listener (DEMO_PORT).",
-      }),
-    ),
-  };
-}
-
-/** Every route of the API listener but the demo users: the OpenAPI document, and the MCP tools' schemas. */
-export function registerApiOpenApi(api: OpenAPIRegistry): void {
-  registerServiceOpenApi(api);
-  registerChainsOpenApi(api);
-  registerDocsOpenApi(api);
-  registerAccessOpenApi(api);
-  registerWebhookOpenApi(api);
-  registerWalletOpenApi(api);
-  registerNftOpenApi(api);
-  registerCollectionsOpenApi(api);
-  registerDropsOpenApi(api);
-  registerJobOpenApi(api);
-  registerMetadataOpenApi(api);
-}
-
 const routers = (...list: (Router | undefined)[]): Router[] => list.filter((r): r is Router => r !== undefined);
-
-function once<T>(build: () => T): () => T {
-  let built: { value: T } | undefined;
-  return () => (built ??= { value: build() }).value;
-}
 
 /** Builds the service from its dependencies; tests and `npm start` wire the same code. */
 export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
@@ -304,7 +262,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
 }
 
 /** The one chain of deps that name `chain` and `engine` rather than a registry (tests that wire an app by hand). */
-function oneChain(deps: ServiceAppDeps): ChainRegistry {
+function oneChain(deps: ServiceAppDeps): ChainRegistry<RoutedChain> {
   if (!deps.chain || !deps.engine) throw new Error("createServiceApps needs `chains`, or `chain` and `engine`");
   const chainId = deps.chain.options.chainId;
   return new ChainRegistry([

@@ -1,0 +1,81 @@
+/**
+ * The request and response fields several folders share (addresses, integers, a request's chain):
+ * a base module that imports no feature, so any route may take them.
+ */
+import { getAddress, isAddress } from "ethers";
+import { z } from "zod";
+import "./openapi";
+
+/**
+ * An unsigned integer given as a decimal string or a JSON integer; always a bigint after parsing.
+ * Documented as what it accepts: an integer (up to 2^53 - 1) or a string of decimal digits.
+ */
+export const uint = (name: string) =>
+  z
+    .union([
+      z.string().regex(/^[0-9]{1,78}$/, `${name} must be a non-negative decimal integer`),
+      z
+        .number()
+        .int(`${name} must be an integer`)
+        .nonnegative(`${name} must be ≥ 0`)
+        .max(Number.MAX_SAFE_INTEGER, `${name} is too large for a JSON number: send a decimal string`),
+    ])
+    .transform((v) => BigInt(v))
+    .refine((v) => v < 2n ** 256n, `${name} must fit in 256 bits`)
+    .openapi({
+      example: "1",
+      description: `${name}: a JSON integer, or a decimal string (needed above 2^53 - 1)`,
+    });
+
+/** Checksummed form of each address seen; a checksum is a keccak hash, too dear to redo per request. */
+const checksummed = new Map<string, string | null>();
+const CHECKSUM_CACHE_SIZE = 10_000;
+
+function checksumOf(value: string): string | null {
+  let result = checksummed.get(value);
+  if (result === undefined) {
+    result = /^0x[0-9a-fA-F]{40}$/.test(value) && isAddress(value) ? getAddress(value) : null;
+    if (checksummed.size >= CHECKSUM_CACHE_SIZE) checksummed.clear();
+    checksummed.set(value, result);
+  }
+  return result;
+}
+
+export const address = (name: string) =>
+  z
+    .string()
+    .refine((v) => checksumOf(v) !== null, `${name} must be a 20-byte hex address (0x…), checksummed if mixed-case`)
+    .transform((v) => checksumOf(v) as string)
+    .openapi({
+      pattern: "^0x[0-9a-fA-F]{40}$",
+      description: `${name}: 20 bytes of hex; checksummed (EIP-55) if mixed-case`,
+      example: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    });
+
+export const privateKey = z
+  .string()
+  .regex(/^(0x)?[0-9a-fA-F]{64}$/, "privateKey must be 32 bytes of hex, 0x optional")
+  .openapi({
+    description: "Signs every write and names the caller for reads. Never logged or returned.",
+    // A throwaway key of no account anyone uses: the example must pass the pattern above.
+    example: "0x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+  });
+
+/** An integer in a response: a decimal string, since it may pass 2^53. */
+export const decimal = z.string().regex(/^\d+$/);
+
+/** A request's `chain` (body) or `?chain=` (query): an id or a name; the registry checks it. */
+export const chainField = z
+  .union([z.string().min(1).max(100), z.number().int().nonnegative()])
+  .optional()
+  .openapi({
+    description:
+      "The chain, by id (a number or decimal string) or name (GET /chains lists them); required when several chains are configured",
+    example: "31337",
+  });
+
+/** `?chain=` alone: a read's query on a route of one chain. */
+export const ChainQuery = z.object({ chain: chainField });
+
+/** Open routes: an access key only with REQUIRE_ACCESS_KEY=true. */
+export const OPEN_SECURITY: Array<Record<string, string[]>> = [{}, { AccessKey: [] }];
