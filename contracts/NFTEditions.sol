@@ -144,13 +144,24 @@ contract NFTEditions is ERC1155Supply, Ownable, ReentrancyGuard, ERC2981 {
     /// @param tokenId The edition.
     /// @param amount The number of tokens to mint.
     function mint(uint256 tokenId, uint256 amount) external payable {
-        Edition memory e = _editions[tokenId];
-        if (e.maxMintAmountPerTx == 0) revert NonexistentToken(tokenId);
+        Edition storage e = _editions[tokenId];
+        // One SLOAD: the optimizer reads the four packed fields together.
+        (uint256 price, uint256 max, uint256 maxPerTx, bool editionPaused_) = (
+            e.cost,
+            e.maxSupply,
+            e.maxMintAmountPerTx,
+            e.paused
+        );
+        if (maxPerTx == 0) revert NonexistentToken(tokenId);
         if (_paused) revert ContractPaused();
-        if (e.paused) revert EditionPaused(tokenId);
+        if (editionPaused_) revert EditionPaused(tokenId);
         if (_whitelistOnly && !_whitelist[msg.sender]) revert NotWhitelisted(msg.sender);
-        _checkMintAmount(tokenId, e, amount);
-        uint256 required = e.cost * amount;
+        _checkMintAmount(tokenId, max, maxPerTx, amount);
+        uint256 required;
+        // A 128-bit price times an amount of at most 2^32 - 1 (checked above) cannot overflow.
+        unchecked {
+            required = price * amount;
+        }
         if (msg.value < required) revert InsufficientPayment(required, msg.value);
         _mint(msg.sender, tokenId, amount, "");
     }
@@ -161,7 +172,8 @@ contract NFTEditions is ERC1155Supply, Ownable, ReentrancyGuard, ERC2981 {
     /// @param amount The number of tokens to mint.
     /// @param receiver The address that receives them.
     function mintForFree(uint256 tokenId, uint256 amount, address receiver) external onlyOwner {
-        _checkMintAmount(tokenId, _existingEdition(tokenId), amount);
+        Edition memory e = _existingEdition(tokenId);
+        _checkMintAmount(tokenId, e.maxSupply, e.maxMintAmountPerTx, amount);
         _mint(receiver, tokenId, amount, "");
     }
 
@@ -396,13 +408,14 @@ contract NFTEditions is ERC1155Supply, Ownable, ReentrancyGuard, ERC2981 {
             ERC2981.supportsInterface(interfaceId);
     }
 
-    function _checkMintAmount(uint256 tokenId, Edition memory edition_, uint256 amount) private view {
-        uint256 maxPerTx = edition_.maxMintAmountPerTx;
+    function _checkMintAmount(uint256 tokenId, uint256 max, uint256 maxPerTx, uint256 amount) private view {
         if (amount == 0 || amount > maxPerTx) revert InvalidMintAmount(amount, maxPerTx);
-        uint256 max = edition_.maxSupply;
         if (max == 0) return;
-        // Reading the supply here warms the slot that the mint writes next.
-        uint256 remaining = max - totalSupply(tokenId);
+        uint256 remaining;
+        // Reading the supply here warms the slot that the mint writes next; no mint ever passes `max`.
+        unchecked {
+            remaining = max - totalSupply(tokenId);
+        }
         if (amount > remaining) revert MaxSupplyExceeded(amount, remaining);
     }
 
