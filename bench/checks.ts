@@ -49,6 +49,22 @@ export function gasChecks(f: { vsErc721a: number; vsEnumerable: number }): Check
   ];
 }
 
+/** bench/gas.ts (editions): NFTEditions' mint(id, 5) and airdrop per recipient as a share of a bare ERC1155Supply's. */
+export const EDITIONS_GAS_TARGETS = { vsErc1155Supply: 1.05 };
+export function editionsGasChecks(f: { mint: number; airdrop: number }): Check[] {
+  const target = EDITIONS_GAS_TARGETS.vsErc1155Supply;
+  return [
+    check(
+      f.mint <= target,
+      `NFTEditions mint(id, 5) = ${x(f.mint, 3)} ERC1155Supply mint(id, 5) (target <= ${target}x)`,
+    ),
+    check(
+      f.airdrop <= target,
+      `NFTEditions airdrop per recipient = ${x(f.airdrop, 3)} ERC1155Supply's (target <= ${target}x)`,
+    ),
+  ];
+}
+
 /** A measured rate against its baseline's, with the errors of the measured side. */
 export interface Ratio {
   name: string;

@@ -1,5 +1,6 @@
 /**
- * Gas benchmark: NFTCollection against an OpenZeppelin ERC721Enumerable collection and a plain ERC721A one.
+ * Gas benchmark: NFTCollection against an OpenZeppelin ERC721Enumerable collection and a plain ERC721A one;
+ * then NFTEditions (ERC-1155) against a bare OpenZeppelin ERC1155Supply.
  *
  *   npx hardhat run bench/gas.ts      (npm run bench:gas)
  *
@@ -7,15 +8,20 @@
  * "warm" rows run on a contract where another account has already minted a token (the steady state of
  * a live collection); "first-ever" is the very first mint on a freshly deployed contract. In every row
  * the receiving account holds no tokens before the call. Exits non-zero when a target is missed.
+ *
+ * Editions: edition 1 of NFTEditions (capped at MAX_SUPPLY, so its supply check runs) against id 1 of the
+ * reference, each warmed by another account's mint of that id; an airdrop's gas is divided by its recipients,
+ * fresh addresses that hold nothing.
  */
 import { ethers, network } from "hardhat";
 import { takeSnapshot } from "@nomicfoundation/hardhat-network-helpers";
 import type { ContractRunner, ContractTransactionResponse } from "ethers";
-import { gasChecks, verdict } from "./checks";
+import { editionsGasChecks, gasChecks, verdict } from "./checks";
 
 const COST = ethers.parseEther("0.01");
 const MAX_SUPPLY = 10_000n;
 const MAX_PER_TX = 10n;
+const AIRDROP_RECIPIENTS = 10;
 // Targets: GAS_TARGETS in ./checks.
 
 /** The part of the ABI all three contracts share. */
@@ -25,6 +31,13 @@ interface Collection {
   mintForFree(amount: bigint, receiver: string): Promise<ContractTransactionResponse>;
   transferFrom(from: string, to: string, tokenId: bigint): Promise<ContractTransactionResponse>;
   totalSupply(): Promise<bigint>;
+}
+
+/** The part of the ABI NFTEditions and the ERC1155Supply reference share. */
+interface Editions {
+  connect(runner: ContractRunner): Editions;
+  mint(id: bigint, amount: bigint, overrides: { value: bigint }): Promise<ContractTransactionResponse>;
+  airdrop(id: bigint, recipients: string[], amounts: bigint[]): Promise<ContractTransactionResponse>;
 }
 
 async function gasOf(tx: Promise<ContractTransactionResponse>): Promise<bigint> {
@@ -104,7 +117,70 @@ async function main(): Promise<void> {
   const mint5 = results["mint(5) warm"];
   const vsA = ratio(mint5.NFTCollection, mint5.ERC721A);
   const vsEnum = ratio(mint5.NFTCollection, mint5.Enumerable);
-  process.exitCode = verdict(gasChecks({ vsErc721a: vsA, vsEnumerable: vsEnum }));
+  const editions = await measureEditions();
+  process.exitCode = verdict([
+    ...gasChecks({ vsErc721a: vsA, vsEnumerable: vsEnum }),
+    ...editionsGasChecks({
+      mint: ratio(editions["mint(id, 5) warm"].NFTEditions, editions["mint(id, 5) warm"].ERC1155Supply),
+      airdrop: ratio(
+        editions[`airdrop per recipient (${AIRDROP_RECIPIENTS})`].NFTEditions,
+        editions[`airdrop per recipient (${AIRDROP_RECIPIENTS})`].ERC1155Supply,
+      ),
+    }),
+  ]);
+}
+
+/** NFTEditions against the bare ERC1155Supply reference, on token id 1 of each; prints its table. */
+async function measureEditions(): Promise<Record<string, Record<string, bigint>>> {
+  const [owner, warmer, alice] = await ethers.getSigners();
+  const editions = (await ethers.deployContract(
+    "NFTEditions",
+    ["Bench Editions", "BNCE", "ipfs://bench/", ethers.ZeroAddress, 0n],
+    owner,
+  )) as unknown as Editions & { createEdition(...args: bigint[]): Promise<ContractTransactionResponse> };
+  await (await editions.createEdition(COST, MAX_SUPPLY, MAX_PER_TX)).wait();
+  const reference = (await ethers.deployContract("ERC1155SupplyReference", [COST], owner)) as unknown as Editions;
+  const contracts: Record<string, Editions> = { NFTEditions: editions, ERC1155Supply: reference };
+  const id = 1n;
+  for (const c of Object.values(contracts)) await (await c.connect(warmer).mint(id, 1n, { value: COST })).wait();
+
+  // Fresh, non-precompile addresses: each recipient's balance slot and account are cold, as in a real drop.
+  const recipients = Array.from({ length: AIRDROP_RECIPIENTS }, (_, i) =>
+    ethers.getAddress(ethers.dataSlice(ethers.id(`bench recipient ${i}`), 12)),
+  );
+  const rows: Record<string, (c: Editions) => Promise<bigint>> = {
+    "mint(id, 1) warm": (c) => gasOf(c.connect(alice).mint(id, 1n, { value: COST })),
+    "mint(id, 5) warm": (c) => gasOf(c.connect(alice).mint(id, 5n, { value: COST * 5n })),
+    [`airdrop per recipient (${AIRDROP_RECIPIENTS})`]: async (c) => {
+      const amounts = recipients.map(() => 1n);
+      return (await gasOf(c.connect(owner).airdrop(id, recipients, amounts))) / BigInt(AIRDROP_RECIPIENTS);
+    },
+  };
+  const results: Record<string, Record<string, bigint>> = {};
+  const snapshot = await takeSnapshot();
+  for (const [row, measure] of Object.entries(rows)) {
+    results[row] = {};
+    for (const [name, c] of Object.entries(contracts)) {
+      results[row][name] = await measure(c);
+      await snapshot.restore();
+    }
+  }
+  console.log(
+    `editions, token id 1 (cost ${ethers.formatEther(COST)} ETH, maxSupply ${MAX_SUPPLY}, maxMintAmountPerTx ${MAX_PER_TX})`,
+  );
+  console.table(
+    Object.fromEntries(
+      Object.entries(results).map(([row, gas]) => [
+        row,
+        {
+          NFTEditions: Number(gas.NFTEditions),
+          ERC1155Supply: Number(gas.ERC1155Supply),
+          "ours/ERC1155Supply": (Number(gas.NFTEditions) / Number(gas.ERC1155Supply)).toFixed(3),
+        },
+      ]),
+    ),
+  );
+  return results;
 }
 
 main().catch((error: unknown) => {

@@ -1,5 +1,5 @@
 import { ethers } from "hardhat";
-import type { NFTCollection } from "../../typechain-types";
+import type { NFTCollection, NFTEditions } from "../../typechain-types";
 
 export const NAME = "Test Collection";
 export const SYMBOL = "TEST";
@@ -43,4 +43,30 @@ export async function smallCollectionFixture() {
   const [owner, alice, bob] = await ethers.getSigners();
   const nft = await deployCollection({ maxSupply: 5n, maxPerTx: 3n });
   return { nft, owner, alice, bob };
+}
+
+export const EDITIONS_NAME = "Test Editions";
+export const EDITIONS_SYMBOL = "TEDS";
+/** Edition 1 of `editionsFixture`: capped at 5, up to 3 per transaction, at COST. */
+export const CAPPED = { id: 1n, cost: COST, maxSupply: 5n, maxPerTx: 3n };
+/** Edition 2 of `editionsFixture`: an open edition (maxSupply 0), up to MAX_PER_TX per transaction, at 2 × COST. */
+export const OPEN = { id: 2n, cost: COST * 2n, maxSupply: 0n, maxPerTx: MAX_PER_TX };
+
+/** Deploys an NFTEditions from account #0, with no edition and the given (or no) royalty. */
+export async function deployEditions(
+  royaltyReceiver: string = ethers.ZeroAddress,
+  royaltyBps = 0n,
+): Promise<NFTEditions> {
+  const factory = await ethers.getContractFactory("NFTEditions");
+  const editions = await factory.deploy(EDITIONS_NAME, EDITIONS_SYMBOL, BASE_URI, royaltyReceiver, royaltyBps);
+  await editions.waitForDeployment();
+  return editions;
+}
+
+/** An NFTEditions with its two editions, CAPPED (id 1) and OPEN (id 2), plus named signers as for a collection. */
+export async function editionsFixture() {
+  const [owner, alice, bob, carol, ...others] = await ethers.getSigners();
+  const editions = await deployEditions();
+  for (const e of [CAPPED, OPEN]) await (await editions.createEdition(e.cost, e.maxSupply, e.maxPerTx)).wait();
+  return { editions, owner, alice, bob, carol, others };
 }
