@@ -67,6 +67,9 @@ export class AuditLog {
    * Newest first; `before` is the id of the last event of the previous page. A `viewer` limited to
    * some wallets or collections sees only the events about them: its wallets, the keys it made (and
    * theirs, which hold no more than it does), and webhook endpoints filtered to within its limits.
+   * A collection is within them as collectionFilterBeyond (principal.ts) says: an endpoint's entry
+   * `<chain>:<address>` is within the address or that entry; a bare address, within the address,
+   * or within `<chain>:<address>` on each chain of the endpoint's `chains` filter.
    */
   async list(limit: number, before?: string, viewer?: AccessPrincipal): Promise<AuditEvent[]> {
     const limited = viewer !== undefined && (viewer.wallets !== null || viewer.collections !== null);
@@ -83,7 +86,13 @@ export class AuditLog {
            WHEN 'webhook' THEN EXISTS (
              SELECT 1 FROM webhook_endpoints w WHERE w.id = e.target_id
                AND ($5::jsonb IS NULL OR w.wallets <@ $5::jsonb)
-               AND ($6::jsonb IS NULL OR w.collections <@ $6::jsonb))
+               AND ($6::jsonb IS NULL OR (w.collections IS NOT NULL AND NOT EXISTS (
+                 SELECT 1 FROM jsonb_array_elements_text(w.collections) f(entry)
+                 WHERE NOT ($6::jsonb ? regexp_replace(f.entry, '^.*:', '')
+                   OR (f.entry LIKE '%:%' AND $6::jsonb ? f.entry)
+                   OR (f.entry NOT LIKE '%:%' AND w.chains IS NOT NULL AND NOT EXISTS (
+                     SELECT 1 FROM jsonb_array_elements_text(w.chains) c(id)
+                     WHERE NOT $6::jsonb ? (c.id || ':' || f.entry))))))))
            ELSE false END)
        ORDER BY e.id DESC LIMIT $2`,
       [before ?? null, limit, limited, viewer?.keyId ?? null, list(viewer?.wallets), list(viewer?.collections)],

@@ -12,7 +12,15 @@ import { mountAuditRoutes, registerAuditOpenApi } from "./routes/audit-routes";
 export { AccessKeyStore, principalOf, type AccessKeyRecord } from "./access-key-store";
 export { AuditLog, auditActor, type AuditActor, type AuditEntry } from "./audit";
 export { AccessControl, presentedKey, type AccessDeclaration } from "./guard";
-export { allows, missingFor, ROOT_PRINCIPAL, type AccessNeed, type AccessPrincipal } from "./principal";
+export {
+  allows,
+  collectionEntry,
+  collectionFilterBeyond,
+  missingFor,
+  ROOT_PRINCIPAL,
+  type AccessNeed,
+  type AccessPrincipal,
+} from "./principal";
 export { SCOPES, type Scope } from "./scopes";
 export type { AccessRouteDeps };
 

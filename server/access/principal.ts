@@ -72,6 +72,26 @@ function onOtherChain(limit: readonly string[] | null, need: AccessNeed): boolea
   return need.chain !== undefined && !!limit?.some((entry) => entry.endsWith(`:${bare}`));
 }
 
+/**
+ * The first entry of a webhook endpoint's `collections` filter that a key's `limit` does not hold,
+ * given the endpoint's `chains` filter (null = every chain): `<chain>:<address>` is held by its
+ * address or by itself; a bare address (every chain the filter leaves) by the address, or by
+ * `<chain>:<address>` for each chain of the filter. The audit trail's filter (audit.ts) is the same rule.
+ */
+export function collectionFilterBeyond(
+  limit: readonly string[] | null,
+  collections: readonly string[] | null,
+  chains: readonly string[] | null,
+): string | undefined {
+  if (limit === null || collections === null) return undefined;
+  return collections.find((entry) => {
+    const { chain, address } = collectionEntry(entry);
+    if (limit.includes(address)) return false;
+    if (chain !== undefined) return !limit.includes(entry);
+    return chains === null || !chains.every((id) => limit.includes(`${id}:${address}`));
+  });
+}
+
 /** A `collections` entry split: its chain (undefined = every chain) and its address (lower case). */
 export function collectionEntry(entry: string): { chain?: string; address: string } {
   const colon = entry.lastIndexOf(":");

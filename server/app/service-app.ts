@@ -192,7 +192,9 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         chainIdOf: (chain) => chains.resolve(chain).id,
       })
     : undefined;
-  const webhookRouter = deps.webhooks ? createWebhookRouter(deps.webhooks) : undefined;
+  const webhookRouter = deps.webhooks
+    ? createWebhookRouter({ chainIdOf: (chain) => chains.resolve(chain).id, ...deps.webhooks })
+    : undefined;
   const walletRouter = deps.wallets
     ? createWalletRouter({ access: deps.access, audit: deps.audit, chains, wallets: deps.wallets })
     : undefined;

@@ -1,5 +1,5 @@
 import type Router from "@koa/router";
-import { auditActor } from "../../access";
+import { auditActor, type AccessPrincipal } from "../../access";
 import { ApiError, walletNotFound } from "../../http/errors";
 import { readJsonBody } from "../../http/json-body";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
@@ -36,6 +36,16 @@ export function mountUpdateWallet(router: Router, deps: WalletRouteDeps): void {
           )
         : undefined,
     };
+    const everyChain =
+      changes.policies?.["*"] !== undefined ||
+      (changes.chain === "*" && (changes.dailySpendLimit !== undefined || changes.lowBalance !== undefined));
+    // "*" applies to every chain without its own policy, those the key lacks too.
+    if (everyChain && (ctx.state.access as AccessPrincipal | undefined)?.chains)
+      throw new ApiError(
+        "FORBIDDEN",
+        'This access key does not hold every chain: it may not set the "*" policy, only its own chains\' (by id or name)',
+        [{ path: "policy", message: '"*": not within this key\'s chains' }],
+      );
     const updated = await wallets.db
       .transaction(async (tx) => {
         const after = await wallets.store.update(tx, wallet.address, changes);

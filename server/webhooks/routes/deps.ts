@@ -2,7 +2,14 @@ import type Router from "@koa/router";
 import type { Context } from "koa";
 import { getAddress } from "ethers";
 import type { z } from "zod";
-import { auditActor, type AccessControl, type AccessPrincipal, type AuditLog } from "../../access";
+import {
+  auditActor,
+  collectionEntry,
+  collectionFilterBeyond,
+  type AccessControl,
+  type AccessPrincipal,
+  type AuditLog,
+} from "../../access";
 import type { SqlDriver, SqlExecutor } from "../../db";
 import { ApiError } from "../../http/errors";
 import { readJsonBody } from "../../http/json-body";
@@ -25,6 +32,8 @@ export interface WebhookRouteDeps {
   retryWindowMs: number;
   /** Tells the delivery worker of this process to look now (a test event, a retry). */
   wake(): void;
+  /** A configured chain's decimal id from its id or name (404 CHAIN_NOT_FOUND otherwise); unset = ids as given. */
+  chainIdOf?: (chain: string) => string;
 }
 
 /** On /webhooks/{id}…, the endpoint of the path; none on /webhooks. */
@@ -146,34 +155,59 @@ export function audited<T extends { id: string }>(
 
 /**
  * A body's fields as they are stored: events without repeats, filters lower-case without repeats
- * and within the key's own limits (403 naming what it does not hold), the url past the guard (400).
+ * (a collection `<chain>:<address>` by its chain's id) and within the key's own limits (403 naming
+ * what it does not hold), the url past the guard (400). On a change, `current` is the endpoint
+ * before it: a filter is checked with the other filter it will have.
  */
-export async function storedFields<T extends EndpointChanges>(ctx: Context, guard: UrlGuard, input: T) {
+export async function storedFields<T extends EndpointChanges>(
+  ctx: Context,
+  deps: Pick<WebhookRouteDeps, "guard" | "chainIdOf">,
+  input: T,
+  current?: WebhookEndpoint,
+) {
   const normalized = (list: string[] | null | undefined) => list && [...new Set(list.map((a) => a.toLowerCase()))];
+  const collection = (entry: string) => {
+    const { chain, address } = collectionEntry(entry.toLowerCase());
+    return chain === undefined ? address : `${deps.chainIdOf?.(chain) ?? chain}:${address}`;
+  };
   const fields = {
     ...input,
     ...(input.events ? { events: [...new Set(input.events)] } : {}),
-    ...(input.collections !== undefined ? { collections: normalized(input.collections) } : {}),
+    ...(input.collections !== undefined
+      ? { collections: input.collections && [...new Set(input.collections.map(collection))] }
+      : {}),
     ...(input.wallets !== undefined ? { wallets: normalized(input.wallets) } : {}),
     ...(input.chains !== undefined ? { chains: input.chains && [...new Set(input.chains)] } : {}),
   };
   const principal = ctx.state.access as AccessPrincipal;
+  const forbidden = (path: string, what: string, why = what): never => {
+    throw new ApiError("FORBIDDEN", `This access key does not hold ${why}`, [{ path, message: what }]);
+  };
   const outside = (own: readonly string[] | null, given: string[] | null | undefined) =>
     own === null || !given ? undefined : given.find((a) => !own.includes(a));
-  const collection = outside(principal.collections, fields.collections);
   const wallet = outside(principal.wallets, fields.wallets);
-  if (collection || wallet) {
-    const what = collection ? `the collection ${collection}` : `the wallet ${wallet}`;
-    throw new ApiError("FORBIDDEN", `This access key does not hold ${what}`, [
-      { path: collection ? "collections" : "wallets", message: what },
-    ]);
+  if (wallet) forbidden("wallets", `the wallet ${wallet}`);
+  const ownChains = principal.chains ?? null;
+  const chain =
+    outside(ownChains, fields.chains) ??
+    outside(
+      ownChains,
+      fields.collections?.flatMap((entry) => collectionEntry(entry).chain ?? []),
+    );
+  if (chain) forbidden(fields.chains?.includes(chain) ? "chains" : "collections", `the chain ${chain}`);
+  if (fields.collections !== undefined || fields.chains !== undefined) {
+    const collections = fields.collections !== undefined ? fields.collections : (current?.collections ?? null);
+    const chains = fields.chains !== undefined ? fields.chains : (current?.chains ?? null);
+    const beyond = collectionFilterBeyond(principal.collections, collections, chains);
+    if (beyond) {
+      const what = `the collection ${beyond}`;
+      // A bare address is on every chain the filter leaves: the key may hold it on some of them only.
+      const onSome = !beyond.includes(":") && principal.collections?.some((entry) => entry.endsWith(`:${beyond}`));
+      const why = `${what} on every chain of this filter (name its chains: "<chain>:<address>", or filter "chains")`;
+      forbidden("collections", what, onSome ? why : what);
+    }
   }
-  const chain = outside(principal.chains ?? null, fields.chains);
-  if (chain)
-    throw new ApiError("FORBIDDEN", `This access key does not hold the chain ${chain}`, [
-      { path: "chains", message: `the chain ${chain}` },
-    ]);
-  if (fields.url !== undefined) await guard.checkUrl(fields.url);
+  if (fields.url !== undefined) await deps.guard.checkUrl(fields.url);
   return fields;
 }
 
@@ -182,7 +216,7 @@ export function webhookView(endpoint: WebhookEndpoint) {
     id: endpoint.id,
     url: withoutCredentials(endpoint.url),
     events: endpoint.events,
-    ...(endpoint.collections ? { collections: endpoint.collections.map((a) => getAddress(a)) } : {}),
+    ...(endpoint.collections ? { collections: endpoint.collections.map(collectionView) } : {}),
     ...(endpoint.wallets ? { wallets: endpoint.wallets.map((a) => getAddress(a)) } : {}),
     ...(endpoint.chains ? { chains: endpoint.chains } : {}),
     enabled: endpoint.enabled,
@@ -191,6 +225,12 @@ export function webhookView(endpoint: WebhookEndpoint) {
     createdAt: endpoint.createdAt.toISOString(),
     updatedAt: endpoint.updatedAt.toISOString(),
   };
+}
+
+/** A stored `collections` entry as answered: the address checksummed, its chain (if any) before it. */
+function collectionView(entry: string): string {
+  const { chain, address } = collectionEntry(entry);
+  return chain === undefined ? getAddress(address) : `${chain}:${getAddress(address)}`;
 }
 
 /** A URL with its user and password masked: they are never shown again once stored. */

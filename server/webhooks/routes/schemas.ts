@@ -21,6 +21,20 @@ const addresses = (name: string) =>
     .min(1)
     .max(1000);
 
+/** Collections: an address (every chain) or "<chain>:<address>" (a chain id or name), as a key's limit. */
+const collectionEntries = z
+  .array(
+    z
+      .string()
+      .max(150)
+      .refine(
+        (v) => address("collections[]").safeParse(v.slice(v.lastIndexOf(":") + 1)).success,
+        'collections[] must be an address (0x…, every chain) or "<chain>:<address>" (a chain id or name)',
+      ),
+  )
+  .min(1)
+  .max(1000);
+
 /** Chains by id (a number or a decimal string), kept as decimal strings. */
 const chainIds = z
   .array(
@@ -35,9 +49,10 @@ export const CreateWebhookRequest = z
   .object({
     url,
     events: z.array(EventTypeSchema).min(1),
-    collections: addresses("collections").optional().openapi({
+    collections: collectionEntries.optional().openapi({
       description:
-        "Only events about these collections (wallet.low_balance is about none: it is left out); absent = every collection the key reads",
+        'Only events about these collections: an address (on every chain) or "<chain>:<address>" (that chain only). wallet.low_balance is about none: it is left out. Absent = every collection the key reads',
+      example: ["0x5FbDB2315678afecb367f032d93F642f64180aa3", "base:0x5FbDB2315678afecb367f032d93F642f64180aa3"],
     }),
     wallets: addresses("wallets").optional().openapi({
       description:
@@ -59,7 +74,9 @@ export const UpdateWebhookRequest = z
   .object({
     url: url.optional(),
     events: z.array(EventTypeSchema).min(1).optional(),
-    collections: addresses("collections").nullable().optional().openapi({ description: "null removes the filter" }),
+    collections: collectionEntries.nullable().optional().openapi({
+      description: 'An address (every chain) or "<chain>:<address>"; null removes the filter',
+    }),
     wallets: addresses("wallets").nullable().optional().openapi({ description: "null removes the filter" }),
     chains: chainIds.nullable().optional().openapi({ description: "null removes the filter" }),
     enabled: z.boolean().optional().openapi({ description: "false stops deliveries; true starts them again" }),

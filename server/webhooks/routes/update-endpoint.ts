@@ -10,8 +10,9 @@ export const updateEndpoint = webhookRoute({
   summary: "Change a webhook endpoint; enabled:false disables it, enabled:true enables it again",
   body: UpdateWebhookRequest,
   answer: [200, "The endpoint", WebhookView],
-  async handle({ ctx, deps, endpoint: { id }, body: input }) {
-    const changes = await storedFields(ctx, deps.guard, input);
+  async handle({ ctx, deps, endpoint, body: input }) {
+    const { id } = endpoint;
+    const changes = await storedFields(ctx, deps, input, endpoint);
     const onlyEnabled = Object.keys(changes).length === 1 && changes.enabled !== undefined;
     const action = onlyEnabled ? (changes.enabled ? "webhook.enabled" : "webhook.disabled") : "webhook.updated";
     const details = { ...changes, ...(changes.url !== undefined ? { url: maskUrl(changes.url) } : {}) };
