@@ -1,6 +1,7 @@
 import { bodyParser } from "@koa/bodyparser";
 import type { Context } from "koa";
 import { ApiError } from "./errors";
+import { jsonErrorPosition } from "../config/json-position";
 
 export const BODY_LIMIT = "100kb";
 
@@ -29,18 +30,14 @@ const parserFor = (limit: string) =>
 const READ_AS_JSON = new Set(["", "text/plain"]);
 
 /**
- * Where a body stops being JSON, as "at position N (line L, column C)", from the parser's error
- * (co-body keeps the text on `body`). Never the parser's message itself: on Node 22 and later it
- * quotes the body, which may hold a private key.
+ * Where a body stops being JSON, as "at position N (line L, column C)", from the text co-body keeps
+ * on the error's `body`. Never the parser's message itself: on Node 22 and later it quotes the body,
+ * which may hold a private key, and it gives no position for some inputs.
  */
 function invalidJsonPosition(err: Error): string | undefined {
   const text = (err as { body?: unknown }).body;
-  if (typeof text !== "string") return undefined;
-  const found = /at position (\d+)/.exec(err.message);
-  const position = found ? Number(found[1]) : /end of JSON input/.test(err.message) ? text.length : undefined;
-  if (position === undefined) return undefined;
-  const before = text.slice(0, position).split("\n");
-  return `at position ${position} (line ${before.length}, column ${before[before.length - 1].length + 1})`;
+  const where = typeof text === "string" ? jsonErrorPosition(text) : undefined;
+  return where && `at position ${where.offset} (line ${where.line}, column ${where.column})`;
 }
 
 /**
