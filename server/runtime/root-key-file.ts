@@ -4,8 +4,8 @@
  * and is never written anywhere).
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { readFileIfAny, writeSecretFile } from "./secret-file";
 
 export const ROOT_KEY_FILE = "api.key";
 
@@ -19,18 +19,9 @@ export interface KeptRootKey {
 /** The key in DATA_DIR/api.key, made there (mode 0600, through a rename) when missing or blank. */
 export async function keptRootKey(dataDir: string): Promise<KeptRootKey> {
   const file = path.join(dataDir, ROOT_KEY_FILE);
-  const kept = await readFile(file, "utf8").then(
-    (text) => text.trim(),
-    (err: NodeJS.ErrnoException) => {
-      if (err.code === "ENOENT") return "";
-      throw err;
-    },
-  );
+  const kept = ((await readFileIfAny(file)) ?? "").trim();
   if (kept.length >= 16) return { key: kept, file, created: false };
   const key = randomBytes(24).toString("base64url");
-  await mkdir(dataDir, { recursive: true });
-  const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, `${key}\n`, { mode: 0o600, flag: "wx" });
-  await rename(temporary, file);
+  await writeSecretFile(file, `${key}\n`);
   return { key, file, created: true };
 }

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { readFileIfAny, writeSecretFile } from "../runtime/secret-file";
 import path from "node:path";
 import { masterKeyBytes } from "../config/config";
 
@@ -99,25 +99,14 @@ export function masterKeyPath(dataDir: string): string {
 
 /** The master key in `file`, or null when there is no such file; throws for a file that holds no key. */
 export async function readMasterKeyFile(file: string): Promise<MasterKey | null> {
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-    throw err;
-  }
+  const text = await readFileIfAny(file);
+  if (text === null) return null;
   const bytes = masterKeyBytes(text);
   if (!bytes) throw new Error(`${file} does not hold a master key (64 hex characters or base64 of 32 bytes)`);
   return new MasterKey(bytes);
 }
 
-/**
- * Writes `key` to `file`, readable by its owner only (0600): through a temporary file and a
- * rename, so a crash never leaves half a key behind.
- */
+/** Writes `key` to `file`, readable by its owner only (0600), never half of it. */
 export async function writeMasterKeyFile(file: string, key: MasterKey): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.tmp`;
-  await writeFile(temporary, key.toFileText(), { mode: 0o600, flag: "wx" });
-  await rename(temporary, file);
+  await writeSecretFile(file, key.toFileText());
 }
