@@ -5,19 +5,11 @@
  * "beta") with one collection at the same address on both, as in chain-limits.test.ts.
  */
 import { expect } from "chai";
-import { getAddress, type JsonRpcProvider, type Wallet } from "ethers";
+import { getAddress, type Wallet } from "ethers";
 import { expectError } from "../api/expectations";
-import {
-  ApiClient,
-  ChainNode,
-  deployDirectly,
-  directProvider,
-  fundedWallet,
-  ServiceProcess,
-  TEST_API_KEY,
-  type ApiResponse,
-} from "../api/harness";
+import { ApiClient, ChainNode, ServiceProcess, TEST_API_KEY, type ApiResponse } from "../api/harness";
 import { newMasterKey } from "../wallets/fixture";
+import { startTwoChains } from "../support/two-chains";
 
 const ALPHA = 31_431;
 const BETA = 31_432;
@@ -31,22 +23,13 @@ describe("access keys and chains: audit events, webhook filters and wallet polic
   let beta: ChainNode;
   let service: ServiceProcess;
   let api: ApiClient;
-  let providers: Record<"alpha" | "beta", JsonRpcProvider>;
   let owner: Wallet;
   let collection: string;
   const auth = (key: string) => ({ authorization: `Bearer ${key}` });
 
   before(async function () {
-    [alpha, beta] = await Promise.all([ChainNode.start(undefined, ALPHA), ChainNode.start(undefined, BETA)]);
-    providers = { alpha: directProvider(alpha.rpcUrl, ALPHA), beta: directProvider(beta.rpcUrl, BETA) };
-    owner = await fundedWallet(providers.alpha);
-    await providers.beta.send("hardhat_setBalance", [owner.address, `0x${(100n * 10n ** 18n).toString(16)}`]);
-    const [onAlpha, onBeta] = await Promise.all([
-      deployDirectly(owner.connect(providers.alpha)),
-      deployDirectly(owner.connect(providers.beta)),
-    ]);
-    expect(onAlpha).to.equal(onBeta);
-    collection = getAddress(onAlpha);
+    ({ alpha, beta, owner, collection } = await startTwoChains(ALPHA, BETA));
+    collection = getAddress(collection);
     service = await ServiceProcess.start({
       chains: [
         { id: ALPHA, name: "alpha", rpcUrls: [alpha.rpcUrl] },

@@ -10,21 +10,12 @@ import { expect } from "chai";
 import type { JsonRpcProvider, Wallet } from "ethers";
 import { SCOPES } from "../../server/access/scopes";
 import { expectError } from "../api/expectations";
-import {
-  ApiClient,
-  ChainNode,
-  collectionAt,
-  deployDirectly,
-  directProvider,
-  fundedWallet,
-  ServiceProcess,
-  TEST_API_KEY,
-  type ApiResponse,
-} from "../api/harness";
+import { ApiClient, ChainNode, collectionAt, ServiceProcess, TEST_API_KEY, type ApiResponse } from "../api/harness";
 import { client2, structured, toolError } from "../mcp/fixture";
 import { operationsOf } from "../support/openapi-checks";
 import { RpcProxy } from "../support/rpc-proxy";
 import { newMasterKey } from "../wallets/fixture";
+import { startTwoChains } from "../support/two-chains";
 
 const ALPHA = 31_421;
 const BETA = 31_422;
@@ -94,16 +85,7 @@ describe("access keys and chains: a key limited to one chain never reaches anoth
   const auth = (key: string) => ({ authorization: `Bearer ${key}` });
 
   before(async function () {
-    [alpha, beta] = await Promise.all([ChainNode.start(undefined, ALPHA), ChainNode.start(undefined, BETA)]);
-    providers = { alpha: directProvider(alpha.rpcUrl, ALPHA), beta: directProvider(beta.rpcUrl, BETA) };
-    owner = await fundedWallet(providers.alpha);
-    await providers.beta.send("hardhat_setBalance", [owner.address, `0x${(100n * 10n ** 18n).toString(16)}`]);
-    const [onAlpha, onBeta] = await Promise.all([
-      deployDirectly(owner.connect(providers.alpha)),
-      deployDirectly(owner.connect(providers.beta)),
-    ]);
-    expect(onAlpha).to.equal(onBeta);
-    collection = onAlpha;
+    ({ alpha, beta, providers, owner, collection } = await startTwoChains(ALPHA, BETA));
     proxy = await RpcProxy.start(alpha.rpcUrl);
     // An Infura-style URL: a project id and secret before the host, a key in the path and the query.
     const secretUrl = `${proxy.url.replace("://", `://${SECRETS[0]}:${SECRETS[1]}@`)}/v3/${SECRETS[2]}?apikey=${SECRETS[3]}`;

@@ -6,19 +6,10 @@ import { randomBytes } from "node:crypto";
 import { expect } from "chai";
 import type { JsonRpcProvider, Wallet } from "ethers";
 import { expectError, expectNoSecretsIn } from "../api/expectations";
-import {
-  ApiClient,
-  ChainNode,
-  collectionAt,
-  deployDirectly,
-  directProvider,
-  freshWallet,
-  fundedWallet,
-  ServiceProcess,
-  TEST_API_KEY,
-} from "../api/harness";
+import { ApiClient, ChainNode, collectionAt, freshWallet, ServiceProcess, TEST_API_KEY } from "../api/harness";
 import { ChainControl } from "../support/chain-control";
 import { replayUntilConfirmed } from "../support/keyed-replay";
+import { startTwoChains } from "../support/two-chains";
 
 const ALPHA = 31_401;
 const BETA = 31_402;
@@ -37,17 +28,7 @@ describe("two chains in one service", function () {
   let collection: string;
 
   before(async function () {
-    [alpha, beta] = await Promise.all([ChainNode.start(undefined, ALPHA), ChainNode.start(undefined, BETA)]);
-    providers = { alpha: directProvider(alpha.rpcUrl, ALPHA), beta: directProvider(beta.rpcUrl, BETA) };
-    owner = await fundedWallet(providers.alpha);
-    await providers.beta.send("hardhat_setBalance", [owner.address, `0x${(100n * 10n ** 18n).toString(16)}`]);
-    // The owner's first contract on each chain: the same address on both.
-    const [onAlpha, onBeta] = await Promise.all([
-      deployDirectly(owner.connect(providers.alpha)),
-      deployDirectly(owner.connect(providers.beta)),
-    ]);
-    expect(onAlpha).to.equal(onBeta);
-    collection = onAlpha;
+    ({ alpha, beta, providers, owner, collection } = await startTwoChains(ALPHA, BETA));
     service = await ServiceProcess.start({
       chains: [
         { id: ALPHA, name: "alpha", rpcUrls: [alpha.rpcUrl] },
