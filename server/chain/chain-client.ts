@@ -9,6 +9,9 @@ import { Rpc } from "./rpc";
 import { SignerPool } from "./signer-pool";
 import { callCodec, type CallCodec } from "./call-codec";
 
+/** What a collection address holds: an ERC-721 collection, or ERC-1155 editions. */
+export type Standard = "erc721" | "erc1155";
+
 export interface ChainOptions {
   chainId: bigint;
   /** Ceiling on fee quotes (MAX_FEE_PER_GAS). */
@@ -20,6 +23,7 @@ export interface ChainOptions {
 /** Headroom over the estimate: a gas estimate can be just below what execution needs at its peak. */
 const GAS_MARGIN_PERCENT = 20n;
 const ERC721_INTERFACE_ID = "0x80ac58cd";
+const ERC1155_INTERFACE_ID = "0xd9b67a26";
 const ERC165_INTERFACE_ID = "0x01ffc9a7";
 const INVALID_INTERFACE_ID = "0xffffffff";
 const TRUE_WORD = zeroPadValue("0x01", 32);
@@ -36,8 +40,11 @@ export class ChainClient {
   readonly rpc: Rpc;
   /** Whether the chain answers, known without waiting on it: the store's reads answer at once while it is down. */
   readonly liveness: ChainLiveness;
-  /** Addresses known to hold an ERC-721 collection (a dev chain can be reset: see ensureCollection). */
-  private readonly verified = new Set<string>();
+  /**
+   * Addresses known to hold a collection, and its standard, read once by ERC-165 (a dev chain can
+   * be reset: see ensureCollection).
+   */
+  private readonly verified = new Map<string, Standard>();
   private readonly inFlight = new Map<string, Promise<unknown>>();
   private readonly views = new Map<string, CallCodec>();
 
@@ -52,7 +59,8 @@ export class ChainClient {
   }
 
   /**
-   * 404 CONTRACT_NOT_FOUND without code, 422 UNSUPPORTED_CONTRACT for code that is no ERC-721.
+   * 404 CONTRACT_NOT_FOUND without code, 422 UNSUPPORTED_CONTRACT for code that is neither an
+   * ERC-721 nor an ERC-1155 (which of the two it is: standardOf).
    * An address is checked once (concurrent first requests share the check); after that only on
    * suspicion (`recheck`): a read answered with nothing, or a write that would cost no more than a
    * plain transfer, which is what a call to an address without code costs.
@@ -62,9 +70,15 @@ export class ChainClient {
     return this.once(`code:${address}`, () => this.checkCode(address));
   }
 
+  /** Whether `address` holds an ERC-721 collection or ERC-1155 editions: read once by ERC-165, then kept. */
+  async standardOf(address: string): Promise<Standard> {
+    await this.ensureCollection(address);
+    return this.verified.get(address)!;
+  }
+
   private async checkCode(address: string): Promise<void> {
     // On first contact the ERC-165 questions go out with the code lookup: one round trip, not two.
-    const erc165 = this.verified.has(address) ? undefined : this.answersErc165(address, ERC721_INTERFACE_ID);
+    const erc165 = this.verified.has(address) ? undefined : this.askStandard(address);
     erc165?.catch(() => {}); // awaited below, or moot when there is no code
     const code = await this.rpc.call<string>("eth_getCode", [address, "latest"]).catch((err) => {
       throw toChainApiError(err);
@@ -73,15 +87,19 @@ export class ChainClient {
       this.verified.delete(address);
       throw new ApiError("CONTRACT_NOT_FOUND", `No contract at ${address}`);
     }
-    if (erc165 && !(await erc165)) throw unsupported(address);
-    this.verified.add(address);
+    if (erc165) {
+      const standard = await erc165;
+      if (!standard) throw unsupported(address);
+      this.verified.set(address, standard);
+    }
   }
 
   /**
    * The ERC-165 detection procedure, with exact answers: code that returns any non-zero word to
-   * every call must not pass for a collection.
+   * every call must not pass for a collection. ERC-721 first: a contract that claims both is
+   * driven as the ERC-721 it was before editions existed.
    */
-  private async answersErc165(address: string, interfaceId: string): Promise<boolean> {
+  private async askStandard(address: string): Promise<Standard | null> {
     const ask = (id: string) =>
       this.provider
         .call({ to: address, data: ERC165.encodeFunctionData("supportsInterface", [id]) })
@@ -90,12 +108,15 @@ export class ChainClient {
           if (apiError.code === "CHAIN_UNAVAILABLE") throw apiError;
           return "error";
         });
-    const [erc165, invalid, wanted] = await Promise.all([
+    const [erc165, invalid, erc721, erc1155] = await Promise.all([
       ask(ERC165_INTERFACE_ID),
       ask(INVALID_INTERFACE_ID),
-      ask(interfaceId),
+      ask(ERC721_INTERFACE_ID),
+      ask(ERC1155_INTERFACE_ID),
     ]);
-    return erc165 === TRUE_WORD && invalid === FALSE_WORD && wanted === TRUE_WORD;
+    if (erc165 !== TRUE_WORD || invalid !== FALSE_WORD) return null;
+    if (erc721 === TRUE_WORD) return "erc721";
+    return erc1155 === TRUE_WORD ? "erc1155" : null;
   }
 
   /**
@@ -243,6 +264,6 @@ function intrinsicGas(data: string): bigint {
 function unsupported(address: string): ApiError {
   return new ApiError(
     "UNSUPPORTED_CONTRACT",
-    `The code at ${address} is not an ERC-721 collection this service can drive`,
+    `The code at ${address} is neither an ERC-721 collection nor ERC-1155 editions this service can drive`,
   );
 }
