@@ -20,6 +20,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
+import { beforeKill, trackChild } from "./support/start-log";
 
 const ROOT = path.resolve(__dirname, "..");
 const PER_BENCH_MS = 480_000;
@@ -73,12 +74,14 @@ function smoke(name: string): Promise<Run> {
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
+    trackChild("bench smoke", child, name);
     let output = "";
     const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
     child.stdout.on("data", keep);
     child.stderr.on("data", keep);
     const timer = setTimeout(() => {
       output += `\n(killed after ${PER_BENCH_MS} ms)`;
+      beforeKill(child);
       try {
         process.kill(-child.pid!, "SIGKILL");
       } catch {

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Contract, FetchRequest, JsonRpcProvider, Wallet } from "ethers";
 import { seedPglite } from "../support/pglite-template";
+import { beforeKill, trackChild, type ChildKind } from "../support/start-log";
 import {
   collectionInterface,
   DEFAULT_COLLECTION,
@@ -84,6 +85,7 @@ process.on("exit", () => {
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  beforeKill(child);
   try {
     process.kill(-child.pid, signal);
   } catch {
@@ -132,10 +134,11 @@ interface Spawned {
 }
 
 function spawnHardhat(args: string[], env: NodeJS.ProcessEnv, stdout: "pipe" | "ignore" = "pipe"): Spawned {
-  return spawnChild(HARDHAT, args, env, stdout, ROOT);
+  return spawnChild(args[0] === "node" ? "hardhat node" : "hardhat script", HARDHAT, args, env, stdout, ROOT);
 }
 
 function spawnChild(
+  kind: ChildKind,
   command: string,
   args: string[],
   env: NodeJS.ProcessEnv,
@@ -146,6 +149,7 @@ function spawnChild(
   const child = spawn(command, args, { cwd, env, detached: true, stdio: ["ignore", stdout, "pipe"] });
   children.add(child);
   child.once("exit", () => children.delete(child));
+  trackChild(kind, child);
   let output = "";
   child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
@@ -286,6 +290,7 @@ export class ServiceProcess {
         : { CHAIN_PORT: String(chainPort) };
     const [command, ...args] = entry ? [entry.command, ...entry.args] : npmStartCommand();
     const spawned = spawnChild(
+      "service",
       command,
       args,
       childEnv({
