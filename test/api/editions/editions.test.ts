@@ -373,6 +373,36 @@ describe("ERC-1155 editions through the API", function () {
     });
   });
 
+  describe("allowlists and vouchers (ERC-721 only in this version)", function () {
+    it("each route answers 400 VALIDATION_ERROR naming the standard on an edition contract, and sends nothing", async function () {
+      const buyer = Wallet.createRandom().address;
+      const voucher = { to: buyer, amount: "1", price: "0", validUntil: "9999999999", id: `0x${"ab".repeat(32)}` };
+      const answers: ApiResponse[] = await expectNoGasSpent(f.provider, f.owner.address, () =>
+        Promise.all([
+          f.api.request("PUT", `/collections/${editions}/allowlist`, {
+            json: { privateKey: f.owner.privateKey, entries: [{ address: buyer, allowance: "1", price: "0" }] },
+          }),
+          post("/nft/allowlistMint", { mintAmount: 1 }),
+          f.api.post(`/collections/${editions}/vouchers`, {
+            privateKey: f.owner.privateKey,
+            to: buyer,
+            amount: 1,
+            price: 0,
+          }),
+          post("/nft/mintWithVoucher", { voucher, signature: `0x${"11".repeat(65)}` }),
+          f.api.get(`/collections/${editions}/allowlist`),
+          f.api.get(`/collections/${editions}/allowlist/${buyer}`),
+          f.api.get(`/collections/${editions}/vouchers/${voucher.id}`),
+        ]),
+      );
+      for (const res of answers) {
+        const error = expectError(res, 400, "VALIDATION_ERROR");
+        expect(error.message).to.match(/^(Allowlists|Vouchers) are ERC-721 only; /);
+        expect(error.message).to.include(`${editions} is an ERC-1155 edition contract`);
+      }
+    });
+  });
+
   describe("the OpenAPI document", function () {
     it("describes createEdition and the edition fields of mint and total-supply", async function () {
       const doc = (await f.api.get("/openapi.json")).body;
