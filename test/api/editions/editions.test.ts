@@ -339,6 +339,29 @@ describe("ERC-1155 editions through the API", function () {
     });
   });
 
+  describe("whitelist routes on an editions contract", function () {
+    it("addUserAddressToWhitelist and addToWhitelist list addresses; in whitelist-only mode a listed key mints, another gets 403 NOT_WHITELISTED", async function () {
+      const tokenId = await createEdition();
+      const [listed, batch] = [await f.fundedWallet(), Wallet.createRandom().address];
+      const one = await post("/nft/addUserAddressToWhitelist", { address: listed.address });
+      expect(one.status, one.text).to.equal(200);
+      const many = await post("/nft/addToWhitelist", { addresses: [batch] });
+      expect(many.status, many.text).to.equal(200);
+      expect(await onChain.whitelisted(listed.address)).to.equal(true);
+      expect(await onChain.whitelisted(batch)).to.equal(true);
+      // No route switches whitelist-only mode (as for ERC-721): the owner does it on chain.
+      const asOwner = onChain.connect(f.owner.connect(f.provider)) as Contract;
+      await (await asOwner.setWhitelistOnly(true)).wait();
+      try {
+        expect((await mint(tokenId.toString(), 1, listed.privateKey)).status).to.equal(200);
+        const refused = await expectNoGasSpent(f.provider, minter.address, () => mint(tokenId.toString(), 1));
+        expectError(refused, 403, "NOT_WHITELISTED");
+      } finally {
+        await (await asOwner.setWhitelistOnly(false)).wait();
+      }
+    });
+  });
+
   describe("POST /nft/withdraw on an editions contract", function () {
     it("sends the contract's whole balance (what mints paid) to the owner", async function () {
       const tokenId = await createEdition({ cost: parseEther("0.5").toString() });
