@@ -184,6 +184,24 @@ describe("ERC-1155 editions through the API", function () {
     });
   });
 
+  describe("POST /nft/mint?dryRun=true on an edition", function () {
+    it("?dryRun=true shows the edition's call and result fields, and sends nothing", async function () {
+      const tokenId = await createEdition({ cost: "300" });
+      const res = await expectNoGasSpent(f.provider, minter.address, () =>
+        f.api.post("/nft/mint?dryRun=true", {
+          privateKey: minter.privateKey,
+          contractAddress: editions,
+          tokenId: tokenId.toString(),
+          mintAmount: 2,
+        }),
+      );
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body).to.include({ dryRun: true, operation: "mint", changed: true });
+      expect(res.body.result).to.deep.equal({ tokenId: tokenId.toString(), amount: "2", value: "600" });
+      expect(await onChain.balanceOf(minter.address, tokenId)).to.equal(0n);
+    });
+  });
+
   describe("POST /nft/mintForFree and /nft/airdrop on an edition", function () {
     it("mintForFree mints the amount to the receiver at no cost, answering tokenId, amount and receiver", async function () {
       const tokenId = await createEdition();
