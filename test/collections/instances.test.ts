@@ -10,6 +10,7 @@ import {
   deployDirectly,
   directProvider,
 } from "../api/harness";
+import { sharedNode } from "../support/shared-node";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
 import { allOwners, headOf, indexedTo, indexedWallet, ROOT_KEY } from "./fixture";
 
@@ -27,7 +28,7 @@ describe("collections index: two service processes on one PostgreSQL", function 
 
   before(async function () {
     this.timeout(150_000);
-    const [chain, database] = await Promise.all([ChainNode.start(), startPostgresServer()]);
+    const [chain, database] = await Promise.all([sharedNode(), startPostgresServer()]);
     node = chain;
     pg = database;
     databaseUrl = await pg.createDatabase();
@@ -51,7 +52,6 @@ describe("collections index: two service processes on one PostgreSQL", function 
     this.timeout(60_000);
     provider?.destroy();
     await Promise.all(services.map((s) => s.stop()));
-    await node?.stop();
     await pg?.stop();
   });
 

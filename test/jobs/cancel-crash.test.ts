@@ -17,6 +17,7 @@ import {
   sleep,
   type JsonBody,
 } from "../api/harness";
+import { sharedNode } from "../support/shared-node";
 import { RpcProxy } from "../support/rpc-proxy";
 import { fund, KeyedClient, newMasterKey } from "../wallets/fixture";
 import { csvOf, postCsv, recipientRows, transferOwnership } from "./fixture";
@@ -40,7 +41,7 @@ describe("cancel after a crash between a batch's record and its broadcast (PGlit
   };
 
   before(async function () {
-    node = await ChainNode.start();
+    node = await sharedNode();
     proxy = await RpcProxy.start(node.rpcUrl);
     provider = directProvider(node.rpcUrl);
     dataDir = await seededDataDir("jobs-cancel-crash-");
@@ -51,7 +52,6 @@ describe("cancel after a crash between a batch's record and its broadcast (PGlit
     provider?.destroy();
     await service?.stop();
     await proxy?.close();
-    await node?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 

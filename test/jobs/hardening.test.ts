@@ -18,6 +18,7 @@ import {
   sleep,
   type JsonBody,
 } from "../api/harness";
+import { sharedNode } from "../support/shared-node";
 import { RpcProxy } from "../support/rpc-proxy";
 import type { SoftHsmToken } from "../support/softhsm";
 import { fund, KeyedClient, newMasterKey, ROOT_AUTH, tokenWithKey, walletEnv } from "../wallets/fixture";
@@ -137,7 +138,7 @@ describe("jobs hardened (issue 47): bodies, broken lines, headers, row caps, wal
   before(async function () {
     this.timeout(240_000);
     let keyAddress: string;
-    [node, { hsm, keyAddress }] = await Promise.all([ChainNode.start(), tokenWithKey("jobs-hsm-key")]);
+    [node, { hsm, keyAddress }] = await Promise.all([sharedNode(), tokenWithKey("jobs-hsm-key")]);
     proxy = await RpcProxy.start(node.rpcUrl);
     provider = directProvider(node.rpcUrl);
     deployer = new Wallet(DEV_KEYS[0], provider);
@@ -166,7 +167,6 @@ describe("jobs hardened (issue 47): bodies, broken lines, headers, row caps, wal
     provider?.destroy();
     await service?.stop();
     await proxy?.close();
-    await node?.stop();
     hsm?.remove();
   });
 

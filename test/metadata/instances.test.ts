@@ -19,6 +19,7 @@ import {
   fundedWallet,
   sleep,
 } from "../api/harness";
+import { sharedNode } from "../support/shared-node";
 import { ROOT_KEY } from "../collections/fixture";
 import { RpcProxy } from "../support/rpc-proxy";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
@@ -53,7 +54,7 @@ describe("Metadata on two instances of one PostgreSQL database (real node, real 
 
   before(async function () {
     this.timeout(300_000);
-    node = await ChainNode.start();
+    node = await sharedNode();
     postgres = await startPostgresServer();
     const databaseUrl = await postgres.createDatabase();
     [proxyA, proxyB] = await Promise.all([RpcProxy.start(node.rpcUrl), RpcProxy.start(node.rpcUrl)]);
@@ -90,7 +91,6 @@ describe("Metadata on two instances of one PostgreSQL database (real node, real 
     provider?.destroy();
     await Promise.all([a?.stop(), b?.stop()]);
     await Promise.all([proxyA?.close(), proxyB?.close()]);
-    await node?.stop();
     await postgres?.stop();
   });
 

@@ -14,6 +14,7 @@ import {
   fundedWallet,
   sleep,
 } from "../api/harness";
+import { sharedNode } from "../support/shared-node";
 import { ROOT_KEY } from "../collections/fixture";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
 
@@ -56,7 +57,7 @@ for (const kind of ["PGlite", "PostgreSQL"] as const) {
 
     before(async function () {
       this.timeout(400_000);
-      node = await ChainNode.start();
+      node = await sharedNode();
       provider = directProvider(node.rpcUrl);
       owner = (await fundedWallet(provider)).connect(provider);
       const sent = await owner.sendTransaction(await deployTransaction({ ...DEFAULT_COLLECTION, cost: 0n }));
@@ -101,7 +102,6 @@ for (const kind of ["PGlite", "PostgreSQL"] as const) {
       provider?.destroy();
       receiver?.close();
       await service?.stop();
-      await node?.stop();
     });
 
     const put = (json: unknown) =>

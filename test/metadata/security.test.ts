@@ -17,6 +17,7 @@ import {
   fundedWallet,
   sleep,
 } from "../api/harness";
+import { sharedNode } from "../support/shared-node";
 import { ROOT_KEY } from "../collections/fixture";
 import { RpcProxy } from "../support/rpc-proxy";
 
@@ -73,7 +74,7 @@ describe("Metadata security: owners' keys, dry runs, the reveal block, inputs, p
 
   before(async function () {
     this.timeout(400_000);
-    node = await ChainNode.start();
+    node = await sharedNode();
     proxy = await RpcProxy.start(node.rpcUrl);
     provider = directProvider(node.rpcUrl);
     owner = (await fundedWallet(provider)).connect(provider);
@@ -95,7 +96,6 @@ describe("Metadata security: owners' keys, dry runs, the reveal block, inputs, p
     provider?.destroy();
     await service?.stop();
     await proxy?.close();
-    await node?.stop();
   });
 
   it("lets only a key that may use the owner's wallet change the metadata, and list the documents before the reveal", async function () {

@@ -19,6 +19,7 @@ import {
   deployDirectly,
   directProvider,
 } from "../api/harness";
+import { sharedNode } from "../support/shared-node";
 
 interface Ran {
   status: number | null;
@@ -65,7 +66,7 @@ describe("the production entry: npm run build, then node dist/server/cli.js with
     );
     if (installed.status !== 0) throw new Error(`npm ci --omit=dev failed:\n${installed.output}`);
 
-    node = await ChainNode.start();
+    node = await sharedNode();
     provider = directProvider(node.rpcUrl);
     collection = await deployDirectly(owner.connect(provider));
     const nft = collectionAt(collection, owner.connect(provider));
@@ -83,7 +84,6 @@ describe("the production entry: npm run build, then node dist/server/cli.js with
     this.timeout(120_000);
     await service?.stop();
     provider?.destroy();
-    await node?.stop();
     if (deployDir) rmSync(deployDir, { recursive: true, force: true });
   });
 

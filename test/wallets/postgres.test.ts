@@ -15,6 +15,7 @@ import {
   fundedWallet,
   type ServiceProcess,
 } from "../api/harness";
+import { sharedNode } from "../support/shared-node";
 import type { SoftHsmToken } from "../support/softhsm";
 import { findPostgresBin, startPostgresServer, type PostgresServer } from "../users/postgres-server";
 import {
@@ -48,7 +49,7 @@ describe("wallets on a PostgreSQL store", function () {
 
   before(async function () {
     this.timeout(240_000);
-    [pg, node, { hsm }] = await Promise.all([startPostgresServer(), ChainNode.start(), tokenWithKey("pg-key")]);
+    [pg, node, { hsm }] = await Promise.all([startPostgresServer(), sharedNode(), tokenWithKey("pg-key")]);
     databaseUrl = await pg.createDatabase();
     db = new Client({ connectionString: databaseUrl });
     await db.connect();
@@ -69,7 +70,6 @@ describe("wallets on a PostgreSQL store", function () {
     await db?.end();
     provider?.destroy();
     await service?.stop();
-    await node?.stop();
     await pg?.stop();
     hsm?.remove();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });

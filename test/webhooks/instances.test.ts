@@ -13,6 +13,7 @@ import {
   ServiceProcess,
   TEST_API_KEY,
 } from "../api/harness";
+import { sharedNode } from "../support/shared-node";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
 import { Receiver } from "./receiver";
 
@@ -29,7 +30,7 @@ describe("webhooks with three service processes on one PostgreSQL", function () 
 
   before(async function () {
     this.timeout(180_000);
-    [node, pg, receiver] = await Promise.all([ChainNode.start(), startPostgresServer(), Receiver.start()]);
+    [node, pg, receiver] = await Promise.all([sharedNode(), startPostgresServer(), Receiver.start()]);
     const databaseUrl = await pg.createDatabase();
     const env = { DATABASE_URL: databaseUrl, WEBHOOK_ALLOW_PRIVATE: "true", BLOCK_POLL_MS: "100" };
     const [deployed, ...started] = await Promise.allSettled([
@@ -46,7 +47,6 @@ describe("webhooks with three service processes on one PostgreSQL", function () 
     this.timeout(60_000);
     await Promise.all(services.map((s) => s.stop()));
     await receiver?.close();
-    await node?.stop();
     await pg?.stop();
   });
 
