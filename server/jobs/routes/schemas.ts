@@ -62,6 +62,7 @@ export const RowView = z
     row: z.number().int().openapi({ description: "The input row it first came from (the file's row for a CSV)" }),
     address: z.string(),
     amount: decimal.optional(),
+    tokenId: decimal.optional().openapi({ description: "The edition the row mints (an ERC-1155 edition contract)" }),
     status: RowStatusSchema,
     tokenIds: z.array(decimal).optional(),
     state: z.enum(["whitelisted", "alreadyListed"]).optional(),
