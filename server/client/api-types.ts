@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Run an airdrop or a whitelist of up to 100,000 rows as a job (JSON, or CSV with the query parameters)
-         * @description Every row is checked first: a bad one is 400 naming `row N` and nothing is stored. Duplicates are merged. The list is cut into batches under MAX_GAS_PER_TX, each sent as an operation signed by the wallet `from`. Scope nft:mintForFree (airdrop) or nft:configure (whitelist).
+         * @description Every row is checked first: a bad one is 400 naming `row N` and nothing is stored. Duplicates are merged. The list is cut into batches under MAX_GAS_PER_TX, each sent as an operation signed by the wallet `from`. Scope nft:mintForFree (airdrop) or nft:configure (whitelist). On an ERC-1155 edition contract every airdrop row names its edition (`tokenId`; CSV `address,amount,tokenId`), each batch holding one edition (404 TOKEN_NOT_FOUND for an edition that does not exist); on an ERC-721 collection a tokenId is 400.
          */
         post: operations["createJob"];
         delete?: never;
@@ -150,6 +150,8 @@ export interface components {
             recipients?: {
                 address: string;
                 amount: string | number;
+                /** @description The edition to mint: required on an ERC-1155 edition contract, refused on an ERC-721 collection */
+                tokenId?: string | number;
             }[];
             addresses?: string[];
         };
@@ -201,6 +203,8 @@ export interface components {
             row: number;
             address: string;
             amount?: string;
+            /** @description The edition the row mints (an ERC-1155 edition contract) */
+            tokenId?: string;
             /** @enum {string} */
             status: "pending" | "sent" | "confirmed" | "failed";
             tokenIds?: string[];
@@ -352,7 +356,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description WALLET_NOT_FOUND, CONTRACT_NOT_FOUND */
+            /** @description WALLET_NOT_FOUND, CONTRACT_NOT_FOUND, TOKEN_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
