@@ -2,8 +2,8 @@
  * `npm run build` (after `hardhat compile`): the production output in dist/, run with
  * `node dist/server/cli.js` and production dependencies alone.
  *  1. server/ compiled by tsc (tsconfig.build.json; server/embedded, the Hardhat dev chain, left out);
- *  2. the collection's ABI and bytecode written beside the compiled collection module, so that
- *     the output needs no `artifacts/`;
+ *  2. the collection's and the editions contract's ABI and bytecode written beside their compiled
+ *     modules, so that the output needs no `artifacts/`;
  *  3. the console's page (console/: plain files, no build step) copied to dist/console;
  *  4. the SQL function files (server/db/functions) copied beside the compiled store;
  *  5. a check that nothing in the output requires a development-only package.
@@ -12,6 +12,7 @@ import { spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { BUILT_IN_ARTIFACT_FILE, HARDHAT_ARTIFACT_PATH } from "../server/chain/collection";
+import { BUILT_IN_EDITIONS_ARTIFACT_FILE, HARDHAT_EDITIONS_ARTIFACT_PATH } from "../server/chain/editions";
 
 const ROOT = path.resolve(__dirname, "..");
 const DIST = path.join(ROOT, "dist");
@@ -25,10 +26,15 @@ const tsc = spawnSync(process.execPath, [require.resolve("typescript/bin/tsc"), 
 });
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
-const { abi, bytecode } = JSON.parse(readFileSync(HARDHAT_ARTIFACT_PATH, "utf8")) as { abi: unknown; bytecode: string };
-const target = path.join(DIST, "server", "chain", BUILT_IN_ARTIFACT_FILE);
-mkdirSync(path.dirname(target), { recursive: true });
-writeFileSync(target, JSON.stringify({ abi, bytecode }));
+for (const [from, file] of [
+  [HARDHAT_ARTIFACT_PATH, BUILT_IN_ARTIFACT_FILE],
+  [HARDHAT_EDITIONS_ARTIFACT_PATH, BUILT_IN_EDITIONS_ARTIFACT_FILE],
+]) {
+  const { abi, bytecode } = JSON.parse(readFileSync(from, "utf8")) as { abi: unknown; bytecode: string };
+  const target = path.join(DIST, "server", "chain", file);
+  mkdirSync(path.dirname(target), { recursive: true });
+  writeFileSync(target, JSON.stringify({ abi, bytecode }));
+}
 
 // Served by server/console/console-routes.ts from dist/console (its libraries from node_modules).
 cpSync(path.join(ROOT, "console"), path.join(DIST, "console"), { recursive: true });

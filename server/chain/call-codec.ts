@@ -24,7 +24,11 @@ export function callCodec(fragment: FunctionFragment): CallCodec {
   const selector = fragment.selector;
   const slow: CallCodec = {
     encode: (args) => concat([selector, ABI.encode(fragment.inputs, args)]),
-    decode: (data) => ABI.decode(fragment.outputs, data)[0],
+    // One output: that value; several (a struct-like answer): the whole Result, by index and name.
+    decode: (data) => {
+      const result = ABI.decode(fragment.outputs, data);
+      return fragment.outputs.length === 1 ? result[0] : result;
+    },
   };
   const words = fragment.inputs.map((input) => wordEncoder(input.type));
   const read = fragment.outputs.length === 1 ? wordDecoder(fragment.outputs[0].type) : undefined;

@@ -2,6 +2,8 @@ import { makeError, Interface, isError, toQuantity, zeroPadValue, type JsonRpcAp
 import { ApiError, type ErrorCode } from "../http/errors";
 import { collectionInterface } from "./collection";
 import type { CollectionView, ViewArgs, ViewResult } from "./collection-abi";
+import { editionsInterface } from "./editions";
+import type { EditionView, EditionViewArgs, EditionViewResult } from "./editions-abi";
 import { toChainApiError } from "./chain-errors";
 import { ChainLiveness } from "./chain-liveness";
 import { FeeOracle } from "./fee-oracle";
@@ -47,6 +49,7 @@ export class ChainClient {
   private readonly verified = new Map<string, Standard>();
   private readonly inFlight = new Map<string, Promise<unknown>>();
   private readonly views = new Map<string, CallCodec>();
+  private readonly editionViews = new Map<string, CallCodec>();
 
   constructor(
     readonly provider: JsonRpcApiProvider,
@@ -132,6 +135,22 @@ export class ChainClient {
     const result = await this.ethCall(address, view.encode(args));
     if (result === "0x") throw makeError("could not decode result data", "BAD_DATA", { value: result });
     return view.decode(result) as ViewResult<K>;
+  }
+
+  /** One view call of the ERC-1155 editions ABI (NFTEditions), as `view` is one of the ERC-721's. */
+  async viewEdition<K extends EditionView>(
+    address: string,
+    method: K,
+    args: EditionViewArgs<K>,
+  ): Promise<EditionViewResult<K>> {
+    let view = this.editionViews.get(method);
+    if (!view) {
+      view = callCodec(editionsInterface().getFunction(method)!);
+      this.editionViews.set(method, view);
+    }
+    const result = await this.ethCall(address, view.encode(args));
+    if (result === "0x") throw makeError("could not decode result data", "BAD_DATA", { value: result });
+    return view.decode(result) as EditionViewResult<K>;
   }
 
   /**

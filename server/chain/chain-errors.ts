@@ -1,6 +1,7 @@
-import { isError, type ErrorDescription } from "ethers";
+import { isError, type ErrorDescription, type Interface } from "ethers";
 import { ApiError, type ErrorCode } from "../http/errors";
 import { collectionInterface } from "./collection";
+import { editionsInterface } from "./editions";
 
 /** Contract errors (ours, OpenZeppelin's, ERC721A's) and the API code each one means. */
 const REVERT_CODES: Record<string, ErrorCode> = {
@@ -23,6 +24,21 @@ const REVERT_CODES: Record<string, ErrorCode> = {
   VoucherExpired: "VOUCHER_EXPIRED",
   VoucherSignerMismatch: "VOUCHER_INVALID",
   VoucherNotForCaller: "VOUCHER_INVALID",
+  // ERC-1155 editions (NFTEditions); NonexistentToken, MaxSupplyExceeded and the rest are shared above.
+  EditionPaused: "CONTRACT_PAUSED",
+  InvalidEdition: "VALIDATION_ERROR",
+  ERC1155InvalidReceiver: "CONTRACT_REVERTED",
+};
+
+/** Errors whose decoded arguments say too little: the API's own words instead. */
+const REVERT_MESSAGES: Record<string, (args: readonly unknown[]) => string> = {
+  EditionPaused: (args) => `Minting of edition ${String(args[0])} is paused (EditionPaused)`,
+  InvalidEdition: (args) =>
+    `An edition needs maxMintAmountPerTx from 1 to 4294967295 and maxSupply at most 18446744073709551615; ` +
+    `got maxSupply=${String(args[0])}, maxMintAmountPerTx=${String(args[1])} (InvalidEdition)`,
+  ERC1155InvalidReceiver: (args) =>
+    `The receiver ${String(args[0])} is a contract that does not accept ERC-1155 tokens ` +
+    `(it refused onERC1155Received): send to an address that does (ERC1155InvalidReceiver)`,
 };
 
 /** Revert strings of older (OpenZeppelin 4) collections. */
@@ -100,12 +116,8 @@ export function toChainApiError(err: unknown, emptyRevert: ErrorCode = "CONTRACT
 
 /** Decodes revert data (a custom error, Error(string) or Panic(uint256)) into an ApiError. */
 function fromRevertData(data: string): ApiError {
-  let decoded: ErrorDescription | null = null;
-  try {
-    decoded = collectionInterface().parseError(data);
-  } catch {
-    decoded = null;
-  }
+  // The ERC-721 collection's errors first; what it does not know may be an edition's (or ERC-1155's).
+  const decoded = parseErrorWith(collectionInterface(), data) ?? parseErrorWith(editionsInterface(), data);
   if (!decoded)
     return new ApiError("CONTRACT_REVERTED", `The contract reverted with unknown error data ${data.slice(0, 10)}`);
   const reason = describe(decoded);
@@ -114,7 +126,16 @@ function fromRevertData(data: string): ApiError {
     const match = REASON_CODES.find(([pattern]) => pattern.test(text));
     return new ApiError(match ? match[1] : "CONTRACT_REVERTED", text);
   }
-  return new ApiError(REVERT_CODES[decoded.name] ?? "CONTRACT_REVERTED", reason);
+  const message = REVERT_MESSAGES[decoded.name]?.(decoded.args) ?? reason;
+  return new ApiError(REVERT_CODES[decoded.name] ?? "CONTRACT_REVERTED", message);
+}
+
+function parseErrorWith(iface: Interface, data: string): ErrorDescription | null {
+  try {
+    return iface.parseError(data);
+  } catch {
+    return null;
+  }
 }
 
 function describe(decoded: ErrorDescription): string {

@@ -1,13 +1,8 @@
-import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { ContractFactory, Interface, ZeroAddress, type InterfaceAbi } from "ethers";
+import { ContractFactory, Interface, ZeroAddress } from "ethers";
+import { artifactLoader, type Artifact } from "./artifact";
 
-interface Artifact {
-  abi: InterfaceAbi;
-  bytecode: string;
-}
-
-/** Name of the artifact `npm run build` writes beside the compiled module (scripts/build-artifact.ts). */
+/** Name of the artifact `npm run build` writes beside the compiled module (scripts/build.ts). */
 export const BUILT_IN_ARTIFACT_FILE = "collection-artifact.json";
 /** In dist/: the collection built into the production output, which has no `artifacts/`. */
 const BUILT_IN_ARTIFACT_PATH = path.join(__dirname, BUILT_IN_ARTIFACT_FILE);
@@ -20,28 +15,16 @@ export const HARDHAT_ARTIFACT_PATH = path.resolve(
   "../../artifacts/contracts/NFTDropCollection.sol/NFTDropCollection.json",
 );
 
-let artifact: Artifact | undefined;
-
-function artifactPath(): string {
-  return existsSync(BUILT_IN_ARTIFACT_PATH) ? BUILT_IN_ARTIFACT_PATH : HARDHAT_ARTIFACT_PATH;
-}
+const artifact = artifactLoader(BUILT_IN_ARTIFACT_PATH, HARDHAT_ARTIFACT_PATH);
 
 /** Whether the collection's ABI and bytecode are there to load (built in, or compiled by Hardhat). */
 export function collectionArtifactAvailable(): boolean {
-  return existsSync(artifactPath());
+  return artifact.available();
 }
 
 /** The compiled reference collection (ABI and bytecode): built in (production) or Hardhat's artifact. */
 export function collectionArtifact(): Artifact {
-  if (!artifact) {
-    const file = artifactPath();
-    try {
-      artifact = JSON.parse(readFileSync(file, "utf8")) as Artifact;
-    } catch {
-      throw new Error(`Contract artifact missing at ${file}: run \`npm run compile\``);
-    }
-  }
-  return artifact;
+  return artifact.load();
 }
 
 let iface: Interface | undefined;

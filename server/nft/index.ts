@@ -26,6 +26,7 @@ import { addToWhitelistRoute } from "./add-to-whitelist";
 import { airdropRoute } from "./airdrop";
 import { allowlistMintRoute } from "./allowlist-mint";
 import { batchWhitelistRoute } from "./batch-whitelist";
+import { createEditionRoute } from "./create-edition";
 import { createVoucherRoute } from "./create-voucher";
 import { mintWithVoucherRoute } from "./mint-with-voucher";
 import { putAllowlistRoute } from "./put-allowlist";
@@ -72,6 +73,7 @@ export const NFT_ROUTES: NftRoute[] = [
   setRoyaltyRoute,
   putAllowlistRoute,
   createVoucherRoute,
+  createEditionRoute,
   ...METADATA_WRITE_ROUTES,
 ] as NftRoute[];
 

@@ -1,19 +1,27 @@
 import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
+import { editionsCalls } from "../chain/editions-abi";
 import { writeResponseSchema } from "../engine";
 import { ApiError } from "../http/errors";
 import { common, decimal, uint, nftBody } from "./fields";
 import { mintedTokenIds } from "./receipt-events";
 import { defineWrite } from "./route";
+import { editionTokenId, tokenIdFor } from "./standard";
 
 export const mintRoute = defineWrite({
   path: "/nft/mint",
   operation: "mint",
   access: { scope: "nft:mint", key: "open", bodyCollection: "contractAddress" },
   summary: "Mint tokens to the caller, paying cost × mintAmount",
-  description: "The price is read from the contract and sent as the transaction's value.",
-  body: nftBody({ ...common, mintAmount: uint("mintAmount") }).openapi("MintRequest"),
-  response: writeResponseSchema({ tokenIds: z.array(decimal), value: decimal }).openapi("MintResponse"),
+  description:
+    "The price is read from the contract and sent as the transaction's value. On an ERC-1155 editions contract, `tokenId` names the edition (required there, refused on an ERC-721) and the answer carries `tokenId` and `amount` instead of `tokenIds`.",
+  body: nftBody({ ...common, tokenId: editionTokenId, mintAmount: uint("mintAmount") }).openapi("MintRequest"),
+  response: writeResponseSchema({
+    tokenIds: z.array(decimal).optional().openapi({ description: "ERC-721: the ids minted" }),
+    tokenId: decimal.optional().openapi({ description: "ERC-1155: the edition minted" }),
+    amount: decimal.optional().openapi({ description: "ERC-1155: how many tokens of the edition were minted" }),
+    value: decimal,
+  }).openapi("MintResponse"),
   errors: [
     "INSUFFICIENT_FUNDS",
     "NOT_WHITELISTED",
@@ -21,15 +29,30 @@ export const mintRoute = defineWrite({
     "CONTRACT_PAUSED",
     "MAX_SUPPLY_EXCEEDED",
     "INVALID_MINT_AMOUNT",
+    "TOKEN_NOT_FOUND",
     "UNSUPPORTED_CONTRACT",
     "CONTRACT_REVERTED",
   ],
   async plan(input, { chain }) {
-    const cost = await chain.read(input.contractAddress, () => chain.view(input.contractAddress, "cost", []));
+    const { tokenId } = await tokenIdFor(chain, input.contractAddress, input.tokenId);
+    const cost = await chain.read(input.contractAddress, () =>
+      tokenId === undefined
+        ? chain.view(input.contractAddress, "cost", [])
+        : chain.viewEdition(input.contractAddress, "cost", [tokenId]),
+    );
     const value = cost * input.mintAmount;
     // Past 256 bits no transaction can carry the price; far above any per-transaction cap.
     if (value >= 2n ** 256n)
       throw new ApiError("INVALID_MINT_AMOUNT", `mintAmount ${input.mintAmount} is far above maxMintAmountPerTx`);
+    if (tokenId !== undefined)
+      return {
+        call: {
+          to: input.contractAddress,
+          data: editionsCalls().encodeFunctionData("mint", [tokenId, input.mintAmount]),
+          value,
+        },
+        context: { tokenId: tokenId.toString(), amount: input.mintAmount.toString(), value: value.toString() },
+      };
     return {
       call: {
         to: input.contractAddress,
@@ -39,8 +62,9 @@ export const mintRoute = defineWrite({
       context: { value: value.toString() },
     };
   },
-  result: (receipt, op) => ({
-    tokenIds: mintedTokenIds(receipt, op.contractAddress!),
-    value: op.context.value,
-  }),
+  // An edition's mint creates exactly `amount` tokens of its id, or reverts.
+  result: (receipt, op) =>
+    op.context.tokenId !== undefined
+      ? { tokenId: op.context.tokenId, amount: op.context.amount, value: op.context.value }
+      : { tokenIds: mintedTokenIds(receipt, op.contractAddress!), value: op.context.value },
 });

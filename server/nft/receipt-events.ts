@@ -1,5 +1,6 @@
 import { dataLength } from "ethers";
 import { collectionInterface } from "../chain/collection";
+import { editionsInterface } from "../chain/editions";
 import type { Receipt } from "../chain/receipt";
 
 /**
@@ -40,6 +41,17 @@ export function mintedTokenIds(receipt: Receipt, contractAddress: string): strin
 export function withdrawnAmount(receipt: Receipt, contractAddress: string): bigint | undefined {
   for (const log of logsOf(receipt, contractAddress, eventTopics().withdrawn)) {
     if (log.topics.length === 2 && dataLength(log.data) === 32) return BigInt(log.data);
+  }
+  return undefined;
+}
+
+let editionCreatedTopic: string | undefined;
+
+/** The token id of the edition a receipt shows created: EditionCreated(uint256 indexed tokenId, …) of NFTEditions. */
+export function createdEditionId(receipt: Receipt, contractAddress: string): string | undefined {
+  editionCreatedTopic ??= editionsInterface().getEvent("EditionCreated")!.topicHash;
+  for (const log of logsOf(receipt, contractAddress, editionCreatedTopic)) {
+    if (log.topics.length === 2) return BigInt(log.topics[1]).toString();
   }
   return undefined;
 }

@@ -1,9 +1,11 @@
 import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
+import { editionsCalls } from "../chain/editions-abi";
 import { settingResponseSchema } from "../engine";
-import { common, nftBody } from "./fields";
+import { common, decimal, nftBody } from "./fields";
 import { OWNER_SETTING_ERRORS, planSetting, settingResult } from "./owner-setting";
 import { defineWrite } from "./route";
+import { editionTokenId, tokenIdFor } from "./standard";
 
 /** A JSON boolean; the strings "true" and "false" are accepted too (the source document is ambiguous). */
 const state = z
@@ -16,16 +18,38 @@ export const setPausedRoute = defineWrite({
   operation: "setPaused",
   access: { scope: "nft:configure", key: "open", bodyCollection: "contractAddress" },
   summary: "Pause or resume minting (owner only)",
-  description: "Setting the current state sends nothing and answers changed:false.",
-  body: nftBody({ ...common, state }).openapi("SetPausedRequest"),
-  response: settingResponseSchema({ paused: z.boolean() }).openapi("SetPausedResponse"),
-  errors: OWNER_SETTING_ERRORS,
-  plan: (input, { chain, signer }) =>
-    planSetting(chain, signer, {
-      contractAddress: input.contractAddress,
-      isCurrent: async () => (await chain.view(input.contractAddress, "paused", [])) === input.state,
-      data: collectionCalls().encodeFunctionData("setPaused", [input.state]),
-      fields: { paused: input.state },
+  description:
+    "Setting the current state sends nothing and answers changed:false. On an ERC-1155 editions contract, `{state}` pauses every edition (the contract) and `{tokenId, state}` one edition; `tokenId` is refused on an ERC-721.",
+  body: nftBody({
+    ...common,
+    tokenId: editionTokenId.openapi({
+      description: "ERC-1155 only: the one edition to pause or resume (without it, the whole contract)",
     }),
+    state,
+  }).openapi("SetPausedRequest"),
+  response: settingResponseSchema({
+    tokenId: decimal.optional().openapi({ description: "ERC-1155: the edition paused or resumed" }),
+    paused: z.boolean(),
+  }).openapi("SetPausedResponse"),
+  errors: [...OWNER_SETTING_ERRORS, "TOKEN_NOT_FOUND"],
+  async plan(input, { chain, signer }) {
+    const at = input.contractAddress;
+    const { tokenId, state } = input;
+    // The contract's own pause is the same call on both standards: only an edition's needs the standard.
+    if (tokenId === undefined)
+      return planSetting(chain, signer, {
+        contractAddress: at,
+        isCurrent: async () => (await chain.view(at, "paused", [])) === state,
+        data: collectionCalls().encodeFunctionData("setPaused", [state]),
+        fields: { paused: state },
+      });
+    await tokenIdFor(chain, at, tokenId); // 400 on an ERC-721
+    return planSetting(chain, signer, {
+      contractAddress: at,
+      isCurrent: async () => (await chain.viewEdition(at, "editionPaused", [tokenId])) === state,
+      data: editionsCalls().encodeFunctionData("setEditionPaused", [tokenId, state]),
+      fields: { tokenId: tokenId.toString(), paused: state },
+    });
+  },
   result: settingResult,
 });

@@ -3,6 +3,7 @@ import type { ChainClient } from "../chain/chain-client";
 import { ApiError } from "../http/errors";
 import { common, decimal, nftBody } from "./fields";
 import { defineRead } from "./route";
+import { editionTokenId, tokenIdFor } from "./standard";
 
 export const totalSupplyRoute = defineRead({
   path: "/nft/total-supply",
@@ -10,18 +11,44 @@ export const totalSupplyRoute = defineRead({
   access: { scope: "nft:read", key: "open", bodyCollection: "contractAddress" },
   summary: "Total and maximum supply, and the caller's wallet (WalletOfOwner)",
   description:
-    "A read: no transaction is sent. `wallet` lists the tokens the caller's address holds: from the collections index once it has reached the chain's head (its cost does not grow with the collection), before that from the chain in pieces the node accepts. Any ERC-721 works; `maxSupply` is absent for a collection without one.",
-  body: nftBody(common).openapi("TotalSupplyRequest"),
+    "A read: no transaction is sent. `wallet` lists the tokens the caller's address holds: from the collections index once it has reached the chain's head (its cost does not grow with the collection), before that from the chain in pieces the node accepts. Any ERC-721 works; `maxSupply` is absent for a collection without one. On an ERC-1155 editions contract, `tokenId` names the edition (required there, refused on an ERC-721): the answer is that edition's supply and `maxSupply` (absent for an open edition), and `wallet.balances` the caller's amount of it, read from the chain.",
+  body: nftBody({ ...common, tokenId: editionTokenId }).openapi("TotalSupplyRequest"),
   response: z
     .object({
+      tokenId: decimal.optional().openapi({ description: "ERC-1155: the edition" }),
       totalSupply: decimal,
       maxSupply: decimal.optional(),
-      wallet: z.object({ address: z.string(), tokenIds: z.array(decimal) }),
+      wallet: z.object({
+        address: z.string(),
+        tokenIds: z.array(decimal).optional().openapi({ description: "ERC-721: the ids the caller holds" }),
+        balances: z
+          .record(z.string(), decimal)
+          .optional()
+          .openapi({ description: 'ERC-1155: the caller\'s amount per edition id, {"<id>": "<amount>"}' }),
+      }),
     })
     .openapi("TotalSupplyResponse"),
-  errors: ["CONTRACT_NOT_FOUND", "UNSUPPORTED_CONTRACT", "INDEX_BEHIND"],
+  errors: ["CONTRACT_NOT_FOUND", "TOKEN_NOT_FOUND", "UNSUPPORTED_CONTRACT", "INDEX_BEHIND"],
   async handle(input, { chain, caller, collections }) {
     const at = input.contractAddress;
+    const { tokenId } = await tokenIdFor(chain, at, input.tokenId);
+    if (tokenId !== undefined) {
+      // One call for the edition (NonexistentToken: 404), one for the caller's balance of it.
+      const [edition, balance] = await chain.read(at, () =>
+        Promise.all([
+          chain.viewEdition(at, "edition", [tokenId]),
+          chain.viewEdition(at, "balanceOf", [caller.address, tokenId]),
+        ]),
+      );
+      const [, maxSupply, , , supply] = edition;
+      const id = tokenId.toString();
+      return {
+        tokenId: id,
+        totalSupply: supply.toString(),
+        ...(maxSupply !== 0n ? { maxSupply: maxSupply.toString() } : {}),
+        wallet: { address: caller.address, balances: { [id]: balance.toString() } },
+      };
+    }
     if (!collections) {
       // No index (an app built without one): the reference ABI's walletOfOwner, in one call.
       const [totalSupply, maxSupply, tokenIds] = await chain.read(at, () =>
