@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { getAddress, hexlify } from "ethers";
 import type { ChainClient } from "../chain/chain-client";
 import { collectionCalls } from "../chain/collection-abi";
+import { editionsCalls } from "../chain/editions-abi";
 import { ApiError } from "../http/errors";
-import { editionJobCalls } from "./edition-calls";
 import type { JobEntry, JobKind } from "./rows";
 
 /**
@@ -59,7 +59,7 @@ export function batchCallData(kind: JobKind, entries: JobEntry[]): string {
   const tokenId = entries[0]?.tokenId;
   return tokenId === undefined
     ? collectionCalls().encodeFunctionData("airdrop", [addresses, amounts])
-    : editionJobCalls().encodeFunctionData("airdrop", [tokenId, addresses, amounts]);
+    : editionsCalls().encodeFunctionData("airdrop", [tokenId, addresses, amounts]);
 }
 
 /** Cuts lists into batches under MAX_GAS_PER_TX and prices them. */

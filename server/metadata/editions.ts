@@ -1,27 +1,10 @@
-import { Interface } from "ethers";
 import type { ChainClient } from "../chain/chain-client";
 import { ApiError } from "../http/errors";
-import type { NFTEditionsInterface } from "../../typechain-types/contracts/NFTEditions";
 
 /**
  * Hosted metadata of an ERC-1155 edition contract: documents per edition id, served as uploaded
  * once the edition has a token (no provenance, no reveal: each edition's document is its own).
  */
-
-type SupplyCalls = Pick<NFTEditionsInterface, "encodeFunctionData" | "decodeFunctionResult">;
-let calls: SupplyCalls | undefined;
-
-/** totalSupply(id) of OpenZeppelin's ERC1155Supply (the reference NFTEditions has it), typed by TypeChain's binding. */
-function supplyCalls(): SupplyCalls {
-  if (!calls) {
-    const iface = new Interface(["function totalSupply(uint256 id) view returns (uint256)"]);
-    calls = {
-      encodeFunctionData: iface.encodeFunctionData.bind(iface) as SupplyCalls["encodeFunctionData"],
-      decodeFunctionResult: iface.decodeFunctionResult.bind(iface) as SupplyCalls["decodeFunctionResult"],
-    };
-  }
-  return calls;
-}
 
 /**
  * Whether edition `tokenId` of `address` has a token: what "minted" means for an edition, whose
@@ -29,12 +12,8 @@ function supplyCalls(): SupplyCalls {
  * totalSupply(id) cannot tell: its documents are served (the owner uploaded them to be).
  */
 export async function editionMinted(chain: ChainClient, address: string, tokenId: bigint): Promise<boolean> {
-  const data = supplyCalls().encodeFunctionData("totalSupply(uint256)", [tokenId]);
   try {
-    const answer = await chain.read(address, () =>
-      chain.rpc.call<string>("eth_call", [{ to: address, data }, "latest"]),
-    );
-    return (supplyCalls().decodeFunctionResult("totalSupply(uint256)", answer)[0] as bigint) > 0n;
+    return (await chain.read(address, () => chain.viewEdition(address, "totalSupply(uint256)", [tokenId]))) > 0n;
   } catch (err) {
     if (err instanceof ApiError && err.code === "CHAIN_UNAVAILABLE") throw err;
     return true;

@@ -26,7 +26,7 @@ import {
   type RowProblems,
 } from "../rows";
 import { idempotencyKeyOf } from "../../engine";
-import { requireEditions } from "../edition-calls";
+import { requireEditions } from "../editions";
 import { admitWrite, requireKind, type JobRouteDeps } from "./deps";
 import { JobPlanView } from "./schemas";
 
