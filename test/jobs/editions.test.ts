@@ -1,3 +1,7 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { expect } from "chai";
 import { Wallet, ZeroAddress, type JsonRpcProvider } from "ethers";
 import type { NFTEditions } from "../../typechain-types";
@@ -8,7 +12,9 @@ import {
   deployDirectly,
   DEV_KEYS,
   directProvider,
+  ROOT,
   ServiceProcess,
+  TEST_API_KEY,
   type JsonBody,
 } from "../api/harness";
 import { fund, KeyedClient, newMasterKey, ROOT_AUTH } from "../wallets/fixture";
@@ -223,5 +229,66 @@ describe("jobs on an ERC-1155 edition contract: airdrops with a tokenId column, 
     const rows = (await root.get(`/jobs/${made.body.jobId}/rows`)).body.rows as JsonBody[];
     expect(rows.map((r) => r.state)).to.deep.equal(["whitelisted", "whitelisted", "whitelisted"]);
     expect(rows.every((r) => r.tokenId === undefined)).to.equal(true);
+  });
+
+  it("the CLI: edition create prints the new tokenId, and a CSV with a tokenId column runs as a job; usage errors and refusals exit 2", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "nft-ops-editions-"));
+    const cli = (args: string[]) =>
+      new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [path.join(ROOT, "bin", "nft-ops.js"), ...args], {
+          env: { ...process.env, NFT_OPS_URL: service.url, NFT_OPS_KEY: TEST_API_KEY },
+        });
+        let out = "";
+        child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
+        child.stderr.setEncoding("utf8").on("data", (c: string) => (out += c));
+        child.once("error", reject);
+        child.once("exit", (code) => resolve({ code, out }));
+      });
+    try {
+      const create = ["edition", "create", "--collection", editionsAddress, "--from", "treasury", "--cost", "0"];
+      const usage = await cli([...create, "--max-per-tx", "5"]);
+      expect(usage.code, usage.out).to.equal(2);
+      expect(usage.out).to.include("--max-supply is required");
+      const notWhole = await cli([...create, "--max-supply", "1.5", "--max-per-tx", "5"]);
+      expect(notWhole.code, notWhole.out).to.equal(2);
+      expect(notWhole.out).to.include("--max-supply must be a whole number");
+
+      const editionsBefore = await editions.editionCount();
+      const made = await cli([...create, "--max-supply", "0", "--max-per-tx", "5"]);
+      expect(made.code, made.out).to.equal(0);
+      const id = editionsBefore + 1n;
+      expect(made.out).to.include(`tokenId ${id}\n`);
+      expect(await editions.editionCount()).to.equal(id);
+      expect(await editions.maxSupply(id)).to.equal(0n);
+
+      // On the ERC-721 collection: the service's 400, printed, nothing made.
+      const onErc721 = await cli([
+        "edition",
+        "create",
+        "--collection",
+        collection,
+        "--from",
+        "treasury",
+        "--cost",
+        "0",
+        "--max-supply",
+        "0",
+        "--max-per-tx",
+        "5",
+      ]);
+      expect(onErc721.code, onErc721.out).to.equal(2);
+      expect(onErc721.out).to.include("400 VALIDATION_ERROR");
+
+      // The new edition airdropped from a CSV with a tokenId column.
+      const holders = [randomAddress(), randomAddress(), randomAddress()];
+      const file = path.join(dir, "prints.csv");
+      writeFileSync(file, `address,amount,tokenId\n${holders.map((a, i) => `${a},${i + 1},${id}`).join("\n")}\n`);
+      const ran = await cli(["job", "airdrop", file, "--collection", editionsAddress, "--from", "treasury"]);
+      expect(ran.code, ran.out).to.equal(0);
+      expect(ran.out).to.include("completed: 3 confirmed, 0 failed");
+      for (const [i, holder] of holders.entries()) expect(await balanceOf(holder, id)).to.equal(BigInt(i + 1));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
