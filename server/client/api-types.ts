@@ -275,7 +275,7 @@ export interface components {
             status?: "running";
             /** @enum {boolean} */
             dryRun?: true;
-            /** @description Distinct addresses (duplicates merged) */
+            /** @description Distinct addresses (duplicates merged), per edition on an edition contract */
             rows: number;
             batches: number;
             estimatedGas: string;

@@ -8,7 +8,11 @@ import { MAX_DETAILS, type JobEntry } from "./rows";
  * on an edition that is not there. A contract without editionCount() is not checked here: its batches'
  * simulation tells.
  */
-export async function requireEditions(chain: ChainClient, contractAddress: string, entries: JobEntry[]): Promise<void> {
+export async function requireExistingEditions(
+  chain: ChainClient,
+  contractAddress: string,
+  entries: JobEntry[],
+): Promise<void> {
   const ids = new Set(entries.map((e) => e.tokenId).filter((id): id is bigint => id !== undefined));
   if (ids.size === 0) return;
   let count: bigint;

@@ -6,6 +6,9 @@
  * collection the store holds nothing of is never read from it: a request for any address costs the
  * store a query, not the RPC provider a call. At most MAX_KEPT collections are kept (least recently
  * served dropped first); one with no metadata is not kept.
+ * An ERC-1155 edition contract has no reveal: each edition's document is served as uploaded once
+ * the edition has a token, which is asked of the chain (its totalSupply(id)) once per edition minted,
+ * and for one not minted yet at most once a RECHECK_MS or index move.
  * Another instance sharing the store may upload, commit, reveal or index the collection's events:
  * at most once a RECHECK_MS a request of a kept collection compares the store's version of it (one
  * query, not awaited by the request) with the one it was loaded with, and a different one drops it.
@@ -206,11 +209,10 @@ export class MetadataService {
     const editions = standard === "erc1155";
     const reveal = record && !editions ? await this.readReveal(address) : NO_REVEAL;
     const documents = new Map<bigint, Buffer>();
-    if (record && editions) {
+    // An edition contract's documents are served as uploaded: loaded at once, with no reveal to wait for.
+    if (record && (editions || reveal.revealed)) {
       for (const [id, text] of await this.store.documents(this.chainId, address)) documents.set(id, Buffer.from(text));
-    } else if (record && reveal.revealed) {
-      for (const [id, text] of await this.store.documents(this.chainId, address)) documents.set(id, Buffer.from(text));
-      if (record.startingIndex === null && reveal.startingIndex !== null)
+      if (!editions && record.startingIndex === null && reveal.startingIndex !== null)
         await this.store.setRevealed(this.chainId, address, reveal.startingIndex);
     }
     const placeholder = Buffer.from(record?.placeholder ?? DEFAULT_PLACEHOLDER);

@@ -26,7 +26,7 @@ import {
   type RowProblems,
 } from "../rows";
 import { idempotencyKeyOf } from "../../engine";
-import { requireEditions } from "../editions";
+import { requireExistingEditions } from "../editions";
 import { admitWrite, requireKind, type JobRouteDeps } from "./deps";
 import { JobPlanView } from "./schemas";
 
@@ -186,7 +186,7 @@ export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
       contractAddress: request.contractAddress,
     });
     if (standard === "erc1155" && request.kind === "airdrop")
-      await requireEditions(deps.chain, request.contractAddress, entries);
+      await requireExistingEditions(deps.chain, request.contractAddress, entries);
     const principal = ctx.state.access as AccessPrincipal;
     const keyed = request.dryRun ? undefined : idempotencyKeyOf(ctx.get("Idempotency-Key") || undefined);
     const jobId = keyed ? jobIdOf(principal.keyId ?? ROOT_KEY_ID, keyed) : randomUUID();

@@ -11,7 +11,10 @@ export const JobPlanView = z
     jobId: z.string().optional(),
     status: z.literal("running").optional(),
     dryRun: z.literal(true).optional(),
-    rows: z.number().int().openapi({ description: "Distinct addresses (duplicates merged)" }),
+    rows: z
+      .number()
+      .int()
+      .openapi({ description: "Distinct addresses (duplicates merged), per edition on an edition contract" }),
     batches: z.number().int(),
     estimatedGas: decimal,
     estimatedCostWei: decimal,
