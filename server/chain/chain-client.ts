@@ -74,9 +74,11 @@ export class ChainClient {
   }
 
   /** Whether `address` holds an ERC-721 collection or ERC-1155 editions: read once by ERC-165, then kept. */
-  async standardOf(address: string): Promise<Standard> {
-    await this.ensureCollection(address);
-    return this.verified.get(address)!;
+  standardOf(address: string): Promise<Standard> {
+    // Known: answered without the check's promise chain (every edition-aware route asks first).
+    const known = this.verified.get(address);
+    if (known) return Promise.resolve(known);
+    return this.ensureCollection(address).then(() => this.verified.get(address)!);
   }
 
   private async checkCode(address: string): Promise<void> {

@@ -6,6 +6,7 @@ import type { ChainClient } from "../chain/chain-client";
 import type { CollectionIndex, CollectionRecord } from "../collections";
 import { allowlistMinted, voucherRedemption } from "../collections/drop-events";
 import { ChainQuery, OPEN_SECURITY } from "../http/fields";
+import { erc721OnlyError } from "../chain/standard-guard";
 import type { SqlExecutor } from "../db";
 import { ApiError } from "../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
@@ -59,6 +60,16 @@ async function fromIndex<T>(
       });
     return read(db, now, head);
   });
+}
+
+/**
+ * Before a 404 of what the service keeps (no allowlist, no voucher): an edition contract never has
+ * one, which a 400 naming the standard says better. Only on that path, so a found list costs no
+ * chain call; an address the chain cannot tell about keeps its 404.
+ */
+async function refuseEditions(chain: ChainClient, at: string, what: string): Promise<void> {
+  const standard = await chain.standardOf(at).catch(() => undefined);
+  if (standard === "erc1155") throw erc721OnlyError(at, what);
 }
 
 /** NOT_ALLOWLISTED is 403 for a mint; a read of an account not listed is 404 (API.md, "Error codes"). */
@@ -117,6 +128,7 @@ export function createDropsRouter(deps: DropsRouteDeps): Router {
   router.get("/collections/:address/allowlist", access.require(READ), async (ctx) => {
     const { address: at } = parseInput(CollectionPath, ctx.params);
     const { active, pending } = await drops.allowlists.find(at);
+    if (!active && !pending) await refuseEditions(deps.chain, at, "Allowlists are");
     if (!active && !pending)
       throw new ApiError(
         "ALLOWLIST_NOT_FOUND",
@@ -130,6 +142,7 @@ export function createDropsRouter(deps: DropsRouteDeps): Router {
   router.get("/collections/:address/allowlist/:account", access.require(READ), async (ctx) => {
     const { address: at, account } = parseInput(AccountPath, ctx.params);
     const leaf = await drops.allowlists.leaf(at, account);
+    if (!leaf) await refuseEditions(deps.chain, at, "Allowlists are");
     if (!leaf) throw new NotListed("NOT_ALLOWLISTED", `${account} is not on the allowlist of ${at}`);
     const minted = await fromIndex(deps, at, (db, record) => allowlistMinted(db, record.id, account.toLowerCase()));
     ctx.body = {
@@ -144,6 +157,7 @@ export function createDropsRouter(deps: DropsRouteDeps): Router {
   router.get("/collections/:address/vouchers/:id", access.require(READ), async (ctx) => {
     const { address: at, id } = parseInput(VoucherPath, ctx.params);
     const voucher = await drops.vouchers.find(at, id);
+    if (!voucher) await refuseEditions(deps.chain, at, "Vouchers are");
     if (!voucher) throw new ApiError("VOUCHER_NOT_FOUND", `The service signed no voucher ${id} for ${at}`);
     const [redeemed, head] = await fromIndex(deps, at, async (db, record, head) => [
       await voucherRedemption(db, record.id, voucher.id.toLowerCase()),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
+import { requireErc721 } from "../chain/standard-guard";
 import { writeResponseSchema } from "../engine";
 import { ApiError } from "../http/errors";
 import { common, decimal, nftBody, uint } from "./fields";
@@ -29,7 +30,8 @@ export const allowlistMintRoute = defineWrite({
     "UNSUPPORTED_CONTRACT",
     "CONTRACT_REVERTED",
   ],
-  async plan(input, { signer, drops }) {
+  async plan(input, { chain, signer, drops }) {
+    await requireErc721(chain, input.contractAddress, "Allowlists are");
     const leaf = await drops?.allowlists.leaf(input.contractAddress, signer.address);
     if (!leaf)
       throw new ApiError("NOT_ALLOWLISTED", `${signer.address} is not on the allowlist of ${input.contractAddress}`);

@@ -2,7 +2,7 @@ import { editionsCalls } from "../chain/editions-abi";
 import { writeResponseSchema } from "../engine";
 import { common, decimal, nftBody, uint } from "./fields";
 import { createdEditionId } from "./receipt-events";
-import { requireEditions } from "./standard";
+import { requireEditions } from "../chain/standard-guard";
 import { defineWrite } from "./route";
 
 export const createEditionRoute = defineWrite({

@@ -6,6 +6,7 @@ import { chainField } from "../http/fields";
 import { ApiError } from "../http/errors";
 import { address, nftBody, signerFields, uint } from "./fields";
 import { defineRead } from "./route";
+import { requireErc721 } from "../chain/standard-guard";
 
 const DEFAULT_VALID_FOR = 3600n;
 
@@ -52,6 +53,7 @@ export const createVoucherRoute = defineRead({
   errors: ["VOUCHER_INVALID", "INVALID_MINT_AMOUNT", "CONTRACT_NOT_FOUND", "UNSUPPORTED_CONTRACT"],
   async handle(input, { chain, caller, drops }) {
     const at = input.contractAddress;
+    await requireErc721(chain, at, "Vouchers are");
     const [name, signer, maxPerTx, head] = await chain.read(at, () =>
       Promise.all([
         chain.view(at, "name", []),

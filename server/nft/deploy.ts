@@ -59,7 +59,8 @@ export const deployRoute = defineWrite({
   path: "/nft/deploy",
   operation: "deploy",
   access: { scope: "nft:deploy", key: "open" },
-  summary: "Deploy a new reference collection owned by the caller (extension)",
+  summary:
+    "Deploy a new reference collection (ERC-721) or editions contract (ERC-1155) owned by the caller (extension)",
   description:
     'Every field but privateKey (or from) is optional; contractAddress, if sent, is ignored. A pending deployment answers the address the collection will have. With "standard":"erc1155" it deploys ERC-1155 editions (NFTEditions), which take name, symbol, baseURI and the royalty fields only (400 for cost, maxSupply, maxMintAmountPerTx or voucherSigner: those are per edition, POST /nft/createEdition); the answer then carries "standard", as it does whenever the request names one.',
   body: deployBody,

@@ -1,6 +1,7 @@
 import { Signature } from "ethers";
 import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
+import { requireErc721 } from "../chain/standard-guard";
 import { VoucherBody } from "../drops/voucher";
 import { writeResponseSchema } from "../engine";
 import { ApiError } from "../http/errors";
@@ -52,7 +53,8 @@ export const mintWithVoucherRoute = defineWrite({
     "UNSUPPORTED_CONTRACT",
     "CONTRACT_REVERTED",
   ],
-  async plan(input) {
+  async plan(input, { chain }) {
+    await requireErc721(chain, input.contractAddress, "Vouchers are");
     const { voucher } = input;
     const value = voucher.price * voucher.amount;
     if (value >= 2n ** 256n) throw new ApiError("INVALID_MINT_AMOUNT", "The voucher's amount × price passes 256 bits");

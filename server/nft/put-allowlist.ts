@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
+import { requireErc721 } from "../chain/standard-guard";
 import type { AllowlistEntry, AllowlistTree } from "../drops/allowlist-tree";
 import { allowlistTrees } from "../drops/allowlist-tree-thread";
 import { settingResponseSchema } from "../engine";
@@ -47,7 +48,10 @@ export const putAllowlistRoute = defineWrite({
   errors: [...OWNER_SETTING_ERRORS, "SERVICE_BUSY"],
   // Any key may call in open mode: the owner first, so another's 100,000 entries cost one view call,
   // and are neither checked, fingerprinted nor hashed.
-  precheck: (input, { chain, signer }) => checkOwner(chain, input.contractAddress, signer),
+  async precheck(input, { chain, signer }) {
+    await requireErc721(chain, input.contractAddress, "Allowlists are");
+    await checkOwner(chain, input.contractAddress, signer);
+  },
   async plan(input, { chain, signer }) {
     const entries = checkEntries(input.entries as unknown[]);
     const tree = await allowlistTrees.build(entries);

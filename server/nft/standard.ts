@@ -1,5 +1,5 @@
-import type { ChainClient, Standard } from "../chain/chain-client";
-import { ApiError } from "../http/errors";
+import type { ChainClient } from "../chain/chain-client";
+import { describeStandard } from "../chain/standard-guard";
 import { invalid } from "../http/validation";
 import { uint } from "./fields";
 
@@ -15,8 +15,6 @@ export const editionTokenId = uint("tokenId").optional().openapi({
   example: "1",
 });
 
-const NAMES: Record<Standard, string> = { erc721: "an ERC-721 collection", erc1155: "an ERC-1155 edition contract" };
-
 /**
  * The standard of `contractAddress`, with `tokenId` checked against it: required on an edition
  * contract, refused on an ERC-721 (400 VALIDATION_ERROR naming tokenId). Answers the token id of an
@@ -31,7 +29,10 @@ export async function tokenIdFor(
   if (standard === "erc1155") {
     if (tokenId === undefined)
       throw invalid([
-        { path: "tokenId", message: `required: ${contractAddress} is ${NAMES.erc1155} (say which edition)` },
+        {
+          path: "tokenId",
+          message: `required: ${contractAddress} is ${describeStandard("erc1155")} (say which edition)`,
+        },
       ]);
     return { standard, tokenId };
   }
@@ -39,25 +40,8 @@ export async function tokenIdFor(
     throw invalid([
       {
         path: "tokenId",
-        message: `not taken here: ${contractAddress} is ${NAMES.erc721} (tokenId is for ERC-1155 editions)`,
+        message: `not taken here: ${contractAddress} is ${describeStandard("erc721")} (tokenId is for ERC-1155 editions)`,
       },
     ]);
   return { standard, tokenId };
-}
-
-/** 400 VALIDATION_ERROR unless `contractAddress` holds ERC-1155 editions: `what` (a route, a feature) is for editions only. */
-export async function requireEditions(chain: ChainClient, contractAddress: string, what: string): Promise<void> {
-  const standard = await chain.standardOf(contractAddress);
-  if (standard !== "erc1155")
-    throw new ApiError("VALIDATION_ERROR", `${what} is ERC-1155 only; ${contractAddress} is ${NAMES[standard]}`, [
-      { path: "contractAddress", message: `${NAMES[standard]}, not an ERC-1155 edition contract` },
-    ]);
-}
-
-/** 400 VALIDATION_ERROR when `contractAddress` holds ERC-1155 editions: `what` is for ERC-721 collections only. */
-export async function requireErc721(chain: ChainClient, contractAddress: string, what: string): Promise<void> {
-  if ((await chain.standardOf(contractAddress)) === "erc1155")
-    throw new ApiError("VALIDATION_ERROR", `${what} ERC-721 only; ${contractAddress} is ${NAMES.erc1155}`, [
-      { path: "contractAddress", message: `${NAMES.erc1155}, not an ERC-721 collection` },
-    ]);
 }

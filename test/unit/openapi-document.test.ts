@@ -14,6 +14,7 @@ const NFT_OPERATIONS = [
   "POST /nft/total-supply totalSupply",
   "POST /nft/withdraw withdraw",
   "POST /nft/deploy deploy",
+  "POST /nft/createEdition createEdition",
   "GET /nft/operations listOperations",
   "GET /nft/operations/{operationId} getOperation",
 ];

@@ -184,6 +184,24 @@ describe("ERC-1155 editions through the API", function () {
     });
   });
 
+  describe("POST /nft/mint?dryRun=true on an edition", function () {
+    it("?dryRun=true shows the edition's call and result fields, and sends nothing", async function () {
+      const tokenId = await createEdition({ cost: "300" });
+      const res = await expectNoGasSpent(f.provider, minter.address, () =>
+        f.api.post("/nft/mint?dryRun=true", {
+          privateKey: minter.privateKey,
+          contractAddress: editions,
+          tokenId: tokenId.toString(),
+          mintAmount: 2,
+        }),
+      );
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body).to.include({ dryRun: true, operation: "mint", changed: true });
+      expect(res.body.result).to.deep.equal({ tokenId: tokenId.toString(), amount: "2", value: "600" });
+      expect(await onChain.balanceOf(minter.address, tokenId)).to.equal(0n);
+    });
+  });
+
   describe("POST /nft/mintForFree and /nft/airdrop on an edition", function () {
     it("mintForFree mints the amount to the receiver at no cost, answering tokenId, amount and receiver", async function () {
       const tokenId = await createEdition();
@@ -339,6 +357,29 @@ describe("ERC-1155 editions through the API", function () {
     });
   });
 
+  describe("whitelist routes on an editions contract", function () {
+    it("addUserAddressToWhitelist and addToWhitelist list addresses; in whitelist-only mode a listed key mints, another gets 403 NOT_WHITELISTED", async function () {
+      const tokenId = await createEdition();
+      const [listed, batch] = [await f.fundedWallet(), Wallet.createRandom().address];
+      const one = await post("/nft/addUserAddressToWhitelist", { address: listed.address });
+      expect(one.status, one.text).to.equal(200);
+      const many = await post("/nft/addToWhitelist", { addresses: [batch] });
+      expect(many.status, many.text).to.equal(200);
+      expect(await onChain.whitelisted(listed.address)).to.equal(true);
+      expect(await onChain.whitelisted(batch)).to.equal(true);
+      // No route switches whitelist-only mode (as for ERC-721): the owner does it on chain.
+      const asOwner = onChain.connect(f.owner.connect(f.provider)) as Contract;
+      await (await asOwner.setWhitelistOnly(true)).wait();
+      try {
+        expect((await mint(tokenId.toString(), 1, listed.privateKey)).status).to.equal(200);
+        const refused = await expectNoGasSpent(f.provider, minter.address, () => mint(tokenId.toString(), 1));
+        expectError(refused, 403, "NOT_WHITELISTED");
+      } finally {
+        await (await asOwner.setWhitelistOnly(false)).wait();
+      }
+    });
+  });
+
   describe("POST /nft/withdraw on an editions contract", function () {
     it("sends the contract's whole balance (what mints paid) to the owner", async function () {
       const tokenId = await createEdition({ cost: parseEther("0.5").toString() });
@@ -369,6 +410,36 @@ describe("ERC-1155 editions through the API", function () {
       for (const res of answers) {
         const error = expectError(res, 400, "VALIDATION_ERROR");
         expect(error.message).to.include("tokenId").and.include("ERC-721");
+      }
+    });
+  });
+
+  describe("allowlists and vouchers (ERC-721 only in this version)", function () {
+    it("each route answers 400 VALIDATION_ERROR naming the standard on an edition contract, and sends nothing", async function () {
+      const buyer = Wallet.createRandom().address;
+      const voucher = { to: buyer, amount: "1", price: "0", validUntil: "9999999999", id: `0x${"ab".repeat(32)}` };
+      const answers: ApiResponse[] = await expectNoGasSpent(f.provider, f.owner.address, () =>
+        Promise.all([
+          f.api.request("PUT", `/collections/${editions}/allowlist`, {
+            json: { privateKey: f.owner.privateKey, entries: [{ address: buyer, allowance: "1", price: "0" }] },
+          }),
+          post("/nft/allowlistMint", { mintAmount: 1 }),
+          f.api.post(`/collections/${editions}/vouchers`, {
+            privateKey: f.owner.privateKey,
+            to: buyer,
+            amount: 1,
+            price: 0,
+          }),
+          post("/nft/mintWithVoucher", { voucher, signature: `0x${"11".repeat(65)}` }),
+          f.api.get(`/collections/${editions}/allowlist`),
+          f.api.get(`/collections/${editions}/allowlist/${buyer}`),
+          f.api.get(`/collections/${editions}/vouchers/${voucher.id}`),
+        ]),
+      );
+      for (const res of answers) {
+        const error = expectError(res, 400, "VALIDATION_ERROR");
+        expect(error.message).to.match(/^(Allowlists|Vouchers) are ERC-721 only; /);
+        expect(error.message).to.include(`${editions} is an ERC-1155 edition contract`);
       }
     });
   });

@@ -35,8 +35,8 @@ export async function driveEveryNftOperation(options: TypedClientOptions): Promi
       body: { ...common, mintAmount: 2 },
     }),
   );
-  // A 202 (pending) is a success too: the types make the caller tell them apart.
-  // tokenIds on an ERC-721, tokenId and amount on an edition: the types make the caller say which.
+  // A 202 (pending) is a success too: the types make the caller tell them apart. An edition's mint
+  // (ERC-1155) answers tokenId and amount instead of tokenIds: the types say tokenIds may be absent.
   const tokenIds: string[] = minted.data?.status === "confirmed" ? (minted.data.tokenIds ?? []) : [];
   const paid: string | undefined = minted.data?.status === "confirmed" ? minted.data.value : undefined;
   void paid;
