@@ -69,14 +69,16 @@ export const TOOLS: ToolSpec[] = [
   {
     name: "get_collection",
     title: "Get a collection",
-    description: "An indexed collection: name, symbol, totalSupply, holders, and the block the index reflects.",
+    description:
+      "An indexed collection: name, symbol, totalSupply, holders, and the block the index reflects; an ERC-1155 edition contract shows its standard and editions.",
     route: "getCollection",
     access: [READ_ACCESS],
   },
   {
     name: "list_holders",
     title: "List holders",
-    description: "Holders of a collection and how many tokens each holds, most first; paged with cursor.",
+    description:
+      "Holders of a collection and how many tokens each holds, most first; paged with cursor. On an ERC-1155 edition contract, amounts (tokenId: one edition's holders).",
     route: "listCollectionOwners",
     access: [READ_ACCESS],
     extend: page(100),
@@ -84,7 +86,8 @@ export const TOOLS: ToolSpec[] = [
   {
     name: "get_token",
     title: "Get a token",
-    description: "A token's owner, block minted and transfers (oldest first, paged with cursor).",
+    description:
+      "A token's owner, block minted and transfers (oldest first, paged with cursor); on an ERC-1155 edition contract, the edition's holders with amounts.",
     route: "getCollectionToken",
     access: [READ_ACCESS],
     extend: page(50),
@@ -92,7 +95,8 @@ export const TOOLS: ToolSpec[] = [
   {
     name: "get_holdings",
     title: "Tokens of an owner",
-    description: "The token ids an address (or a held wallet's label) holds in a collection; paged with cursor.",
+    description:
+      "The token ids an address (or a held wallet's label) holds in a collection, with amounts on an ERC-1155 edition contract; paged with cursor.",
     route: "getCollectionWallet",
     access: [READ_ACCESS],
     extend: page(500),
