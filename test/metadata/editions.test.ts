@@ -129,4 +129,17 @@ describe("Metadata on an ERC-1155 edition contract: documents per edition id, se
     expect((await car.arrayBuffer()).byteLength).to.be.greaterThan(0);
     expect((await api.get(`/collections/${address}/metadata`)).body.rootCid).to.equal(root);
   });
+
+  it("points the contract's uri(id) at the service (metadata/host): what a wallet reads there is the edition's document", async function () {
+    this.timeout(60_000);
+    const res = await api.post(`/collections/${address}/metadata/host`, { privateKey: owner.privateKey });
+    expect(res.status, res.text).to.equal(200);
+    const baseURI = `${service.url}/metadata/${chainId}/${address}/`;
+    expect(res.body.baseURI).to.equal(baseURI);
+    const uri = await editions.uri(2n);
+    expect(uri).to.equal(`${baseURI}2.json`);
+    const read = await fetch(uri);
+    expect(read.status).to.equal(200);
+    expect(await read.text()).to.equal(canonicalize(documentOf(2)));
+  });
 });
