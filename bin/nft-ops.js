@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The package's CLI (`npx nft-ops job airdrop FILE.csv --collection 0x… --from treasury`): the
-// built output when there is one (npm run build), else the TypeScript source through ts-node.
+// The package's CLI (`npx nft-ops job airdrop FILE.csv --collection 0x… --from treasury`,
+// `npx nft-ops edition create …`): the built output when there is one (npm run build), else the
+// TypeScript source through ts-node.
 /* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS shim, run by node as it is */
 "use strict";
 const { existsSync } = require("node:fs");

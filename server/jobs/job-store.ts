@@ -70,6 +70,8 @@ export interface RowRecord {
   line: number;
   address: string;
   amount: string | null;
+  /** The edition an airdrop row mints, on an edition contract (ERC-1155); null otherwise. */
+  tokenId: string | null;
   batch: number;
   status: RowStatus;
   tokenIds: string[] | null;
@@ -205,12 +207,14 @@ export class JobStore {
           line: e.line,
           address: e.address,
           amount: job.kind === "airdrop" ? e.amount.toString() : null,
+          token_id: e.tokenId?.toString() ?? null,
           batch: batchOf[start + i],
         }));
         await tx.query(
-          `INSERT INTO job_rows (job_id, n, line, address, amount, batch)
-           SELECT $1, r.n, r.line, r.address, r.amount, r.batch
-           FROM jsonb_to_recordset($2::jsonb) AS r(n integer, line integer, address text, amount text, batch integer)`,
+          `INSERT INTO job_rows (job_id, n, line, address, amount, token_id, batch)
+           SELECT $1, r.n, r.line, r.address, r.amount, r.token_id, r.batch
+           FROM jsonb_to_recordset($2::jsonb)
+             AS r(n integer, line integer, address text, amount text, token_id text, batch integer)`,
           [job.id, JSON.stringify(chunk)],
         );
       }
@@ -281,13 +285,23 @@ export class JobStore {
     return byRowState(rows.map((r) => ({ batch_status: r.status, n: r.n })));
   }
 
-  /** The entries of one batch, in order. */
+  /** The entries of one batch, in order (with their edition, on an edition contract). */
   async batchEntries(jobId: string, index: number): Promise<JobEntry[]> {
-    const { rows } = await this.db.query<{ line: number; address: string; amount: string | null }>(
-      "SELECT line, address, amount FROM job_rows WHERE job_id = $1 AND batch = $2 ORDER BY n",
-      [jobId, index],
-    );
-    return rows.map((r) => ({ line: Number(r.line), address: r.address, amount: BigInt(r.amount ?? "1") }));
+    const { rows } = await this.db.query<{
+      line: number;
+      address: string;
+      amount: string | null;
+      token_id: string | null;
+    }>("SELECT line, address, amount, token_id FROM job_rows WHERE job_id = $1 AND batch = $2 ORDER BY n", [
+      jobId,
+      index,
+    ]);
+    return rows.map((r) => ({
+      line: Number(r.line),
+      address: r.address,
+      amount: BigInt(r.amount ?? "1"),
+      ...(r.token_id !== null ? { tokenId: BigInt(r.token_id) } : {}),
+    }));
   }
 
   /** A page of rows after `cursor` (a row number), optionally of one state; `limit` unset = all. */
@@ -297,13 +311,14 @@ export class JobStore {
       line: number;
       address: string;
       amount: string | null;
+      token_id: string | null;
       batch: number;
       status: RowStatus;
       token_ids: string[] | null;
       state: string | null;
       error: JobError | null;
     }>(
-      `SELECT r.n, r.line, r.address, r.amount, r.batch, ${ROW_STATUS_SQL} AS status, r.token_ids, r.state,
+      `SELECT r.n, r.line, r.address, r.amount, r.token_id, r.batch, ${ROW_STATUS_SQL} AS status, r.token_ids, r.state,
          CASE WHEN b.status = 'failed' THEN b.error END AS error
        FROM job_rows r JOIN job_batches b ON b.job_id = r.job_id AND b.idx = r.batch
        WHERE r.job_id = $1 AND r.n > $2 AND ($3::text IS NULL OR ${ROW_STATUS_SQL} = $3::text)
@@ -315,6 +330,7 @@ export class JobStore {
       line: Number(r.line),
       address: r.address,
       amount: r.amount,
+      tokenId: r.token_id,
       batch: Number(r.batch),
       status: r.status,
       tokenIds: r.token_ids,

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { getAddress, hexlify } from "ethers";
 import type { ChainClient } from "../chain/chain-client";
 import { collectionCalls } from "../chain/collection-abi";
+import { editionsCalls } from "../chain/editions-abi";
 import { ApiError } from "../http/errors";
 import type { JobEntry, JobKind } from "./rows";
 
@@ -40,16 +41,25 @@ const PROBE_ROWS = 20;
 const PROBE_TOKENS = 11;
 /** Used when the collection refuses the probes (max supply nearly reached): above what ERC721A costs. */
 const FALLBACK: GasModel = { base: 60_000n, perRow: 60_000n, perToken: 3_000n, measured: false };
+/** The same for an edition contract: an ERC-1155 balance costs the same whatever its amount. */
+const EDITIONS_FALLBACK: GasModel = { ...FALLBACK, perToken: 0n };
 
 /** Fresh addresses for the probes: minting to an address that holds nothing is the dearest case. */
 const probeAddresses = (n: number) => Array.from({ length: n }, () => getAddress(hexlify(randomBytes(20))));
 
-/** The call data of a batch. */
+/**
+ * The call data of a batch: an edition's airdrop (its entries carry their edition, one for the
+ * whole batch) is NFTEditions.airdrop(id, recipients, amounts); the whitelist functions of the two
+ * contracts are the same (same selectors).
+ */
 export function batchCallData(kind: JobKind, entries: JobEntry[]): string {
   const addresses = entries.map((e) => getAddress(e.address));
-  return kind === "airdrop"
-    ? collectionCalls().encodeFunctionData("airdrop", [addresses, entries.map((e) => e.amount)])
-    : collectionCalls().encodeFunctionData("addToWhitelist", [addresses]);
+  if (kind === "whitelist") return collectionCalls().encodeFunctionData("addToWhitelist", [addresses]);
+  const amounts = entries.map((e) => e.amount);
+  const tokenId = entries[0]?.tokenId;
+  return tokenId === undefined
+    ? collectionCalls().encodeFunctionData("airdrop", [addresses, amounts])
+    : editionsCalls().encodeFunctionData("airdrop", [tokenId, addresses, amounts]);
 }
 
 /** Cuts lists into batches under MAX_GAS_PER_TX and prices them. */
@@ -62,9 +72,10 @@ export class JobPlanner {
     private readonly maxGasPerTx?: bigint,
   ) {}
 
+  /** Batches in the entries' order; one batch never holds two editions (entries come grouped by edition). */
   async plan(kind: JobKind, contractAddress: string, entries: JobEntry[]): Promise<Plan> {
     const [model, maxGasPerTx, fees] = await Promise.all([
-      this.model(kind, contractAddress),
+      this.model(kind, contractAddress, entries[0]?.tokenId),
       this.limit(),
       this.chain.fees.quote(),
     ]);
@@ -73,7 +84,8 @@ export class JobPlanner {
     let current: PlannedBatch | undefined;
     for (let i = 0; i < entries.length; i++) {
       const extra = model.perRow + model.perToken * (entries[i].amount - 1n);
-      if (!current || current.gas + extra > budget) {
+      const newEdition = i > 0 && entries[i].tokenId !== entries[i - 1].tokenId;
+      if (!current || newEdition || current.gas + extra > budget) {
         if (model.base + extra > budget)
           throw new ApiError("VALIDATION_ERROR", `row ${entries[i].line} alone would pass MAX_GAS_PER_TX`, [
             {
@@ -98,12 +110,15 @@ export class JobPlanner {
     return (block?.gasLimit ?? 30_000_000n) / 3n;
   }
 
-  /** The batch cost of a collection and kind, measured once (concurrent plans share the measure). */
-  model(kind: JobKind, contractAddress: string): Promise<GasModel> {
+  /**
+   * The batch cost of a collection and kind, measured once (concurrent plans share the measure); on
+   * an edition contract with edition `tokenId` (each of its editions costs the same per recipient).
+   */
+  model(kind: JobKind, contractAddress: string, tokenId?: bigint): Promise<GasModel> {
     const key = `${kind}:${contractAddress.toLowerCase()}`;
     let model = this.models.get(key);
     if (!model) {
-      model = this.measure(kind, contractAddress);
+      model = this.measure(kind, contractAddress, tokenId);
       this.models.set(key, model);
       // A failed measure (chain down) is not kept; a refused probe gives the fallback and is kept.
       model.then(
@@ -115,9 +130,11 @@ export class JobPlanner {
   }
 
   /** eth_estimateGas of three small batches, as the collection's owner (the job's wallet may not be it yet). */
-  private async measure(kind: JobKind, contractAddress: string): Promise<GasModel> {
-    await this.chain.ensureCollection(contractAddress);
+  private async measure(kind: JobKind, contractAddress: string, tokenId?: bigint): Promise<GasModel> {
+    const editions = (await this.chain.standardOf(contractAddress)) === "erc1155";
     const owner = await this.chain.view(contractAddress, "owner", []);
+    // An ERC-1155 balance costs the same whatever its amount: no deep probe.
+    const deepProbe = kind === "airdrop" && !editions;
     const estimate = (entries: JobEntry[]) =>
       this.chain.rpc
         .call<string>("eth_estimateGas", [
@@ -125,19 +142,20 @@ export class JobPlanner {
           "latest",
         ])
         .then(BigInt);
+    const probeId = editions && kind === "airdrop" ? { tokenId: tokenId ?? 1n } : {};
     const entries = (n: number, amount: bigint) =>
-      probeAddresses(n).map((address, i) => ({ line: i + 1, address: address.toLowerCase(), amount }));
+      probeAddresses(n).map((address, i) => ({ line: i + 1, address: address.toLowerCase(), amount, ...probeId }));
     try {
       const [one, wide, deep] = await Promise.all([
         estimate(entries(1, 1n)),
         estimate(entries(PROBE_ROWS, 1n)),
-        kind === "airdrop" ? estimate(entries(1, BigInt(PROBE_TOKENS))) : Promise.resolve(0n),
+        deepProbe ? estimate(entries(1, BigInt(PROBE_TOKENS))) : Promise.resolve(0n),
       ]);
       const perRow = (wide - one) / BigInt(PROBE_ROWS - 1) + 1n;
-      const perToken = kind === "airdrop" ? (deep - one) / BigInt(PROBE_TOKENS - 1) + 1n : 0n;
+      const perToken = deepProbe ? (deep - one) / BigInt(PROBE_TOKENS - 1) + 1n : 0n;
       return { base: one - perRow, perRow, perToken, measured: true };
     } catch {
-      return FALLBACK;
+      return editions ? EDITIONS_FALLBACK : FALLBACK;
     }
   }
 }

@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { addressFault } from "../chain/address-checksum";
+import type { Standard } from "../chain/chain-client";
 import { ApiError, type ErrorDetail } from "../http/errors";
 
 export type JobKind = "airdrop" | "whitelist";
@@ -12,18 +13,26 @@ export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 /** Bad rows named in a 400 at most; the message says how many more there were. */
 export const MAX_DETAILS = 1_000;
 
-/** One row as sent: where it was (`line`: its row in the file, or its index + 1 in JSON), its address and amount. */
+/**
+ * One row as sent: where it was (`line`: its row in the file, or its index + 1 in JSON), its
+ * address and amount, and the edition it airdrops (`tokenId`, on an ERC-1155 only).
+ */
 export interface InputRow {
   line: number;
   address: unknown;
   amount?: unknown;
+  tokenId?: unknown;
 }
 
-/** One entry of a job after checking and merging: a lowercase address, its amount (airdrop), its first input row. */
+/**
+ * One entry of a job after checking and merging: a lowercase address, its amount (airdrop), its
+ * first input row, and on an edition contract the edition it gets (`tokenId`).
+ */
 export interface JobEntry {
   line: number;
   address: string;
   amount: bigint;
+  tokenId?: bigint;
 }
 
 const DECIMAL = /^[0-9]{1,78}$/;
@@ -38,6 +47,18 @@ function addressProblem(value: unknown): string | undefined {
   const fault = addressFault(value);
   return fault && ADDRESS_FAULTS[fault];
 }
+
+/** A row's token id, or why it is none (a decimal that fits 256 bits; 0 is an id like any other in ERC-1155). */
+function tokenIdOf(value: unknown): bigint | string {
+  const text = typeof value === "number" && Number.isSafeInteger(value) ? String(value) : value;
+  if (typeof text !== "string" || !DECIMAL.test(text.trim())) return "tokenId must be a whole number (decimal)";
+  const id = BigInt(text.trim());
+  if (id >= 2n ** 256n) return "tokenId must fit in 256 bits";
+  return id;
+}
+
+/** Whether a row gives a token id at all (an empty CSV field gives none). */
+const givesTokenId = (row: InputRow) => row.tokenId !== undefined && row.tokenId !== null && row.tokenId !== "";
 
 function amountOf(value: unknown): bigint | string {
   const text = typeof value === "number" && Number.isSafeInteger(value) ? String(value) : value;
@@ -67,27 +88,76 @@ export function tooManyRows(count: number): ApiError {
 }
 
 /**
- * Checks every row and merges duplicates (amounts added for an airdrop, one entry for a
- * whitelist), in the order each address first appears. Throws 400 VALIDATION_ERROR naming the
- * first MAX_DETAILS bad rows (`row N`) and counting the others, before anything is planned;
- * `found` are problems the reader found itself (a broken CSV line), in row order.
+ * 400 for a tokenId column on an ERC-721 collection: its airdrop mints new token ids, it cannot be
+ * told which. Names `tokenId` and the first rows that give one.
  */
-export function checkRows(kind: JobKind, rows: InputRow[], found: RowProblems = new RowProblems()): JobEntry[] {
+function tokenIdOnErc721(rows: InputRow[], contractAddress: string): ApiError {
+  const giving = rows.filter(givesTokenId);
+  const named = giving.slice(0, 5).map((r) => `row ${r.line}`);
+  const message =
+    `${contractAddress} is an ERC-721 collection: its airdrop mints new token ids, so its rows take no tokenId ` +
+    `(only an ERC-1155 edition contract does); ${named.join(", ")}${giving.length > named.length ? ", …" : ""} give one`;
+  return new ApiError("VALIDATION_ERROR", message, [{ path: "tokenId", message }]);
+}
+
+/** What checkRows needs to know of the contract: its standard (an edition's airdrop rows need a tokenId) and address. */
+export interface RowTarget {
+  standard: Standard;
+  contractAddress: string;
+}
+
+/**
+ * Checks every row and merges duplicates (amounts added for an airdrop, one entry for a
+ * whitelist), in the order each address first appears. On an edition contract (ERC-1155) every
+ * airdrop row names its edition (`tokenId`), duplicates are merged per edition, and the entries come
+ * grouped by edition (in the order each first appears), so that a batch, one `airdrop(id, …)` call,
+ * holds one edition. Throws 400 VALIDATION_ERROR naming the first MAX_DETAILS bad rows (`row N`)
+ * and counting the others, before anything is planned; `found` are problems the reader found
+ * itself (a broken CSV line), in row order. An ERC-721 airdrop with a tokenId column: 400 naming
+ * `tokenId`.
+ */
+export function checkRows(
+  kind: JobKind,
+  rows: InputRow[],
+  found: RowProblems = new RowProblems(),
+  target?: RowTarget,
+): JobEntry[] {
   if (rows.length > MAX_ROWS) throw tooManyRows(rows.length);
+  const editions = kind === "airdrop" && target?.standard === "erc1155";
+  if (kind === "airdrop" && target?.standard === "erc721" && rows.some(givesTokenId))
+    throw tokenIdOnErc721(rows, target.contractAddress);
   const problems = new RowProblems();
-  const byAddress = new Map<string, JobEntry>();
+  // Per edition (the key "" for a collection), in the order each first appears; then per address.
+  const groups = new Map<string, Map<string, JobEntry>>();
   for (const row of rows) {
     const addressError = addressProblem(typeof row.address === "string" ? row.address.trim() : row.address);
     const amount = kind === "airdrop" ? amountOf(row.amount) : 1n;
-    const message = addressError ?? (typeof amount === "string" ? amount : undefined);
+    const tokenId = !editions
+      ? undefined
+      : givesTokenId(row)
+        ? tokenIdOf(row.tokenId)
+        : `tokenId is required: ${target!.contractAddress} is an ERC-1155 edition contract (columns address,amount,tokenId)`;
+    const message =
+      addressError ??
+      (typeof amount === "string" ? amount : undefined) ??
+      (typeof tokenId === "string" ? tokenId : undefined);
     if (message) {
       problems.add(row.line, message);
       continue;
     }
     const address = (row.address as string).trim().toLowerCase();
+    const key = tokenId === undefined ? "" : tokenId.toString();
+    let byAddress = groups.get(key);
+    if (!byAddress) groups.set(key, (byAddress = new Map()));
     const seen = byAddress.get(address);
     if (seen) seen.amount += amount as bigint;
-    else byAddress.set(address, { line: row.line, address, amount: amount as bigint });
+    else
+      byAddress.set(address, {
+        line: row.line,
+        address,
+        amount: amount as bigint,
+        ...(tokenId !== undefined ? { tokenId: tokenId as bigint } : {}),
+      });
   }
   const total = problems.count + found.count;
   if (total === 0 && rows.length === 0)
@@ -109,7 +179,7 @@ export function checkRows(kind: JobKind, rows: InputRow[], found: RowProblems = 
       shown,
     );
   }
-  return [...byAddress.values()];
+  return [...groups.values()].flatMap((byAddress) => [...byAddress.values()]);
 }
 
 function lineOf(detail: ErrorDetail): number {
@@ -219,7 +289,24 @@ function readChunks(body: Readable, limit: number, onChunk: (chunk: Buffer) => v
 }
 
 /** The names a header row may hold: a first row made of these alone is the header. */
-const COLUMN_NAMES = new Set(["address", "amount"]);
+const COLUMN_NAMES = new Set(["address", "amount", "tokenid"]);
+
+/** Where each field is in a row: `address,amount,tokenId` unless a header row says otherwise. */
+interface Columns {
+  address: number;
+  amount: number;
+  tokenId: number;
+}
+const DEFAULT_COLUMNS: Columns = { address: 0, amount: 1, tokenId: 2 };
+
+/** The columns a header names (the others at their default place when the header leaves them out). */
+function columnsOf(header: string[]): Columns {
+  const at = (name: string, fallback: number) => {
+    const i = header.findIndex((f) => f.toLowerCase() === name);
+    return i === -1 ? fallback : i;
+  };
+  return { address: at("address", 0), amount: at("amount", 1), tokenId: at("tokenid", 2) };
+}
 
 /**
  * The fields of one CSV line (RFC 4180 within the line: a field may be quoted, `""` being a quote
@@ -264,9 +351,11 @@ export function csvFields(line: string): string[] | string {
 }
 
 /**
- * Reads a CSV body as it streams in, in one pass: one row per line, `address,amount` (airdrop) or
- * `address` (whitelist), `line` being the row's line in the file. The first row is a header when
- * its fields are column names (`address`, `amount`); any other first row is data, checked as such.
+ * Reads a CSV body as it streams in, in one pass: one row per line, `address,amount` (airdrop),
+ * `address,amount,tokenId` (an edition's airdrop) or `address` (whitelist), `line` being the row's
+ * line in the file. The first row is a header when its fields are column names (`address`,
+ * `amount`, `tokenId`, any case), and then gives the columns' order; any other first row is data,
+ * checked as such.
  * A line that is no CSV (a broken quote) is a problem of that row, and reading goes on at the next
  * line. At most `limit` bytes are read: past them, 400 at once, and the rest is left unread.
  */
@@ -281,6 +370,7 @@ export async function readCsvRows(
   let partial = "";
   let first = true;
   let count = 0;
+  let columns = DEFAULT_COLUMNS;
   const take = (text: string) => {
     if (line === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1); // a byte order mark
     line += 1;
@@ -295,11 +385,20 @@ export async function readCsvRows(
     if (first) {
       first = false;
       const named = fields.filter((f) => f !== "");
-      if (named.length > 0 && named.every((f) => COLUMN_NAMES.has(f.toLowerCase()))) return;
+      if (named.length > 0 && named.every((f) => COLUMN_NAMES.has(f.toLowerCase()))) {
+        columns = columnsOf(fields);
+        return;
+      }
     }
     // Past MAX_ROWS the list is refused whatever its rows say: they are counted, not kept.
     count += 1;
-    if (count <= MAX_ROWS) rows.push({ line, address: fields[0], amount: fields[1] });
+    if (count <= MAX_ROWS)
+      rows.push({
+        line,
+        address: fields[columns.address],
+        amount: fields[columns.amount],
+        tokenId: fields[columns.tokenId],
+      });
   };
   const feed = (text: string) => {
     let start = 0;

@@ -42,6 +42,7 @@ const PAUSING: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "SPEND_LIMIT_EXCEEDED",
   "WALLET_NOT_FOUND",
   "CONTRACT_NOT_FOUND",
+  "TOKEN_NOT_FOUND",
   "UNSUPPORTED_CONTRACT",
   "SIGNER_UNAVAILABLE" as ErrorCode,
 ]);

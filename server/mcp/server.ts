@@ -87,7 +87,7 @@ export function mcpServerFor(caller: McpCaller, deps: McpDeps, only?: string): M
     { name: "nft-ops", version: "0.1.0" },
     {
       instructions:
-        "Operate ERC-721 collections. Write tools plan first: call without planToken, read the plan, then call again with the same arguments and its planToken to send.",
+        "Operate ERC-721 collections and ERC-1155 edition contracts (tokenId names an edition). Write tools plan first: call without planToken, read the plan, then call again with the same arguments and its planToken to send.",
     },
   );
   for (const tool of TOOLS) {
@@ -169,8 +169,9 @@ const LISTED_IDS = 100n;
 
 /**
  * A mint's plan with the token ids it would mint and the supply after, from the supply now (the
- * reference collection numbers tokens on from its supply). Left out when the key may not read the
- * supply: the plan is still a plan.
+ * reference collection numbers tokens on from its supply); on an edition contract (`tokenId`), the
+ * edition, the amount and its supply after. Left out when the key may not read the supply: the plan
+ * is still a plan.
  */
 async function withMinted(
   tool: ToolSpec,
@@ -181,18 +182,33 @@ async function withMinted(
 ): Promise<Structured> {
   const count = tool.write?.mints?.(args) ?? 0n;
   if (count === 0n) return simulated;
-  const { contractAddress, from, chain } = args;
-  const read = { contractAddress, from, ...(chain !== undefined ? { chain } : {}) };
+  const { contractAddress, from, chain, tokenId } = args;
+  const read = {
+    contractAddress,
+    from,
+    ...(chain !== undefined ? { chain } : {}),
+    ...(tokenId !== undefined ? { tokenId } : {}),
+  };
   const supply = await call("totalSupply", read, caller, deps).then(
     (body) => BigInt(body.totalSupply as string),
     () => undefined,
   );
   if (supply === undefined) return simulated;
+  const result = (simulated.result as Structured | undefined) ?? {};
+  if (tokenId !== undefined)
+    return {
+      ...simulated,
+      result: {
+        ...result,
+        tokenId: String(tokenId),
+        amount: count.toString(),
+        supplyAfter: (supply + count).toString(),
+      },
+    };
   const ids =
     count <= LISTED_IDS
       ? { tokenIds: Array.from({ length: Number(count) }, (_, i) => (supply + 1n + BigInt(i)).toString()) }
       : { firstTokenId: (supply + 1n).toString(), lastTokenId: (supply + count).toString() };
-  const result = (simulated.result as Structured | undefined) ?? {};
   return { ...simulated, result: { ...result, ...ids, supplyAfter: (supply + count).toString() } };
 }
 
@@ -235,12 +251,15 @@ async function commit(
 
 const isTooLarge = (err: unknown) => err instanceof ToolError && err.code === "TOO_LARGE_FOR_ONE_TRANSACTION";
 
-/** An airdrop's arguments as a job's. */
-const asJob = ({ contractAddress, from, recipients, chain }: Structured): Structured => ({
+/** An airdrop's arguments as a job's: on an edition contract, each row names the airdrop's edition. */
+const asJob = ({ contractAddress, from, recipients, chain, tokenId }: Structured): Structured => ({
   kind: "airdrop",
   contractAddress,
   from,
-  recipients,
+  recipients:
+    tokenId !== undefined && Array.isArray(recipients)
+      ? recipients.map((r) => ({ ...(r as Structured), tokenId }))
+      : recipients,
   ...(chain !== undefined ? { chain } : {}),
 });
 

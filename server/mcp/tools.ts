@@ -69,14 +69,16 @@ export const TOOLS: ToolSpec[] = [
   {
     name: "get_collection",
     title: "Get a collection",
-    description: "An indexed collection: name, symbol, totalSupply, holders, and the block the index reflects.",
+    description:
+      "An indexed collection: name, symbol, totalSupply, holders, and the block the index reflects; an ERC-1155 edition contract shows its standard and editions.",
     route: "getCollection",
     access: [READ_ACCESS],
   },
   {
     name: "list_holders",
     title: "List holders",
-    description: "Holders of a collection and how many tokens each holds, most first; paged with cursor.",
+    description:
+      "Holders of a collection and how many tokens each holds, most first; paged with cursor. On an ERC-1155 edition contract, amounts (tokenId: one edition's holders).",
     route: "listCollectionOwners",
     access: [READ_ACCESS],
     extend: page(100),
@@ -84,7 +86,8 @@ export const TOOLS: ToolSpec[] = [
   {
     name: "get_token",
     title: "Get a token",
-    description: "A token's owner, block minted and transfers (oldest first, paged with cursor).",
+    description:
+      "A token's owner, block minted and transfers (oldest first, paged with cursor); on an ERC-1155 edition contract, the edition's holders with amounts.",
     route: "getCollectionToken",
     access: [READ_ACCESS],
     extend: page(50),
@@ -92,10 +95,19 @@ export const TOOLS: ToolSpec[] = [
   {
     name: "get_holdings",
     title: "Tokens of an owner",
-    description: "The token ids an address (or a held wallet's label) holds in a collection; paged with cursor.",
+    description:
+      "The token ids an address (or a held wallet's label) holds in a collection, with amounts on an ERC-1155 edition contract; paged with cursor.",
     route: "getCollectionWallet",
     access: [READ_ACCESS],
     extend: page(500),
+  },
+  {
+    name: "get_supply",
+    title: "Supply and holdings",
+    description:
+      "A collection's supply and max supply, and what the wallet `from` holds of it; on an ERC-1155 edition contract, of the edition tokenId.",
+    route: "totalSupply",
+    access: nftAccess("totalSupply"),
   },
   {
     name: "get_operation",
@@ -146,16 +158,27 @@ export const TOOLS: ToolSpec[] = [
   {
     name: "deploy_collection",
     title: "Deploy a collection",
-    description: "Deploy a new reference ERC-721 collection owned by the wallet `from`.",
+    description:
+      'Deploy a new reference ERC-721 collection owned by the wallet `from`; with standard "erc1155", an ERC-1155 edition contract (then create_edition).',
     route: "deploy",
     access: nftAccess("deploy"),
     write: { by: "dryRun" },
     omit: ["contractAddress"],
   },
   {
+    name: "create_edition",
+    title: "Create an edition",
+    description:
+      "Create the next edition (token id) of an ERC-1155 edition contract: its price in wei, maxSupply (0 = open) and the most one mint may take; owner only. The answer's tokenId names it in the other tools.",
+    route: "createEdition",
+    access: nftAccess("createEdition"),
+    write: { by: "dryRun" },
+  },
+  {
     name: "mint_for_free",
     title: "Mint for free",
-    description: "Mint tokens at no cost to `receiver` (default: `from`); owner only, works while paused.",
+    description:
+      "Mint tokens at no cost to `receiver` (default: `from`); owner only, works while paused. On an ERC-1155 edition contract, tokenId names the edition and mintAmount is how many of it.",
     route: "mintForFree",
     access: nftAccess("mintForFree"),
     write: { by: "dryRun", mints: (args) => amount(args.mintAmount) },
@@ -164,7 +187,7 @@ export const TOOLS: ToolSpec[] = [
     name: "airdrop",
     title: "Airdrop",
     description:
-      "Mint to many recipients in one transaction (owner only). A list too large for one transaction becomes a job: follow it with get_job.",
+      "Mint to many recipients in one transaction (owner only); on an ERC-1155 edition contract, tokenId names the edition. A list too large for one transaction becomes a job: follow it with get_job.",
     route: "airdrop",
     access: nftAccess("airdrop"),
     write: {
@@ -204,7 +227,8 @@ export const TOOLS: ToolSpec[] = [
   {
     name: "set_paused",
     title: "Pause or resume minting",
-    description: "Pause (state true) or resume (false) public minting; owner only. No transaction when unchanged.",
+    description:
+      "Pause (state true) or resume (false) public minting; owner only. On an ERC-1155 edition contract, with tokenId: that edition only. No transaction when unchanged.",
     route: "setPaused",
     access: nftAccess("setPaused"),
     write: { by: "dryRun" },
@@ -212,7 +236,8 @@ export const TOOLS: ToolSpec[] = [
   {
     name: "set_cost",
     title: "Set the price",
-    description: "Set the price of one token in wei; owner only. No transaction when unchanged.",
+    description:
+      "Set the price of one token in wei (of the edition tokenId on an ERC-1155 edition contract); owner only. No transaction when unchanged.",
     route: "setCost",
     access: nftAccess("setCost"),
     write: { by: "dryRun" },

@@ -6,17 +6,21 @@
  * collection the store holds nothing of is never read from it: a request for any address costs the
  * store a query, not the RPC provider a call. At most MAX_KEPT collections are kept (least recently
  * served dropped first); one with no metadata is not kept.
+ * An ERC-1155 edition contract has no reveal: each edition's document is served as uploaded once
+ * the edition has a token, which is asked of the chain (its totalSupply(id)) once per edition minted,
+ * and for one not minted yet at most once a RECHECK_MS or index move.
  * Another instance sharing the store may upload, commit, reveal or index the collection's events:
  * at most once a RECHECK_MS a request of a kept collection compares the store's version of it (one
  * query, not awaited by the request) with the one it was loaded with, and a different one drops it.
  */
 import { LRUCache } from "lru-cache";
-import type { ChainClient } from "../chain/chain-client";
+import type { ChainClient, Standard } from "../chain/chain-client";
 import type { CollectionIndex } from "../collections";
 import { ZERO_ADDRESS } from "../collections";
 import { ApiError } from "../http/errors";
 import { canonical } from "./documents";
 import { metadataChainId } from "./chain-id";
+import { editionMinted } from "./editions";
 import { revealedDocumentId } from "./provenance";
 import type { MetadataRecord, MetadataStore } from "./store";
 
@@ -49,6 +53,8 @@ const NO_REVEAL: RevealState = {
 
 interface Entry {
   record: MetadataRecord | null;
+  /** An ERC-1155 edition contract serves each edition's document as uploaded (no reveal); null with no record. */
+  standard: Standard | null;
   placeholder: Buffer;
   /** Uploaded documents by token id (loaded once revealed; the placeholder alone is served before). */
   documents: Map<bigint, Buffer>;
@@ -98,11 +104,18 @@ export class MetadataService {
     this.dropListeners.add(listener);
   }
 
-  /** The bytes served for token `tokenId` of `address` on `chainId`. */
+  /** The bytes served for token `tokenId` of `address` on `chainId` (an edition's id on an edition contract). */
   async serve(chainId: string, address: string, tokenId: bigint): Promise<Buffer> {
     if (chainId !== this.chainId) throw new ApiError("NOT_FOUND", `No metadata is hosted on chain ${chainId}`);
     const entry = await this.entry(address);
     if (!entry.record) throw new ApiError("NOT_FOUND", `No metadata is hosted for ${address}`);
+    if (entry.standard === "erc1155") {
+      if (!(await this.exists(address, tokenId, true)))
+        throw new ApiError("TOKEN_NOT_FOUND", `Edition ${tokenId} of ${address} has no token minted`);
+      const document = entry.documents.get(tokenId);
+      if (!document) throw new ApiError("NOT_FOUND", `No document is uploaded for edition ${tokenId} of ${address}`);
+      return document;
+    }
     if (!(await this.exists(address, tokenId)))
       throw new ApiError("TOKEN_NOT_FOUND", `Token ${tokenId} of ${address} is not minted`);
     if (!entry.reveal.revealed || entry.reveal.startingIndex === null) return entry.placeholder;
@@ -115,10 +128,12 @@ export class MetadataService {
    * The collection's state as kept (loaded once; the chain read with it). One with no metadata in
    * the store is read from the chain now (a keyed route: what the chain says of it still shows).
    */
-  async state(address: string): Promise<{ record: MetadataRecord | null; reveal: RevealState }> {
-    const { record, reveal } = await this.entry(address);
-    if (!record) return { record, reveal: await this.readReveal(address) };
-    return { record, reveal };
+  async state(
+    address: string,
+  ): Promise<{ record: MetadataRecord | null; reveal: RevealState; standard: Standard | null }> {
+    const { record, reveal, standard } = await this.entry(address);
+    if (!record) return { record, reveal: await this.readReveal(address), standard };
+    return { record, reveal, standard };
   }
 
   /** What the chain says of the reveal, read now. Not the reference contract: no provenance, never revealed. */
@@ -189,34 +204,45 @@ export class MetadataService {
     // Read first: a change after it, even during the reads below, differs from it at the next recheck.
     const version = await this.store.version(this.chainId, address);
     const record = await this.store.find(this.chainId, address);
-    // The chain only for a collection the service hosts.
-    const reveal = record ? await this.readReveal(address) : NO_REVEAL;
+    // The chain only for a collection the service hosts (its standard is read once per process).
+    const standard = record ? await this.chain.standardOf(address) : null;
+    const editions = standard === "erc1155";
+    const reveal = record && !editions ? await this.readReveal(address) : NO_REVEAL;
     const documents = new Map<bigint, Buffer>();
-    if (record && reveal.revealed) {
+    // An edition contract's documents are served as uploaded: loaded at once, with no reveal to wait for.
+    if (record && (editions || reveal.revealed)) {
       for (const [id, text] of await this.store.documents(this.chainId, address)) documents.set(id, Buffer.from(text));
-      if (record.startingIndex === null && reveal.startingIndex !== null)
+      if (!editions && record.startingIndex === null && reveal.startingIndex !== null)
         await this.store.setRevealed(this.chainId, address, reveal.startingIndex);
     }
     const placeholder = Buffer.from(record?.placeholder ?? DEFAULT_PLACEHOLDER);
-    return { record, placeholder, documents, reveal, version };
+    return { record, standard, placeholder, documents, reveal, version };
   }
 
-  /** Whether token `tokenId` exists, from the index (a token seen once is kept; one not seen, until the index moves). */
-  private async exists(address: string, tokenId: bigint): Promise<boolean> {
-    if (!this.index) return true;
+  /**
+   * Whether token `tokenId` exists, from the index (a token seen once is kept; one not seen, until
+   * the index moves or RECHECK_MS passes); an edition's (`edition`), from its supply on chain.
+   */
+  private async exists(address: string, tokenId: bigint, edition = false): Promise<boolean> {
+    if (!this.index && !edition) return true;
     const key = address.toLowerCase();
     if (this.minted.get(key)?.has(tokenId)) return true;
     if (this.unminted.get(key)?.has(tokenId)) return false;
-    const { rows } = await this.index.store.db.query<{ owner: string }>(
-      `SELECT k.owner FROM index_tokens k JOIN indexed_collections c ON c.id = k.collection_id
-       WHERE c.chain_id = $1 AND c.address = $2 AND k.token_id = $3`,
-      [this.chainId, key, tokenId.toString()],
-    );
-    const exists = rows.length > 0 && rows[0].owner !== ZERO_ADDRESS;
+    const exists = edition ? await editionMinted(this.chain, address, tokenId) : await this.indexed(key, tokenId);
     const cache = exists ? this.minted : this.unminted;
     let set = cache.get(key);
     if (!set) cache.set(key, (set = new Set()));
     set.add(tokenId);
     return exists;
+  }
+
+  /** Whether the index holds token `tokenId` of `key` with an owner. */
+  private async indexed(key: string, tokenId: bigint): Promise<boolean> {
+    const { rows } = await this.index!.store.db.query<{ owner: string }>(
+      `SELECT k.owner FROM index_tokens k JOIN indexed_collections c ON c.id = k.collection_id
+       WHERE c.chain_id = $1 AND c.address = $2 AND k.token_id = $3`,
+      [this.chainId, key, tokenId.toString()],
+    );
+    return rows.length > 0 && rows[0].owner !== ZERO_ADDRESS;
   }
 }

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { Context } from "koa";
 import type { AccessControl, AccessPrincipal } from "../access";
 import { allows } from "../access/principal";
-import type { ChainClient } from "../chain/chain-client";
+import type { ChainClient, Standard } from "../chain/chain-client";
 import type { CollectionIndex } from "../collections";
 import { ChainQuery, OPEN_SECURITY } from "../http/fields";
 import { ApiError } from "../http/errors";
@@ -49,7 +49,13 @@ const MetadataState = z
   .object({
     chainId: z.string(),
     address: z.string(),
-    state: z.enum(["hidden", "committed", "revealed"]),
+    standard: z.enum(["erc721", "erc1155"]).nullable().openapi({
+      description:
+        "erc1155: an edition contract, whose documents are served per edition id as uploaded (no reveal); null: no collection at the address",
+    }),
+    state: z.enum(["hidden", "committed", "revealed"]).openapi({
+      description: "An edition contract (erc1155) has no reveal: its state is always revealed",
+    }),
     count: z.number().int(),
     provenance: z.string().nullable(),
     revealBlock: z.string().nullable(),
@@ -72,6 +78,16 @@ async function keyOwns(ctx: Context, chain: ChainClient, at: string): Promise<{ 
   // 404 CONTRACT_NOT_FOUND, 422 for what has no owner().
   const owner = await chain.read(at, () => chain.view(at, "owner", []));
   return { owns: allows(principal, { wallet: owner }), owner };
+}
+
+/** The standard of `at`, or null when it holds no collection (the state of such an address is still answered). */
+async function standardOf(chain: ChainClient, at: string): Promise<Standard | null> {
+  try {
+    return await chain.standardOf(at);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "CHAIN_UNAVAILABLE") throw err;
+    return null;
+  }
 }
 
 export function createMetadataRouter(deps: MetadataRouteDeps): Router {
@@ -105,13 +121,20 @@ export function createMetadataRouter(deps: MetadataRouteDeps): Router {
   router.get("/collections/:address/metadata", access.require(READ), async (ctx) => {
     const { address: at } = parseInput(CollectionPath, ctx.params);
     const page = parseInput(PageQuery, ctx.query);
-    const { record, reveal } = await service.state(at);
-    const state = reveal.revealed ? "revealed" : record?.frozen || reveal.count > 0n ? "committed" : "hidden";
+    const [{ record, reveal }, standard] = await Promise.all([service.state(at), standardOf(chain, at)]);
+    // An edition's documents are served as uploaded: nothing is hidden, nothing waits for a reveal.
+    const state =
+      reveal.revealed || standard === "erc1155"
+        ? "revealed"
+        : record?.frozen || reveal.count > 0n
+          ? "committed"
+          : "hidden";
     // Before the reveal the documents are the owner's alone: no trait leaves through another key.
     const mayList = record !== null && (state === "revealed" || (await keyOwns(ctx, chain, at)).owns);
     const body: Record<string, unknown> = {
       chainId: service.chainId,
       address: at,
+      standard,
       state,
       count: record?.documents ?? 0,
       provenance: reveal.provenance ?? record?.provenance ?? null,
@@ -139,18 +162,21 @@ export function createMetadataRouter(deps: MetadataRouteDeps): Router {
 
   router.get("/collections/:address/metadata.car", access.require(READ), async (ctx) => {
     const { address: at } = parseInput(CollectionPath, ctx.params);
-    const { record, reveal } = await service.state(at);
-    if (!reveal.revealed || reveal.startingIndex === null || !record)
+    const { record, reveal, standard } = await service.state(at);
+    // An edition contract's documents are its editions' own, in order (no reveal, nothing hidden).
+    const editions = standard === "erc1155" && record !== null && record.documents > 0;
+    if (!editions && (!reveal.revealed || reveal.startingIndex === null || !record))
       throw new ApiError("METADATA_NOT_REVEALED", `${at} is not revealed: its CAR would show every token's traits`);
-    const count = Number(reveal.count);
-    let root = record.rootCid ?? "";
+    const total = editions ? BigInt(record!.documents) : reveal.count;
+    const count = Number(total);
+    let root = record!.rootCid ?? "";
     let car = root ? metadata.cars.find(root) : undefined;
     if (!car) {
-      const start = reveal.startingIndex;
+      const start = editions ? 0n : reveal.startingIndex!;
       const built = await metadata.cars.build(`${service.chainId}:${at.toLowerCase()}`, async () => {
         const documents = await service.store.documents(service.chainId, at);
         const document = (tokenId: number) => {
-          const text = documents.get(revealedDocumentId(BigInt(tokenId), start, reveal.count));
+          const text = documents.get(revealedDocumentId(BigInt(tokenId), start, total));
           if (text === undefined) throw new ApiError("NOT_FOUND", `No document is uploaded for token ${tokenId}`);
           return Buffer.from(text);
         };
@@ -240,7 +266,7 @@ export function registerMetadataOpenApi(registry: OpenAPIRegistry): void {
     security: [{}],
     summary: "A token's document as wallets read it (tokenURI); also with a .json suffix",
     description:
-      "Public, Cache-Control: public, max-age=60, with an ETag: the exact canonical bytes (RFC 8785). The placeholder before the reveal; after it, document ((t - 1 + startingIndex) mod count) + 1.",
+      "Public, Cache-Control: public, max-age=60, with an ETag: the exact canonical bytes (RFC 8785). The placeholder before the reveal; after it, document ((t - 1 + startingIndex) mod count) + 1. On an ERC-1155 edition contract, edition t's own document once the edition has a token (no reveal).",
     request: { params: z.object({ chainId: z.string(), address: z.string(), tokenId: z.string() }) },
     responses: {
       200: { description: "The document", content: { "application/json": { schema: MetadataDocument } } },
@@ -257,6 +283,8 @@ export function registerMetadataOpenApi(registry: OpenAPIRegistry): void {
     tags,
     security: OPEN_SECURITY,
     summary: "The revealed documents as a CAR v1: one UnixFS directory of 1.json … count.json; root CID in X-Root-CID",
+    description:
+      "409 METADATA_NOT_REVEALED before the reveal. An ERC-1155 edition contract has no reveal: its CAR holds each edition's document as uploaded (ids 1 to count).",
     request: { params: CollectionPath, query: ChainQuery },
     responses: {
       200: {

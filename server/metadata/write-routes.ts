@@ -15,6 +15,7 @@ import { common, nftBody } from "../nft/fields";
 import { OWNER_SETTING_ERRORS, planSetting, settingResult } from "../nft/owner-setting";
 import { defineWrite, type NftDeps } from "../nft/route";
 import type { TransactionSigner } from "../signers/signer";
+import { noReveal } from "./editions";
 import { REVEALED_TOPIC, REVEAL_BLOCK_RESET_TOPIC } from "./events";
 import { provenanceOf } from "./provenance";
 import { frozen } from "./store";
@@ -60,16 +61,17 @@ export const commitMetadataRoute = defineWrite({
   access: ACCESS,
   summary: "Freeze a collection's documents and set their provenance on chain (setProvenance)",
   description:
-    "The provenance is keccak256(concat(keccak256(document 1), …, keccak256(document count))), each document in its RFC 8785 bytes. After it, PUT …/metadata is 409 METADATA_FROZEN. Once per collection.",
+    "The provenance is keccak256(concat(keccak256(document 1), …, keccak256(document count))), each document in its RFC 8785 bytes. After it, PUT …/metadata is 409 METADATA_FROZEN. Once per collection. An ERC-1155 edition contract has no reveal: 409 PROVENANCE_NOT_SET naming the standard.",
   body: OwnerBody.openapi("CommitMetadataRequest"),
   response: settingResponseSchema({ provenance: z.string(), count: z.number().int() }).openapi(
     "CommitMetadataResponse",
   ),
-  errors: [...OWNER_SETTING_ERRORS, "METADATA_FROZEN"],
+  errors: [...OWNER_SETTING_ERRORS, "METADATA_FROZEN", "PROVENANCE_NOT_SET"],
   async plan(input, deps) {
     const metadata = metadataOf(deps);
     const { chain } = deps;
     const at = input.contractAddress;
+    if ((await chain.standardOf(at)) === "erc1155") throw noReveal("The metadata commit", at);
     const onChain = await metadata.service.readReveal(at);
     const { store, chainId } = metadata.service;
     const stored = await store.find(chainId, at);
@@ -156,7 +158,7 @@ export const revealRoute = defineWrite({
   summary:
     "Reveal a collection (reveal()): the starting index comes from the hash of the reveal block the commit fixed",
   description:
-    "Once, after the commit (409 PROVENANCE_NOT_SET before) and once its revealBlock is mined (409 REVEAL_TOO_EARLY before). From then on token t is served document ((t - 1 + startingIndex) mod count) + 1. A reveal block more than 256 blocks old is moved forward instead (revealed: false, the new revealBlock): reveal again once it is mined.",
+    "Once, after the commit (409 PROVENANCE_NOT_SET before) and once its revealBlock is mined (409 REVEAL_TOO_EARLY before). From then on token t is served document ((t - 1 + startingIndex) mod count) + 1. A reveal block more than 256 blocks old is moved forward instead (revealed: false, the new revealBlock): reveal again once it is mined. An ERC-1155 edition contract has no reveal: 409 PROVENANCE_NOT_SET naming the standard.",
   body: OwnerBody.openapi("RevealRequest"),
   response: settingResponseSchema({
     startingIndex: decimal.optional(),
@@ -168,6 +170,7 @@ export const revealRoute = defineWrite({
   async plan(input, deps) {
     const metadata = metadataOf(deps);
     const at = input.contractAddress;
+    if ((await deps.chain.standardOf(at)) === "erc1155") throw noReveal("The reveal", at);
     const onChain = await metadata.service.readReveal(at);
     if (onChain.count === 0n)
       throw new ApiError(

@@ -57,6 +57,7 @@ describe("a typed client generated from /openapi.json (openapi-typescript + open
       "withdraw",
       "deploy",
       "getOperation",
+      "createEdition",
     ]) {
       expect(types, id).to.match(new RegExp(`^\\s+${id}: \\{`, "m"));
     }
@@ -102,5 +103,45 @@ describe("a typed client generated from /openapi.json (openapi-typescript + open
       .that.matches(/1\.json$/);
     expect(byName.get("withdraw")).to.include({ amount: "2000", to: owner.address });
     expect(byName.get("getOperation")).to.include({ operation: "mint", status: "confirmed" });
+  });
+
+  it("the program runs an ERC-1155 edition contract: deploy erc1155, createEdition, then each operation with its tokenId", async function () {
+    this.timeout(120_000);
+    const owner = await fundedWallet(shared.provider);
+    const programPath = path.join(PROGRAM_DIR, "client");
+    const program = (await import(programPath)) as TypedClientProgram;
+    const receiver = freshWallet().address;
+    const calls = await program.driveEditions({
+      baseUrl: shared.service.url,
+      privateKey: owner.privateKey,
+      receiver,
+      apiKey: TEST_API_KEY,
+    });
+    const answered = calls.map(({ operation, status }: TypedCall) => `${operation} ${status}`);
+    expect(answered, JSON.stringify(calls, null, 1)).to.deep.equal([
+      "deploy 201",
+      "createEdition 200",
+      "mint 200",
+      "mintForFree 200",
+      "airdrop 200",
+      "setCost 200",
+      "setPaused 200",
+      "setPaused 200",
+      "tokenURI 200",
+      "totalSupply 200",
+    ]);
+    const byName = new Map(calls.map((call) => [call.operation, call.body as Record<string, unknown>]));
+    expect(byName.get("deploy")).to.include({ standard: "erc1155" });
+    expect(byName.get("createEdition")).to.include({ status: "confirmed", tokenId: "1" });
+    expect(byName.get("mint")).to.include({ status: "confirmed", tokenId: "1", amount: "2", value: "2000" });
+    expect(byName.get("mintForFree")).to.include({ tokenId: "1", amount: "1" });
+    expect(byName.get("tokenURI")).to.have.property("tokenURI").that.equals("ipfs://typed/1.json");
+    // 2 minted, 1 free, 2 airdropped; the caller holds the 2 it paid for.
+    expect(byName.get("totalSupply")).to.deep.include({
+      tokenId: "1",
+      totalSupply: "5",
+      maxSupply: "50",
+      wallet: { address: owner.address, balances: { "1": "2" } },
+    });
   });
 });

@@ -51,6 +51,48 @@ describe("a job's rows (server/jobs/rows.ts)", function () {
     expect(checkRows("whitelist", rows)).to.have.length(2);
   });
 
+  it("on an edition contract: merges per (edition, address), groups the entries by edition, and names rows without a tokenId", function () {
+    const [a, b] = [fresh(), fresh()];
+    const target = { standard: "erc1155" as const, contractAddress: fresh() };
+    const rows = [
+      { line: 1, address: a, amount: "1", tokenId: "2" },
+      { line: 2, address: b, amount: "1", tokenId: 1 },
+      { line: 3, address: a, amount: "2", tokenId: "1" },
+      { line: 4, address: a.toLowerCase(), amount: "3", tokenId: "2" },
+    ];
+    expect(checkRows("airdrop", rows, undefined, target).map((e) => [e.line, e.tokenId, e.amount])).to.deep.equal([
+      [1, 2n, 4n],
+      [2, 1n, 1n],
+      [3, 1n, 2n],
+    ]);
+    const bad = [undefined, "", "x", "-1", 1.5].map((tokenId, i) => ({
+      line: i + 1,
+      address: fresh(),
+      amount: 1,
+      tokenId,
+    }));
+    expect(badRows(() => checkRows("airdrop", bad, undefined, target))).to.deep.equal([
+      "row 1",
+      "row 2",
+      "row 3",
+      "row 4",
+      "row 5",
+    ]);
+    // A whitelist takes no edition; an ERC-721 airdrop with one is refused as a whole, naming tokenId.
+    expect(checkRows("whitelist", [{ line: 1, address: a }], undefined, target)).to.have.length(1);
+    expect(
+      badRows(() => checkRows("airdrop", rows, undefined, { standard: "erc721", contractAddress: fresh() })),
+    ).to.deep.equal(["tokenId"]);
+  });
+
+  it("reads a CSV's columns in its header's order (address,amount,tokenId by default)", async function () {
+    const a = fresh();
+    const { rows } = await csv(`tokenId,Amount,address\n7,2,${a}\n`);
+    expect(rows).to.deep.equal([{ line: 2, address: a, amount: "2", tokenId: "7" }]);
+    const plain = await csv(`${a},2,7\n`);
+    expect(plain.rows).to.deep.equal([{ line: 1, address: a, amount: "2", tokenId: "7" }]);
+  });
+
   it("names amounts that are not whole numbers >= 1", function () {
     const rows = ["0", "-1", "1.5", "", "x", 2.5].map((amount, i) => ({ line: i + 1, address: fresh(), amount }));
     expect(badRows(() => checkRows("airdrop", rows))).to.deep.equal([

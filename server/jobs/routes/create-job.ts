@@ -26,6 +26,7 @@ import {
   type RowProblems,
 } from "../rows";
 import { idempotencyKeyOf } from "../../engine";
+import { requireExistingEditions } from "../editions";
 import { admitWrite, requireKind, type JobRouteDeps } from "./deps";
 import { JobPlanView } from "./schemas";
 
@@ -63,7 +64,16 @@ const CreateBodyDoc = z
     from: z.string().openapi({ description: "A wallet the service holds (address or label)" }),
     dryRun: z.boolean().optional(),
     recipients: z
-      .array(z.object({ address: z.string(), amount: z.union([z.string(), z.number().int()]) }))
+      .array(
+        z.object({
+          address: z.string(),
+          amount: z.union([z.string(), z.number().int()]),
+          tokenId: z.union([z.string(), z.number().int()]).optional().openapi({
+            description:
+              "The edition to mint: required on an ERC-1155 edition contract, refused on an ERC-721 collection",
+          }),
+        }),
+      )
       .max(MAX_ROWS)
       .optional(),
     addresses: z.array(z.string()).max(MAX_ROWS).optional(),
@@ -149,6 +159,7 @@ async function readRequest(ctx: Context, deps: JobRouteDeps): Promise<JobRequest
           line: i + 1,
           address: (item as { address?: unknown } | null)?.address,
           amount: (item as { amount?: unknown } | null)?.amount,
+          tokenId: (item as { tokenId?: unknown } | null)?.tokenId,
         }
       : { line: i + 1, address: item },
   );
@@ -168,7 +179,14 @@ export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
     await admitWrite(ctx, deps, queryKind.success ? queryKind.data : undefined);
     const request = await readRequest(ctx, deps);
     const { signer } = request;
-    const entries = checkRows(request.kind, request.rows, request.problems);
+    // An edition contract's airdrop rows name their edition; an ERC-721's name none.
+    const standard = await deps.chain.standardOf(request.contractAddress);
+    const entries = checkRows(request.kind, request.rows, request.problems, {
+      standard,
+      contractAddress: request.contractAddress,
+    });
+    if (standard === "erc1155" && request.kind === "airdrop")
+      await requireExistingEditions(deps.chain, request.contractAddress, entries);
     const principal = ctx.state.access as AccessPrincipal;
     const keyed = request.dryRun ? undefined : idempotencyKeyOf(ctx.get("Idempotency-Key") || undefined);
     const jobId = keyed ? jobIdOf(principal.keyId ?? ROOT_KEY_ID, keyed) : randomUUID();
@@ -240,7 +258,7 @@ export function registerCreateJobOpenApi(registry: OpenAPIRegistry): void {
     tags: ["jobs"],
     summary: "Run an airdrop or a whitelist of up to 100,000 rows as a job (JSON, or CSV with the query parameters)",
     description:
-      "Every row is checked first: a bad one is 400 naming `row N` and nothing is stored. Duplicates are merged. The list is cut into batches under MAX_GAS_PER_TX, each sent as an operation signed by the wallet `from`. Scope nft:mintForFree (airdrop) or nft:configure (whitelist).",
+      "Every row is checked first: a bad one is 400 naming `row N` and nothing is stored. Duplicates are merged. The list is cut into batches under MAX_GAS_PER_TX, each sent as an operation signed by the wallet `from`. Scope nft:mintForFree (airdrop) or nft:configure (whitelist). On an ERC-1155 edition contract every airdrop row names its edition (`tokenId`; CSV `address,amount,tokenId`), each batch holding one edition (404 TOKEN_NOT_FOUND for an edition that does not exist); on an ERC-721 collection a tokenId is 400.",
     security: [{ AccessKey: [] }],
     request: {
       query: CreateQuery,
@@ -249,9 +267,10 @@ export function registerCreateJobOpenApi(registry: OpenAPIRegistry): void {
         content: {
           "application/json": { schema: CreateBodyDoc },
           "text/csv": {
-            schema: z
-              .string()
-              .openapi({ description: "Rows `address,amount` (airdrop) or `address`; optional header" }),
+            schema: z.string().openapi({
+              description:
+                "Rows `address,amount` (airdrop), `address,amount,tokenId` (an edition contract's airdrop) or `address`; optional header, which then gives the columns' order",
+            }),
           },
         },
       },
@@ -262,7 +281,7 @@ export function registerCreateJobOpenApi(registry: OpenAPIRegistry): void {
       400: errorResponse("VALIDATION_ERROR"),
       401: errorResponse("UNAUTHORIZED"),
       403: errorResponse("FORBIDDEN"),
-      404: errorResponse("WALLET_NOT_FOUND, CONTRACT_NOT_FOUND"),
+      404: errorResponse("WALLET_NOT_FOUND, CONTRACT_NOT_FOUND, TOKEN_NOT_FOUND"),
       422: errorResponse("UNSUPPORTED_CONTRACT"),
       429: errorResponse("RATE_LIMITED"),
       503: errorResponse("CHAIN_UNAVAILABLE"),

@@ -16,13 +16,14 @@ const RowsQuery = z.object({
 
 /** Rows read per query while a CSV streams out. */
 const CSV_PAGE = 5_000;
-const CSV_HEADER = "row,address,amount,status,tokenIds,state,error\n";
+const CSV_HEADER = "row,address,amount,tokenId,status,tokenIds,state,error\n";
 
 function rowView(row: RowRecord) {
   return {
     row: row.line,
     address: getAddress(row.address),
     ...(row.amount !== null ? { amount: row.amount } : {}),
+    ...(row.tokenId !== null ? { tokenId: row.tokenId } : {}),
     status: row.status,
     ...(row.tokenIds ? { tokenIds: row.tokenIds } : {}),
     ...(row.state ? { state: row.state } : {}),
@@ -39,6 +40,7 @@ function csvLine(row: RowRecord): string {
     String(row.line),
     getAddress(row.address),
     row.amount ?? "",
+    row.tokenId ?? "",
     row.status,
     (row.tokenIds ?? []).join(" "),
     row.state ?? "",

@@ -11,7 +11,10 @@ export const JobPlanView = z
     jobId: z.string().optional(),
     status: z.literal("running").optional(),
     dryRun: z.literal(true).optional(),
-    rows: z.number().int().openapi({ description: "Distinct addresses (duplicates merged)" }),
+    rows: z
+      .number()
+      .int()
+      .openapi({ description: "Distinct addresses (duplicates merged), per edition on an edition contract" }),
     batches: z.number().int(),
     estimatedGas: decimal,
     estimatedCostWei: decimal,
@@ -62,6 +65,7 @@ export const RowView = z
     row: z.number().int().openapi({ description: "The input row it first came from (the file's row for a CSV)" }),
     address: z.string(),
     amount: decimal.optional(),
+    tokenId: decimal.optional().openapi({ description: "The edition the row mints (an ERC-1155 edition contract)" }),
     status: RowStatusSchema,
     tokenIds: z.array(decimal).optional(),
     state: z.enum(["whitelisted", "alreadyListed"]).optional(),

@@ -74,6 +74,59 @@ export async function driveEveryNftOperation(options: TypedClientOptions): Promi
   return calls;
 }
 
+/**
+ * The same client on an ERC-1155 edition contract: deploy with standard erc1155, createEdition, then
+ * the seed's operations with the edition's tokenId, each answer read through its generated type.
+ */
+export async function driveEditions(options: TypedClientOptions): Promise<TypedCall[]> {
+  const client = createClient<paths>({ baseUrl: options.baseUrl });
+  const { privateKey, receiver } = options;
+  const calls: TypedCall[] = [];
+  const record = <T extends { response: Response; data?: unknown; error?: unknown }>(operation: string, answer: T) => {
+    calls.push({ operation, status: answer.response.status, body: answer.data ?? answer.error });
+    return answer;
+  };
+
+  const deployed = record(
+    "deploy",
+    await client.POST("/nft/deploy", {
+      body: { privateKey, standard: "erc1155", name: "Typed Editions", symbol: "TYPE", baseURI: "ipfs://typed/" },
+    }),
+  );
+  if (deployed.data?.status !== "confirmed") return calls;
+  const common = { privateKey, contractAddress: deployed.data.contractAddress };
+
+  const created = record(
+    "createEdition",
+    await client.POST("/nft/createEdition", {
+      body: { ...common, cost: 1000, maxSupply: "50", maxMintAmountPerTx: 5 },
+    }),
+  );
+  if (created.data?.status !== "confirmed") return calls;
+  const tokenId: string = created.data.tokenId;
+  const edition = { ...common, tokenId };
+
+  const minted = record("mint", await client.POST("/nft/mint", { body: { ...edition, mintAmount: 2 } }));
+  const amount: string | undefined = minted.data?.status === "confirmed" ? minted.data.amount : undefined;
+  void amount;
+  record("mintForFree", await client.POST("/nft/mintForFree", { body: { ...edition, mintAmount: "1", receiver } }));
+  const dropped = record(
+    "airdrop",
+    await client.POST("/nft/airdrop", { body: { ...edition, recipients: [{ address: receiver, amount: 2 }] } }),
+  );
+  const received: string | undefined =
+    dropped.data?.status === "confirmed" ? dropped.data.recipients[0]?.amount : undefined;
+  void received;
+  record("setCost", await client.POST("/nft/setCost", { body: { ...edition, cost: "2000" } }));
+  record("setPaused", await client.POST("/nft/setPaused", { body: { ...edition, state: true } }));
+  record("setPaused", await client.POST("/nft/setPaused", { body: { ...edition, state: false } }));
+  record("tokenURI", await client.POST("/nft/tokenURI", { body: edition }));
+  const supply = record("totalSupply", await client.POST("/nft/total-supply", { body: edition }));
+  const balances: Record<string, string> | undefined = supply.data?.wallet.balances;
+  void balances;
+  return calls;
+}
+
 /** Never called: calls the generated types must refuse, each checked by tsc (an unused expect-error fails it). */
 export function refusedByTheTypes(client: Client<paths>): void {
   const common = { privateKey: "0x…", contractAddress: "0x…" };
@@ -89,6 +142,10 @@ export function refusedByTheTypes(client: Client<paths>): void {
   void client.POST("/nft/total-supply", { body: { privateKey: "0x…" } });
   // @ts-expect-error no such operation
   void client.POST("/nft/burn", { body: common });
+  // @ts-expect-error createEdition needs maxSupply (0 for an open edition)
+  void client.POST("/nft/createEdition", { body: { ...common, cost: 0, maxMintAmountPerTx: 1 } });
+  // @ts-expect-error the standard is erc721 or erc1155
+  void client.POST("/nft/deploy", { body: { privateKey: "0x…", standard: "erc20" } });
   // @ts-expect-error the operations route is a GET with a path parameter
   void client.POST("/nft/operations/{operationId}", { params: { path: { operationId: "x" } } });
 }

@@ -18,4 +18,5 @@ export interface TypedCall {
 
 export interface TypedClientProgram {
   driveEveryNftOperation(options: TypedClientOptions): Promise<TypedCall[]>;
+  driveEditions(options: TypedClientOptions): Promise<TypedCall[]>;
 }
