@@ -24,7 +24,7 @@ const ALLOWLISTS = "allowlists are ERC-721 only in this version (API.md, Edition
 const VOUCHERS = "vouchers are ERC-721 only in this version (API.md, Editions: Jobs and drops)";
 const NO_REVEAL = "an edition's metadata is per id, with no reveal (API.md, Editions: Metadata)";
 
-/** Routes refused on an edition contract, by "METHOD path", with why: a 400 naming the standard (or, for the reveal, what its branch answers). */
+/** Routes refused on an edition contract, by "METHOD path", with why: a 400 naming the standard (the reveal: 409, API.md "Editions"). */
 const ERC721_ONLY: Record<string, string> = {
   "POST /nft/allowlistMint": ALLOWLISTS,
   "PUT /collections/{address}/allowlist": ALLOWLISTS,
@@ -231,6 +231,8 @@ describe("the OpenAPI document walked on an ERC-1155 edition contract (issue 57)
 
   const w = {} as Walk;
   const answers = new Map<string, ApiResponse>();
+  const nonces = () => Promise.all([w.owner, w.minter].map((k) => f.provider.getTransactionCount(k.address)));
+  let noncesBefore: number[];
 
   before(async function () {
     this.timeout(180_000);
@@ -251,6 +253,7 @@ describe("the OpenAPI document walked on an ERC-1155 edition contract (issue 57)
     // One real mint: the edition has a holder and the contract a balance to withdraw.
     const minted = await f.api.post("/nft/mint", { ...by(w.minter, w), tokenId: w.tokenId, mintAmount: 1 });
     expect(minted.status, minted.text).to.equal(200);
+    noncesBefore = await nonces();
     for (const route of onACollection) {
       if (!(route in CALLS)) continue;
       const call = CALLS[route](w);
@@ -297,6 +300,10 @@ describe("the OpenAPI document walked on an ERC-1155 edition contract (issue 57)
     expect(wrong).to.deep.equal([]);
   });
 
+  it("the walk sent nothing: the owner's and the minter's nonces are where they were before it", async function () {
+    expect(await nonces()).to.deep.equal(noncesBefore);
+  });
+
   it("each route for both standards answers its success on the edition (a dry run for a write)", function () {
     const failed = [...answers]
       .filter(([route]) => !(route in ERC721_ONLY) && !(route in NOT_5XX_ONLY))
@@ -313,15 +320,17 @@ describe("the OpenAPI document walked on an ERC-1155 edition contract (issue 57)
     expect(notDry, "writes that did not answer a dry run").to.deep.equal([]);
   });
 
-  it("each ERC-721-only route answers 400 VALIDATION_ERROR naming the standard", function () {
+  it("each ERC-721-only route answers 400 VALIDATION_ERROR naming the standard (the reveal: 409 naming it, as API.md says)", function () {
+    const refusedAsDocumented = (route: string, res: ApiResponse): boolean => {
+      const message = String(res.body.error?.message ?? "");
+      if (ERC721_ONLY[route] === NO_REVEAL) return res.status === 409 && /ERC-1155/.test(message);
+      return (
+        res.status === 400 && res.body.error.code === "VALIDATION_ERROR" && /ERC-721 only; .* ERC-1155/.test(message)
+      );
+    };
     const wrong = [...answers]
       .filter(([route]) => route in ERC721_ONLY && !(route in NOT_5XX_ONLY))
-      .filter(([, res]) => {
-        const message = String(res.body.error?.message ?? "");
-        return (
-          res.status !== 400 || res.body.error.code !== "VALIDATION_ERROR" || !/ERC-721 only; .* ERC-1155/.test(message)
-        );
-      })
+      .filter(([route, res]) => !refusedAsDocumented(route, res))
       .map(([route, res]) => `${route}: ${res.status} ${res.text}`);
     expect(wrong).to.deep.equal([]);
   });
@@ -334,7 +343,6 @@ describe("the OpenAPI document walked on an ERC-1155 edition contract (issue 57)
     );
     expect(routes, "routes taking tokenId").to.include.members(["POST /nft/mint", "POST /nft/setCost"]);
     const wrong: string[] = [];
-    const nonces = () => Promise.all([w.owner, w.minter].map((k) => f.provider.getTransactionCount(k.address)));
     const before = await nonces();
     for (const route of routes) {
       const call = CALLS[route](w);
