@@ -360,5 +360,25 @@ describe("the OpenAPI document walked on an ERC-1155 edition contract (issue 57)
     expect(await nonces(), "nonces of the owner and the minter").to.deep.equal(before);
   });
 
+  it("each body that takes tokenId, naming an edition that does not exist, answers 404 TOKEN_NOT_FOUND and sends nothing", async function () {
+    this.timeout(60_000);
+    const routes = Object.keys(CALLS).filter(
+      (route) => takes(route, "tokenId") && !(route in ERC721_ONLY) && !(route in NOT_5XX_ONLY),
+    );
+    const wrong: string[] = [];
+    const before = await nonces();
+    for (const route of routes) {
+      const call = CALLS[route](w);
+      const res = await f.api.request(route.split(" ")[0], call.path.replace(/\?dryRun=true$/, ""), {
+        json: { ...call.body, tokenId: "999999" },
+        headers: ROOT,
+      });
+      if (res.status !== 404 || res.body.error?.code !== "TOKEN_NOT_FOUND")
+        wrong.push(`${route}: ${res.status} ${res.text}`);
+    }
+    expect(wrong).to.deep.equal([]);
+    expect(await nonces(), "nonces of the owner and the minter").to.deep.equal(before);
+  });
+
   describeSecrets(f);
 });
