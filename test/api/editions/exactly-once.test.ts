@@ -1,7 +1,8 @@
 /**
  * Issue 57: an edition mint is an operation like any other (API.md, "Operations" and
  * "Idempotency-Key"): keyed mints of one edition racing the same key make one transaction and
- * answer alike; a replay after the operation confirmed answers its 200 byte for byte; and one
+ * answer alike (createEdition too: one edition, one tokenId); a replay after the operation
+ * confirmed answers its 200 byte for byte; and one
  * SIGKILL mid-burst of keyed edition mints from a held wallet, every key replayed until 200, leaves
  * the edition's supply grown by exactly the number of keys (test/engine/identical-calls-burst.test.ts
  * is the model, here one small round). One node for the file; the service is killed and restarted
@@ -154,6 +155,31 @@ describe("exactly once on editions: racing keys, replays after confirmation, a S
     expect((await mint(key, 2)).text, "a second replay").to.equal(replay.text);
     expectError(await mint(key, 1), 422, "IDEMPOTENCY_KEY_REUSED");
     expect(await onChain["totalSupply(uint256)"](tokenId)).to.equal(supply + 2n);
+  });
+
+  it("createEdition racing one key makes one edition: every 2xx and the replay after it confirmed answer the same tokenId", async function () {
+    const key = `create-${Date.now()}`;
+    const count = (await onChain.editionCount()) as bigint;
+    const create = () =>
+      api.post(
+        "/nft/createEdition",
+        { from: "shop", contractAddress: editions, cost: "5", maxSupply: 10, maxMintAmountPerTx: 2 },
+        { ...ROOT, "Idempotency-Key": key },
+      );
+    const answers = await Promise.all(Array.from({ length: 4 }, create));
+    for (const res of answers) {
+      expect([200, 202, 409], res.text).to.include(res.status);
+      if (res.status === 409) expectError(res, 409, "IDEMPOTENCY_KEY_IN_USE");
+    }
+    const accepted = answers.filter((r) => r.status < 300);
+    expect(new Set(accepted.map((r) => r.body.operationId)).size, "one operation").to.equal(1);
+    await untilStatus(accepted[0].body.operationId, "confirmed");
+    const replay = await create();
+    expect(replay.status, replay.text).to.equal(200);
+    expect(replay.headers.get("idempotent-replayed")).to.equal("true");
+    expect(replay.body.tokenId).to.equal((count + 1n).toString());
+    for (const res of answers.filter((r) => r.status === 200)) expect(res.text).to.equal(replay.text);
+    expect(await onChain.editionCount()).to.equal(count + 1n);
   });
 
   it(`${BURST} keyed edition mints killed mid-burst (SIGKILL), every key replayed until 200: the supply grows by ${BURST}, one transaction per key`, async function () {
