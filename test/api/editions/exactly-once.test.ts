@@ -1,12 +1,11 @@
 /**
  * Issue 57: an edition mint is an operation like any other (API.md, "Operations" and
- * "Idempotency-Key"): keyed mints of one edition racing the same key make one transaction and
+ * "Idempotency-Key"). Keyed mints of one edition racing the same key make one transaction and
  * answer alike (createEdition too: one edition, one tokenId); a replay after the operation
- * confirmed answers its 200 byte for byte; and one
- * SIGKILL mid-burst of keyed edition mints from a held wallet, every key replayed until 200, leaves
- * the edition's supply grown by exactly the number of keys (test/engine/identical-calls-burst.test.ts
- * is the model, here one small round). One node for the file; the service is killed and restarted
- * on its data directory.
+ * confirmed answers its 200 byte for byte; one SIGKILL mid-burst of keyed edition mints from a
+ * held wallet, every key replayed until 200, leaves the edition's supply grown by exactly the
+ * number of keys (test/engine/identical-calls-burst.test.ts is the model, here one small round).
+ * One node for the file; the service is killed and restarted on its data directory.
  */
 import { rmSync } from "node:fs";
 import { expect } from "chai";
