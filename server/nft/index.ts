@@ -281,6 +281,8 @@ function submitPlan(
  * or sent: the call, gas, fee and cost in wei, and the result fields the plan already knows.
  */
 async function dryRun(route: WriteRoute, input: NftInput, signer: TransactionSigner, deps: NftDeps) {
+  // The route's own refusals first, as a real write meets them (an allowlist on an edition contract: 400).
+  await route.precheck?.(input, { ...deps, signer });
   const plan = await route.plan(input, { ...deps, signer, dryRun: true });
   if ("unchanged" in plan)
     return { dryRun: true, operation: route.operation, changed: false, costWei: "0", result: plan.unchanged };
