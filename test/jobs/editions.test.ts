@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -12,11 +11,10 @@ import {
   deployDirectly,
   DEV_KEYS,
   directProvider,
-  ROOT,
   ServiceProcess,
-  TEST_API_KEY,
   type JsonBody,
 } from "../api/harness";
+import { runCli } from "../support/nft-ops-cli";
 import { fund, KeyedClient, newMasterKey, ROOT_AUTH } from "../wallets/fixture";
 import { parseRowsCsv, postCsv, randomAddress, transferOwnership, waitForJob } from "./fixture";
 
@@ -233,17 +231,7 @@ describe("jobs on an ERC-1155 edition contract: airdrops with a tokenId column, 
 
   it("the CLI: edition create prints the new tokenId, and a CSV with a tokenId column runs as a job; usage errors and refusals exit 2", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "nft-ops-editions-"));
-    const cli = (args: string[]) =>
-      new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [path.join(ROOT, "bin", "nft-ops.js"), ...args], {
-          env: { ...process.env, NFT_OPS_URL: service.url, NFT_OPS_KEY: TEST_API_KEY },
-        });
-        let out = "";
-        child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
-        child.stderr.setEncoding("utf8").on("data", (c: string) => (out += c));
-        child.once("error", reject);
-        child.once("exit", (code) => resolve({ code, out }));
-      });
+    const cli = (args: string[]) => runCli(service.url, args);
     try {
       const create = ["edition", "create", "--collection", editionsAddress, "--from", "treasury", "--cost", "0"];
       const usage = await cli([...create, "--max-per-tx", "5"]);

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
@@ -12,12 +11,11 @@ import {
   deployDirectly,
   DEV_KEYS,
   directProvider,
-  ROOT,
   ServiceProcess,
   sleep,
-  TEST_API_KEY,
   type JsonBody,
 } from "../api/harness";
+import { runCli } from "../support/nft-ops-cli";
 import { ChainControl } from "../support/chain-control";
 import { Receiver } from "../webhooks/receiver";
 import { fund, KeyedClient, newMasterKey, ROOT_AUTH } from "../wallets/fixture";
@@ -345,17 +343,7 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
 
   it("the CLI (npx nft-ops): --chain names the chain; exit 0 when every row is confirmed, 1 with the failed rows in a CSV when a batch reverts on chain, 2 on a usage error", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "nft-ops-cli-"));
-    const cli = (args: string[]) =>
-      new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [path.join(ROOT, "bin", "nft-ops.js"), ...args], {
-          env: { ...process.env, NFT_OPS_URL: service.url, NFT_OPS_KEY: TEST_API_KEY },
-        });
-        let out = "";
-        child.stdout.setEncoding("utf8").on("data", (c: string) => (out += c));
-        child.stderr.setEncoding("utf8").on("data", (c: string) => (out += c));
-        child.once("error", reject);
-        child.once("exit", (code) => resolve({ code, out }));
-      });
+    const cli = (args: string[]) => runCli(service.url, args);
     try {
       const good = path.join(dir, "holders.csv");
       writeFileSync(good, csvOf(recipientRows(20)));
