@@ -9,7 +9,8 @@ import { ChainLiveness } from "./chain-liveness";
 import { FeeOracle } from "./fee-oracle";
 import { Rpc } from "./rpc";
 import { SignerPool } from "./signer-pool";
-import { callCodec, type CallCodec } from "./call-codec";
+import type { CallCodec } from "./call-codec";
+import { codecsOf } from "./typed-abi";
 
 /** What a collection address holds: an ERC-721 collection, or ERC-1155 editions. */
 export type Standard = "erc721" | "erc1155";
@@ -31,6 +32,8 @@ const INVALID_INTERFACE_ID = "0xffffffff";
 const TRUE_WORD = zeroPadValue("0x01", 32);
 const FALSE_WORD = zeroPadValue("0x", 32);
 const ERC165 = new Interface(["function supportsInterface(bytes4 interfaceId) view returns (bool)"]);
+const COLLECTION_CODECS = codecsOf(collectionInterface);
+const EDITIONS_CODECS = codecsOf(editionsInterface);
 
 /**
  * The service's way to the chain, usable without Koa: reads against a collection, and the
@@ -48,8 +51,6 @@ export class ChainClient {
    */
   private readonly verified = new Map<string, Standard>();
   private readonly inFlight = new Map<string, Promise<unknown>>();
-  private readonly views = new Map<string, CallCodec>();
-  private readonly editionViews = new Map<string, CallCodec>();
 
   constructor(
     readonly provider: JsonRpcApiProvider,
@@ -128,31 +129,23 @@ export class ChainClient {
    * One view call of the collection ABI, straight over JSON-RPC: the read path skips the Contract
    * wrapper's argument resolution and transaction population, which cost more than the call.
    */
-  async view<K extends CollectionView>(address: string, method: K, args: ViewArgs<K>): Promise<ViewResult<K>> {
-    let view = this.views.get(method);
-    if (!view) {
-      view = callCodec(collectionInterface().getFunction(method)!);
-      this.views.set(method, view);
-    }
-    const result = await this.ethCall(address, view.encode(args));
-    if (result === "0x") throw makeError("could not decode result data", "BAD_DATA", { value: result });
-    return view.decode(result) as ViewResult<K>;
+  view<K extends CollectionView>(address: string, method: K, args: ViewArgs<K>): Promise<ViewResult<K>> {
+    return this.callView(COLLECTION_CODECS(method), address, args) as Promise<ViewResult<K>>;
   }
 
   /** One view call of the ERC-1155 editions ABI (NFTEditions), as `view` is one of the ERC-721's. */
-  async viewEdition<K extends EditionView>(
+  viewEdition<K extends EditionView>(
     address: string,
     method: K,
     args: EditionViewArgs<K>,
   ): Promise<EditionViewResult<K>> {
-    let view = this.editionViews.get(method);
-    if (!view) {
-      view = callCodec(editionsInterface().getFunction(method)!);
-      this.editionViews.set(method, view);
-    }
-    const result = await this.ethCall(address, view.encode(args));
+    return this.callView(EDITIONS_CODECS(method), address, args) as Promise<EditionViewResult<K>>;
+  }
+
+  private async callView(codec: CallCodec, address: string, args: readonly unknown[]): Promise<unknown> {
+    const result = await this.ethCall(address, codec.encode(args));
     if (result === "0x") throw makeError("could not decode result data", "BAD_DATA", { value: result });
-    return view.decode(result) as EditionViewResult<K>;
+    return codec.decode(result);
   }
 
   /**

@@ -1,40 +1,13 @@
 import type { NFTEditions, NFTEditionsInterface } from "../../typechain-types/contracts/NFTEditions";
-import type { TypedContractMethod } from "../../typechain-types/common";
-import { callCodec, type CallCodec } from "./call-codec";
 import { editionsInterface } from "./editions";
+import { encoderOf, type ViewArgsOf, type ViewNames, type ViewResultOf } from "./typed-abi";
 
-/**
- * The editions contract's functions, typed from TypeChain's bindings as collection-abi.ts types the
- * ERC-721's: a misspelt function or a wrong argument is a compile error. Types only.
- */
+/** The editions contract's (ERC-1155) functions, typed from TypeChain's bindings (typed-abi.ts). */
 
 /** The names of the editions contract's view functions. */
-export type EditionView = {
-  [K in keyof NFTEditions & string]: NFTEditions[K] extends TypedContractMethod<infer _A, infer _R, "view"> ? K : never;
-}[keyof NFTEditions & string];
-
-export type EditionViewArgs<K extends EditionView> =
-  NFTEditions[K] extends TypedContractMethod<infer A, infer _R, "view"> ? A : never;
-
-export type EditionViewResult<K extends EditionView> =
-  NFTEditions[K] extends TypedContractMethod<infer _A, infer R, "view"> ? (R extends [infer Only] ? Only : R) : never;
-
-type CallEncoder = Pick<NFTEditionsInterface, "encodeFunctionData">;
-let calls: CallEncoder | undefined;
+export type EditionView = ViewNames<NFTEditions>;
+export type EditionViewArgs<K extends EditionView> = ViewArgsOf<NFTEditions, K>;
+export type EditionViewResult<K extends EditionView> = ViewResultOf<NFTEditions, K>;
 
 /** The editions contract's calldata as TypeChain types it, encoded by a codec per function, made once. */
-export function editionsCalls(): CallEncoder {
-  if (!calls) {
-    const codecs = new Map<string, CallCodec>();
-    const encode = (name: string, args: readonly unknown[] = []) => {
-      let codec = codecs.get(name);
-      if (!codec) {
-        codec = callCodec(editionsInterface().getFunction(name)!);
-        codecs.set(name, codec);
-      }
-      return codec.encode(args);
-    };
-    calls = { encodeFunctionData: encode as CallEncoder["encodeFunctionData"] };
-  }
-  return calls;
-}
+export const editionsCalls = encoderOf<NFTEditionsInterface>(editionsInterface);
