@@ -22,6 +22,8 @@ import {
 export const LIVE_WINDOW = 64;
 /** Collections leased per scan at most. */
 const MAX_LEASED = 10_000;
+/** How long after a failed ERC-165 read a collection's standard is asked again. */
+const STANDARD_RETRY_MS = 60_000;
 
 export interface IndexerOptions {
   chainId: bigint;
@@ -45,6 +47,8 @@ interface Followed {
   /** A pass (live or backfill) is moving it now. */
   busy: boolean;
   standard: CollectionStandard | null;
+  /** When the standard, not read yet because the chain failed, is asked again. */
+  standardRetryAt?: number;
 }
 
 /** One block range read for some collections, ready to apply. */
@@ -88,6 +92,7 @@ export class CollectionIndexer {
   private backfilling?: Promise<void>;
   private livePass?: Promise<void>;
   private scanning?: Promise<void>;
+  private resolvingStandards?: Promise<void>;
   private warned = new Set<string>();
 
   constructor(
@@ -112,7 +117,9 @@ export class CollectionIndexer {
     clearTimeout(this.scanTimer);
     this.subscription?.unsubscribe();
     this.subscription = undefined;
-    await Promise.all([this.scanning, this.backfilling, this.livePass].map((p) => p?.catch(() => {})));
+    await Promise.all(
+      [this.scanning, this.backfilling, this.livePass, this.resolvingStandards].map((p) => p?.catch(() => {})),
+    );
     await this.store.release(this.options.owner).catch(() => {});
   }
 
@@ -182,7 +189,7 @@ export class CollectionIndexer {
     }
     for (const id of [...this.followed.keys()]) if (!held.has(id)) this.followed.delete(id); // lease lost
     await this.resolveDeployments();
-    await this.resolveStandards();
+    this.startStandards();
     if (this.followed.size > 0 && !this.subscription && this.running) {
       this.subscription = this.feed.subscribe(({ head }) => this.onHead(head));
     } else if (this.followed.size === 0 && this.subscription) {
@@ -214,16 +221,24 @@ export class CollectionIndexer {
 
   /**
    * Keeps each collection's standard with it, read once: the logs are read alike for both (their
-   * topics differ), the answers are not. A chain that does not answer now is asked at the next scan.
+   * topics differ), the answers are not. Beside the scan, not in it: thousands of collections
+   * without one (a store from before migration 34) must not hold up the renewal of their leases.
    */
-  private async resolveStandards(): Promise<void> {
-    const standardOf = this.options.standardOf;
-    if (!standardOf) return;
-    for (const c of this.followed.values()) {
-      if (c.standard !== null || !this.running) continue;
+  private startStandards(): void {
+    if (this.resolvingStandards || !this.options.standardOf) return;
+    this.resolvingStandards = this.resolveStandards(this.options.standardOf)
+      .catch((err) => this.warn("standard", "reading a collection's standard failed", err))
+      .finally(() => (this.resolvingStandards = undefined));
+  }
+
+  private async resolveStandards(standardOf: (address: string) => Promise<CollectionStandard>): Promise<void> {
+    for (const c of [...this.followed.values()]) {
+      if (c.standard !== null || !this.running || (c.standardRetryAt ?? 0) > Date.now()) continue;
       try {
         c.standard = await standardOf(c.address);
       } catch (err) {
+        // Not a collection any more (a dev chain reset), or the chain is down: asked again in a minute.
+        c.standardRetryAt = Date.now() + STANDARD_RETRY_MS;
         this.warn("standard", "reading a collection's standard failed", err);
         continue;
       }
