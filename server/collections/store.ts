@@ -12,6 +12,7 @@ import {
 import { logRow } from "./log-rows";
 import type { EditionTransferLog } from "./edition-events";
 import {
+  EditionStatistics,
   applyEditionHoldings,
   finalEditionTransfers,
   insertEditionTransfers,
@@ -183,6 +184,8 @@ function toRecord(row: CollectionRow): CollectionRecord {
  * moves, so a reader sees a whole block range or none of it.
  */
 export class CollectionStore {
+  private readonly editionStatistics = new EditionStatistics();
+
   constructor(readonly db: SqlDriver) {}
 
   /** Registers `address` (lower-case); an existing registration is answered as it is (`created: false`). */
@@ -352,7 +355,8 @@ export class CollectionStore {
    * block of the range does not match or link to what is stored.
    */
   async apply(batch: ApplyBatch): Promise<ApplyResult> {
-    return this.db.transaction(async (tx) => {
+    let moved = 0;
+    const result = await this.db.transaction(async (tx) => {
       const ids = batch.collections.map((c) => c.id);
       const { rows } = await tx.query<{
         id: number;
@@ -413,8 +417,11 @@ export class CollectionStore {
         const updates = ranges.length > 0 ? await finalMetadataUpdates(tx, batch.chainId, ranges, batch.finalTo) : [];
         if (updates.length > 0) for (const hook of batch.metadataHooks) await hook(tx, updates);
       }
+      moved = moves.length;
       return { applied: [...applied], stale, stored: stored.length + moves.length };
     });
+    if (moved > 0) await this.editionStatistics.grew(this.db, moved);
+    return result;
   }
 
   /** Checks the range's blocks against the stored hashes (and the block before them), then stores them. */
