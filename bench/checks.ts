@@ -121,6 +121,8 @@ export function indexChecks(f: {
   /** Per store: the backfill's rate / the sweep's. */
   backfill: Array<{ name: string; ratio: number }>;
   lag?: { max: number; blocks: number };
+  /** ERC-1155: the largest of the index reads' p50 at 100,000 transfers / at 1,000. */
+  editionsReadRatio?: number;
 }): Check[] {
   const checks = [
     check(
@@ -128,6 +130,13 @@ export function indexChecks(f: {
       `total-supply p50 at 100,000 / at 1,000 = ${x(f.readRatio)} (target <= ${INDEX_TARGETS.read}x)`,
     ),
   ];
+  if (f.editionsReadRatio !== undefined)
+    checks.push(
+      check(
+        f.editionsReadRatio <= INDEX_TARGETS.read,
+        `editions: index reads p50 at 100,000 transfers / at 1,000, the largest = ${x(f.editionsReadRatio)} (target <= ${INDEX_TARGETS.read}x)`,
+      ),
+    );
   if (f.heldBackError !== undefined)
     checks.push(check(false, `total-supply with the index held back: ${f.heldBackError.slice(0, 200)}`));
   for (const b of f.backfill)

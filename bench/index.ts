@@ -6,13 +6,19 @@
  *      (eth_getLogs refused at the proxy), when the wallet is read from the chain in pieces;
  *  (b) a backfill of the 100,000 Transfer logs by a fresh service (PGlite, then PostgreSQL)
  *      against a bare eth_getLogs sweep over the same blocks (5,000 logs a call, nothing written);
- *  (c) live indexing with 1 s blocks of 200 mints each: the lag of the index behind the head, in blocks.
+ *  (c) live indexing with 1 s blocks of 200 mints each: the lag of the index behind the head, in blocks;
+ *  (d) ERC-1155 editions (NFTEditions): an edition contract with 1,000 transfers and one with
+ *      100,000 (airdrops of 250 TransferSingle a block over 10 editions, and a TransferBatch of
+ *      all 10 ids), indexed by one service; the index's reads of each (an edition's holders, its
+ *      token view, a holder's wallet with amounts, the collection with its editions) in turn, p50 at
+ *      100,000 against p50 at 1,000.
  * Run: npm run bench:index   (BENCH_READS, BENCH_LIVE_SECONDS change the load; BENCH_SMOKE=1: tiny sizes)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Transaction, Wallet, toQuantity } from "ethers";
+import { readFileSync } from "node:fs";
+import { Contract, ContractFactory, Transaction, Wallet, toBeHex, toQuantity, zeroPadValue } from "ethers";
 import { collectionInterface } from "../server/chain/collection";
 import { TRANSFER_TOPIC } from "../server/collections/log-ranges";
 import {
@@ -38,6 +44,10 @@ const SMALL = sized(1_000, 100);
 const LARGE = sized(100_000, 2_000);
 const BATCH = sized(1_000, 500);
 const MINTS_PER_BLOCK = sized(200, 20);
+const EDITION_SMALL = sized(1_000, 50);
+const EDITION_LARGE = sized(100_000, 500);
+const EDITIONS = 10;
+const AIRDROP = sized(250, 25);
 const AUTH = { Authorization: `Bearer ${TEST_API_KEY}` };
 // Targets (INDEX_TARGETS in ./checks): p50 at 100,000 within 1.2x of p50 at 1,000; backfill >= 0.5x
 // the sweep's rate; live lag <= 1 block.
@@ -106,7 +116,7 @@ async function main(): Promise<void> {
   };
   const rows: Record<string, Record<string, string | number>> = {};
   // What the checks are made of (indexChecks), filled in as the bench goes.
-  const figures: Parameters<typeof indexChecks>[0] = { readRatio: NaN, backfill: [] };
+  const figures: Parameters<typeof indexChecks>[0] = { readRatio: NaN, backfill: [], editionsReadRatio: NaN };
 
   try {
     // (a) total-supply at 1,000 and at 100,000, same service, same run: two collections, the
@@ -212,6 +222,14 @@ async function main(): Promise<void> {
     } finally {
       await pg.stop();
     }
+
+    // (d) ERC-1155: the index's reads of an edition contract at 1,000 transfers and at 100,000.
+    const editions = await editionReads(node.rpcUrl, owner, dataDir());
+    for (const [name, pair] of Object.entries(editions)) {
+      rows[`editions: ${name}, 1,000 transfers`] = format(pair[0]);
+      rows[`editions: ${name}, 100,000 transfers`] = format(pair[1]);
+    }
+    figures.editionsReadRatio = Math.max(...Object.values(editions).map(([a, b]) => b.p50 / a.p50));
   } finally {
     console.table(rows);
     // A figure the bench did not reach (it threw) fails its check: NaN meets no target.
@@ -246,6 +264,99 @@ async function inTurn(
 
 function format(p: Percentiles): Record<string, string> {
   return { "p50 ms": p.p50.toFixed(1), "p99 ms": p.p99.toFixed(1) };
+}
+
+/** Deploys contracts/NFTEditions.sol with EDITIONS open editions, and fills it with `transfers` moves. */
+async function editionContract(owner: Wallet, holder: Wallet, transfers: number, firstRecipient: number) {
+  const artifact = JSON.parse(
+    readFileSync(path.join(__dirname, "..", "artifacts/contracts/NFTEditions.sol/NFTEditions.json"), "utf8"),
+  ) as { abi: []; bytecode: string };
+  const deployed = await new ContractFactory(artifact.abi, artifact.bytecode, owner).deploy(
+    "Bench editions",
+    "BE",
+    "ipfs://bench/",
+    owner.address,
+    0n,
+  );
+  await deployed.waitForDeployment();
+  const editions = deployed as Contract;
+  const fromBlock = (await deployed.deploymentTransaction()!.wait())!.blockNumber;
+  for (let i = 0; i < EDITIONS; i++) await (await editions.createEdition(0n, 0n, 1_000n)).wait();
+  const ids = Array.from({ length: EDITIONS }, (_, i) => BigInt(i + 1));
+  // The holder whose wallet is read: some of every edition, then a TransferBatch of all the ids.
+  for (const id of ids) await (await editions.mintForFree(id, 5n, holder.address)).wait();
+  const asHolder = editions.connect(holder) as Contract;
+  await (
+    await asHolder.safeBatchTransferFrom(
+      holder.address,
+      owner.address,
+      ids,
+      ids.map(() => 1n),
+      "0x",
+    )
+  ).wait();
+  // The rest: airdrops of AIRDROP new holders a transaction (one TransferSingle each), editions in turn.
+  let next = firstRecipient;
+  for (let sent = EDITIONS + 1; sent < transfers; sent += AIRDROP) {
+    const count = Math.min(AIRDROP, transfers - sent);
+    const recipients = Array.from({ length: count }, () => zeroPadValue(toBeHex(next++), 20));
+    const id = ids[Math.floor(sent / AIRDROP) % EDITIONS];
+    await (
+      await editions.airdrop(
+        id,
+        recipients,
+        recipients.map((_, i) => BigInt(1 + (i % 3))),
+      )
+    ).wait();
+  }
+  return { address: await editions.getAddress(), fromBlock };
+}
+
+/**
+ * (d): two edition contracts (EDITION_SMALL and EDITION_LARGE transfers), one service indexing
+ * both; each read of the index called on each in turn: its p50 at either size.
+ */
+async function editionReads(
+  url: string,
+  owner: Wallet,
+  dataDir: string,
+): Promise<Record<string, [Percentiles, Percentiles]>> {
+  const provider = directProvider(url);
+  const payer = owner.connect(provider);
+  const holder = (await fundedWallet(provider)).connect(provider);
+  try {
+    const small = await editionContract(payer, holder, EDITION_SMALL, 1_000_000);
+    const large = await editionContract(payer, holder, EDITION_LARGE, 2_000_000);
+    const service = await ServiceProcess.start({ rpcUrl: url, env: { DATA_DIR: dataDir, LOG_LEVEL: "warn" } });
+    try {
+      const api = new ApiClient(service.url);
+      const head = await provider.getBlockNumber();
+      for (const c of [small, large]) {
+        const res = await api.post("/collections", { address: c.address, fromBlock: c.fromBlock }, AUTH);
+        if (res.status !== 201) throw new Error(`POST /collections: ${res.text}`);
+      }
+      for (const c of [small, large]) await indexedTo(api, c.address, head);
+      const read = (path: (at: string) => string, at: string) => async () => {
+        const res = await api.request("GET", path(at), { headers: AUTH });
+        if (res.status !== 200) throw new Error(`GET ${path(at)} answered ${res.status}: ${res.text}`);
+      };
+      const reads: Record<string, (at: string) => string> = {
+        "holders of an edition": (at) => `/collections/${at}/owners?tokenId=1&limit=10`,
+        "an edition (token view)": (at) => `/collections/${at}/tokens/1?limit=10`,
+        "a holder's wallet": (at) => `/collections/${at}/wallets/${holder.address}`,
+        "the collection and its editions": (at) => `/collections/${at}`,
+        "holders of every edition": (at) => `/collections/${at}/owners?limit=10`,
+      };
+      const out: Record<string, [Percentiles, Percentiles]> = {};
+      for (const [name, path] of Object.entries(reads))
+        out[name] = await inTurn(READS, read(path, small.address), read(path, large.address));
+      return out;
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    provider.destroy();
+  }
 }
 
 /** eth_getLogs over `from`..`to` in ranges of about 5,000 logs, parsed and dropped. */

@@ -807,6 +807,16 @@ class Collections extends View {
     const q = chainQuery(chain, "&");
     const collection = await api("GET", `/collections/${enc}${chainQuery(chain)}`);
     const owners = (await api("GET", `/collections/${enc}/owners?limit=10${q}`)).owners;
+    if (collection.standard === "erc1155")
+      return {
+        ...(await this.loadEditions(enc, collection, chain)),
+        known,
+        address,
+        collection,
+        owners,
+        chains,
+        chain,
+      };
     // Recent transfers: those of the newest tokens (ids count up from 1 on the reference collection).
     const supply = Number(collection.totalSupply);
     const ids = [];
@@ -834,6 +844,31 @@ class Collections extends View {
       metadata = { error };
     }
     return { known, address, collection, owners, transfers, allowlist, metadata, chains, chain };
+  }
+  /**
+   * An ERC-1155's editions (the first 20 by id), each with its largest holders and their amounts, and
+   * the recent moves among them; no allowlist (ERC-721 only in this version), hosted metadata as for ERC-721.
+   */
+  async loadEditions(enc, collection, chain) {
+    const shown = (collection.editions ?? []).slice(0, 20);
+    const tokens = await Promise.all(
+      shown.map((e) =>
+        api("GET", `/collections/${enc}/tokens/${encodeURIComponent(e.tokenId)}?limit=10${chainQuery(chain, "&")}`),
+      ),
+    );
+    const editions = tokens.map((t) => ({ ...t, owners: t.owners.slice(0, 10) }));
+    const transfers = tokens
+      .flatMap((t) => t.transfers.map((x) => ({ ...x, tokenId: t.tokenId })))
+      .sort((a, b) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex)
+      .slice(0, 20);
+    let metadata;
+    try {
+      metadata = { value: await api("GET", `/collections/${enc}/metadata?limit=1${chainQuery(chain, "&")}`) };
+    } catch (error) {
+      if (error.status === 401) throw error;
+      metadata = { error };
+    }
+    return { editions, transfers, allowlist: { editions: true }, metadata };
   }
   /** A token's document as wallets read it (GET /metadata/…: public, the served bytes), shown as text. */
   async preview(event) {
@@ -892,6 +927,10 @@ class Collections extends View {
                   <dd>${c.symbol ?? ""}</dd>
                 </div>
                 <div>
+                  <dt>Standard</dt>
+                  <dd data-collection-standard>${c.standard === "erc1155" ? "ERC-1155 editions" : "ERC-721"}</dd>
+                </div>
+                <div>
                   <dt>Supply</dt>
                   <dd>${c.totalSupply}</dd>
                 </div>
@@ -915,7 +954,7 @@ class Collections extends View {
                   <tr>
                     <th scope="col">Rank</th>
                     <th scope="col">Holder</th>
-                    <th scope="col">Tokens</th>
+                    <th scope="col">${data.editions ? "Amount (all editions)" : "Tokens"}</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -929,12 +968,14 @@ class Collections extends View {
                   )}
                 </tbody>
               </table>
-              <h3>Recent transfers (of the newest tokens)</h3>
+              ${data.editions ? this.editionsPanel(data.editions) : null}
+              <h3>Recent transfers (of the newest ${data.editions ? "editions" : "tokens"})</h3>
               <table>
                 <thead>
                   <tr>
                     <th scope="col">Block</th>
                     <th scope="col">Token</th>
+                    ${data.editions ? html`<th scope="col">Amount</th>` : null}
                     <th scope="col">From</th>
                     <th scope="col">To</th>
                     <th scope="col">Transaction</th>
@@ -943,9 +984,10 @@ class Collections extends View {
                 <tbody>
                   ${data.transfers.map(
                     (t) =>
-                      html`<tr key=${`${t.transactionHash}-${t.logIndex}`}>
+                      html`<tr key=${`${t.transactionHash}-${t.logIndex}-${t.tokenId}`}>
                         <td>${t.blockNumber}</td>
                         <td>${t.tokenId}</td>
+                        ${data.editions ? html`<td>${t.amount}</td>` : null}
                         <td class="mono">${short(t.from)}</td>
                         <td class="mono">${short(t.to)}</td>
                         <td class="mono">${short(t.transactionHash)}</td>
@@ -955,30 +997,34 @@ class Collections extends View {
               </table>
               <h3>Allowlist</h3>
               ${
-                data.allowlist.none
-                  ? html`<p class="notice" data-allowlist="none">
-                      No allowlist is set for this collection yet. Its owner sets one with
-                      <span class="mono">PUT /collections/${data.address}/allowlist</span> (scope nft:configure),
-                      entries as <span class="mono">{"entries":[{"address","allowance","price"}]}</span>.
+                data.allowlist.editions
+                  ? html`<p class="notice" data-allowlist="editions">
+                      Allowlists are for ERC-721 collections only in this version.
                     </p>`
-                  : data.allowlist.error
-                    ? html`<${ErrorBox} error=${data.allowlist.error} />`
-                    : html`<p>
+                  : data.allowlist.none
+                    ? html`<p class="notice" data-allowlist="none">
+                        No allowlist is set for this collection yet. Its owner sets one with
+                        <span class="mono">PUT /collections/${data.address}/allowlist</span> (scope nft:configure),
+                        entries as <span class="mono">{"entries":[{"address","allowance","price"}]}</span>.
+                      </p>`
+                    : data.allowlist.error
+                      ? html`<${ErrorBox} error=${data.allowlist.error} />`
+                      : html`<p>
+                            ${
+                              data.allowlist.value.root === null
+                                ? "No list is in force yet."
+                                : html`Root <span class="mono">${data.allowlist.value.root}</span>,
+                                    ${data.allowlist.value.entries} entries.`
+                            }
+                          </p>
                           ${
-                            data.allowlist.value.root === null
-                              ? "No list is in force yet."
-                              : html`Root <span class="mono">${data.allowlist.value.root}</span>,
-                                  ${data.allowlist.value.entries} entries.`
-                          }
-                        </p>
-                        ${
-                          data.allowlist.value.pending &&
-                          html`<p data-allowlist="pending">
-                            Pending (in force once its operation confirms): root
-                            <span class="mono">${data.allowlist.value.pending.root}</span>,
-                            ${data.allowlist.value.pending.entries} entries.
-                          </p>`
-                        }`
+                            data.allowlist.value.pending &&
+                            html`<p data-allowlist="pending">
+                              Pending (in force once its operation confirms): root
+                              <span class="mono">${data.allowlist.value.pending.root}</span>,
+                              ${data.allowlist.value.pending.entries} entries.
+                            </p>`
+                          }`
               }
               <h3>Metadata</h3>
               ${data.metadata.error ? html`<${ErrorBox} error=${data.metadata.error} />` : this.metadataPanel(data.metadata.value)}`
@@ -987,6 +1033,41 @@ class Collections extends View {
     </section>`;
   }
 }
+
+/** An ERC-1155's editions: each one's supply and holders count, and its largest holders with their amounts. */
+Collections.prototype.editionsPanel = function (editions) {
+  return html`<h3>Editions</h3>
+    ${editions.length === 0 ? html`<p class="notice">No edition has been minted yet.</p>` : null}
+    ${editions.map(
+      (e) =>
+        html`<section class="edition" data-edition=${e.tokenId} aria-labelledby=${`edition-${e.tokenId}`}>
+          <h4 id=${`edition-${e.tokenId}`}>Edition ${e.tokenId}</h4>
+          <p>
+            Supply <span data-edition-supply>${e.supply}</span>, held by <span data-edition-holders>${e.holders}</span>
+          </p>
+          <table>
+            <caption>
+              Largest holders of edition ${e.tokenId}
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Holder</th>
+                <th scope="col">Amount</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${e.owners.map(
+                (o) =>
+                  html`<tr key=${o.address} data-holder=${o.address}>
+                    <td class="mono">${o.address}</td>
+                    <td data-amount>${o.amount}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>
+        </section>`,
+    )}`;
+};
 
 /** The collection's hosted metadata: its state, the provenance and reveal, the CAR's root, a token preview. */
 Collections.prototype.metadataPanel = function (m) {

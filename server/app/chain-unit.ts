@@ -188,6 +188,8 @@ export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): 
           chainId: id,
           collection: getAddress(t.collection),
           tokenId: t.tokenId,
+          // An edition's move: one event per id and holder of a TransferBatch, each with its amount.
+          ...(t.amount !== undefined ? { amount: t.amount } : {}),
           from: getAddress(t.from),
           to: getAddress(t.to),
           blockNumber: t.blockNumber,

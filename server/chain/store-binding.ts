@@ -60,8 +60,15 @@ export async function forgetChain(db: SqlDriver, chainId: string): Promise<Chain
       `WITH gone AS (DELETE FROM nonces WHERE chain_id = $1 RETURNING 1) SELECT count(*) AS n FROM gone`,
     );
     await tx.query("DELETE FROM recycled_nonces WHERE chain_id = $1", [chainId]);
-    // Transfers and tokens have no foreign key to cascade through (migration 32): deleted first.
-    for (const table of ["index_transfers", "index_tokens"])
+    // The index's per-log and per-token tables have no foreign key to cascade through (migrations 32, 34): deleted first.
+    for (const table of [
+      "index_transfers",
+      "index_tokens",
+      "index_edition_transfers",
+      "index_editions",
+      "index_edition_balances",
+      "index_edition_holders",
+    ])
       await tx.query(
         `DELETE FROM ${table} WHERE collection_id IN (SELECT id FROM indexed_collections WHERE chain_id = $1)`,
         [chainId],

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { getAddress } from "ethers";
 import { hostname } from "node:os";
 import type { BlockFeed } from "../chain/block-feed";
 import type { ChainClient } from "../chain/chain-client";
@@ -10,7 +11,13 @@ import { ChainWalletReader } from "./chain-wallet";
 import { collectionMetadata } from "./deployment";
 import { CollectionIndexer, LIVE_WINDOW } from "./indexer";
 import type { MetadataUpdatesFinalHook } from "./metadata-events";
-import { CollectionStore, type CollectionRecord, type RegisteredBy, type TransfersFinalHook } from "./store";
+import {
+  CollectionStore,
+  type CollectionRecord,
+  type CollectionStandard,
+  type RegisteredBy,
+  type TransfersFinalHook,
+} from "./store";
 
 export interface CollectionIndexOptions {
   chainId: bigint;
@@ -60,6 +67,7 @@ export class CollectionIndex {
       leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
       scanMs: options.scanMs ?? DEFAULT_SCAN_MS,
       owner: `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`,
+      standardOf: (address) => chain.standardOf(getAddress(address)),
     });
     this.wallets = new ChainWalletReader(chain.rpc);
     this.indexer.onProgress(() => {
@@ -145,6 +153,24 @@ export class CollectionIndex {
     }
     await this.store.setMetadata(record.id, metadata.name, metadata.symbol);
     return { ...record, ...metadata };
+  }
+
+  /**
+   * `record`'s standard: the one kept with it, else read from the chain (once, by ERC-165) and kept.
+   * Asked before a read's snapshot, never inside it: a chain call must not hold the store.
+   */
+  async standardOf(record: CollectionRecord): Promise<CollectionStandard> {
+    if (record.standard !== null) return record.standard;
+    let standard: CollectionStandard;
+    try {
+      standard = await this.chain.standardOf(getAddress(record.address));
+    } catch (err) {
+      // A chain that does not answer does not fail a read of the store: what the index holds tells, for now.
+      if (!(err instanceof ApiError) || err.code !== "CHAIN_UNAVAILABLE") throw err;
+      return (await this.store.holdsEditions(record.id)) ? "erc1155" : "erc721";
+    }
+    await this.store.setStandard(record.id, standard);
+    return standard;
   }
 
   /** The collection at `address`, or null when the index does not follow it. */

@@ -4,9 +4,16 @@ import type { Rpc } from "../chain/rpc";
 import type { Logger } from "../http/logger";
 import { collectionMetadata, deploymentBlock } from "./deployment";
 import type { DropLog } from "./drop-events";
+import type { EditionTransferLog } from "./edition-events";
 import type { MetadataUpdateLog, MetadataUpdatesFinalHook } from "./metadata-events";
 import { LogRangeSizer, RangeRefused, collectionLogs, type RangeLogs } from "./log-ranges";
-import { ReorgDetected, type CollectionStore, type TransferLog, type TransfersFinalHook } from "./store";
+import {
+  ReorgDetected,
+  type CollectionStandard,
+  type CollectionStore,
+  type TransferLog,
+  type TransfersFinalHook,
+} from "./store";
 
 /**
  * Blocks below the head read with their hashes, linked to the stored ones, so that a reorg there is
@@ -15,6 +22,8 @@ import { ReorgDetected, type CollectionStore, type TransferLog, type TransfersFi
 export const LIVE_WINDOW = 64;
 /** Collections leased per scan at most. */
 const MAX_LEASED = 10_000;
+/** How long after a failed ERC-165 read a collection's standard is asked again. */
+const STANDARD_RETRY_MS = 60_000;
 
 export interface IndexerOptions {
   chainId: bigint;
@@ -26,6 +35,8 @@ export interface IndexerOptions {
   scanMs: number;
   /** This process's name on leases. */
   owner: string;
+  /** ERC-721 or ERC-1155, read once by ERC-165 (ChainClient.standardOf) and kept with the collection. */
+  standardOf?: (address: string) => Promise<CollectionStandard>;
 }
 
 interface Followed {
@@ -35,6 +46,9 @@ interface Followed {
   indexedBlock: number | null;
   /** A pass (live or backfill) is moving it now. */
   busy: boolean;
+  standard: CollectionStandard | null;
+  /** When the standard, not read yet because the chain failed, is asked again. */
+  standardRetryAt?: number;
 }
 
 /** One block range read for some collections, ready to apply. */
@@ -43,6 +57,7 @@ interface ReadRange {
   to: number;
   members: Array<{ id: number; indexedBlock: number }>;
   logs: TransferLog[];
+  editions: EditionTransferLog[];
   drops: DropLog[];
   metadata: MetadataUpdateLog[];
   blocks?: BlockHeader[];
@@ -77,6 +92,7 @@ export class CollectionIndexer {
   private backfilling?: Promise<void>;
   private livePass?: Promise<void>;
   private scanning?: Promise<void>;
+  private resolvingStandards?: Promise<void>;
   private warned = new Set<string>();
 
   constructor(
@@ -101,7 +117,9 @@ export class CollectionIndexer {
     clearTimeout(this.scanTimer);
     this.subscription?.unsubscribe();
     this.subscription = undefined;
-    await Promise.all([this.scanning, this.backfilling, this.livePass].map((p) => p?.catch(() => {})));
+    await Promise.all(
+      [this.scanning, this.backfilling, this.livePass, this.resolvingStandards].map((p) => p?.catch(() => {})),
+    );
     await this.store.release(this.options.owner).catch(() => {});
   }
 
@@ -162,6 +180,7 @@ export class CollectionIndexer {
           deployedBlock: record.deployedBlock,
           indexedBlock: record.indexedBlock,
           busy: false,
+          standard: record.standard,
         });
       } else if (known.indexedBlock === null && record.indexedBlock !== null) {
         known.deployedBlock = record.deployedBlock;
@@ -170,6 +189,7 @@ export class CollectionIndexer {
     }
     for (const id of [...this.followed.keys()]) if (!held.has(id)) this.followed.delete(id); // lease lost
     await this.resolveDeployments();
+    this.startStandards();
     if (this.followed.size > 0 && !this.subscription && this.running) {
       this.subscription = this.feed.subscribe(({ head }) => this.onHead(head));
     } else if (this.followed.size === 0 && this.subscription) {
@@ -196,6 +216,33 @@ export class CollectionIndexer {
         c.indexedBlock = record.indexedBlock;
       }
       this.logger.info({ collection: c.address, deployedBlock: c.deployedBlock }, "indexing a collection");
+    }
+  }
+
+  /**
+   * Keeps each collection's standard with it, read once: the logs are read alike for both (their
+   * topics differ), the answers are not. Beside the scan, not in it: thousands of collections
+   * without one (a store from before migration 34) must not hold up the renewal of their leases.
+   */
+  private startStandards(): void {
+    if (this.resolvingStandards || !this.options.standardOf) return;
+    this.resolvingStandards = this.resolveStandards(this.options.standardOf)
+      .catch((err) => this.warn("standard", "reading a collection's standard failed", err))
+      .finally(() => (this.resolvingStandards = undefined));
+  }
+
+  private async resolveStandards(standardOf: (address: string) => Promise<CollectionStandard>): Promise<void> {
+    for (const c of [...this.followed.values()]) {
+      if (c.standard !== null || !this.running || (c.standardRetryAt ?? 0) > Date.now()) continue;
+      try {
+        c.standard = await standardOf(c.address);
+      } catch (err) {
+        // Not a collection any more (a dev chain reset), or the chain is down: asked again in a minute.
+        c.standardRetryAt = Date.now() + STANDARD_RETRY_MS;
+        this.warn("standard", "reading a collection's standard failed", err);
+        continue;
+      }
+      await this.store.setStandard(c.id, c.standard);
     }
   }
 
@@ -345,7 +392,10 @@ export class CollectionIndexer {
         this.logger.debug({ from, to: end, next: this.sizer.span }, "eth_getLogs range refused: smaller ranges");
         continue;
       }
-      this.sizer.succeeded(end - from + 1, read.transfers.length + read.drops.length + read.metadata.length);
+      this.sizer.succeeded(
+        end - from + 1,
+        read.transfers.length + read.editions.length + read.drops.length + read.metadata.length,
+      );
       const position = new Map(members.map((c) => [c.id, positionOf(c)]));
       const unread = (log: { collectionId: number; blockNumber: number }) =>
         log.blockNumber > position.get(log.collectionId)!;
@@ -354,6 +404,7 @@ export class CollectionIndexer {
         to: end,
         members: members.map((c) => ({ id: c.id, indexedBlock: position.get(c.id)! })),
         logs: read.transfers.filter(unread),
+        editions: read.editions.filter(unread),
         drops: read.drops.filter(unread),
         metadata: read.metadata.filter(unread),
       };
@@ -362,7 +413,10 @@ export class CollectionIndexer {
         if (!blocks) return null;
         const linked = (log: { blockNumber: number; blockHash: string }) =>
           blocks[log.blockNumber - from]?.hash === log.blockHash;
-        if (!range.logs.every(linked) || !range.drops.every(linked) || !range.metadata.every(linked)) return null;
+        const all = [range.logs, range.editions, range.drops, range.metadata] as Array<
+          Array<Parameters<typeof linked>[0]>
+        >;
+        if (!all.every((logs) => logs.every(linked))) return null;
         range.blocks = blocks;
       }
       for (const c of members) planned?.set(c.id, end);
@@ -382,6 +436,7 @@ export class CollectionIndexer {
         to: range.to,
         blocks: range.blocks,
         logs: range.logs,
+        editions: range.editions,
         drops: range.drops,
         metadata: range.metadata,
         metadataHooks: this.metadataHooks,

@@ -8,6 +8,12 @@ import {
   type MetadataUpdateLog,
 } from "./metadata-events";
 import { ZERO_ADDRESS, type TransferLog } from "./store";
+import {
+  TRANSFER_BATCH_TOPIC,
+  TRANSFER_SINGLE_TOPIC,
+  editionTransfers,
+  type EditionTransferLog,
+} from "./edition-events";
 
 /** keccak256("Transfer(address,address,uint256)"): ERC-721's and ERC-20's, told apart by their topic count. */
 export const TRANSFER_TOPIC = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
@@ -115,17 +121,18 @@ interface RawLog {
 }
 
 /**
- * What one range holds: the Transfer logs, the drop events of the reference contract
- * (drop-events.ts), and the ERC-4906 events of any collection (metadata-events.ts).
+ * What one range holds: the Transfer logs, the ERC-1155 moves (edition-events.ts), the drop events
+ * of the reference contract (drop-events.ts), and the ERC-4906 events of any collection (metadata-events.ts).
  */
 export interface RangeLogs {
   transfers: TransferLog[];
+  editions: EditionTransferLog[];
   drops: DropLog[];
   metadata: MetadataUpdateLog[];
 }
 
 /**
- * The ERC-721 Transfer logs and the drop events of `addresses` (lower-case, by collection id) in
+ * The ERC-721 Transfer logs, ERC-1155 moves and the drop events of `addresses` (lower-case, by collection id) in
  * blocks `from`..`to`, in chain order, from one eth_getLogs. A JSON-RPC error answer throws
  * RangeRefused; a transport failure throws as is.
  */
@@ -140,6 +147,8 @@ export async function collectionLogs(
     topics: [
       [
         TRANSFER_TOPIC,
+        TRANSFER_SINGLE_TOPIC,
+        TRANSFER_BATCH_TOPIC,
         ALLOWLIST_MINTED_TOPIC,
         VOUCHER_REDEEMED_TOPIC,
         METADATA_UPDATE_TOPIC,
@@ -153,6 +162,7 @@ export async function collectionLogs(
   if ("error" in answer) throw new RangeRefused(to - from + 1, answer.error.message);
   if (!Array.isArray(answer.result)) throw new RangeRefused(to - from + 1, "eth_getLogs answered no list");
   const transfers: TransferLog[] = [];
+  const editions: EditionTransferLog[] = [];
   const drops: DropLog[] = [];
   const metadata: MetadataUpdateLog[] = [];
   for (const raw of answer.result as RawLog[]) {
@@ -164,6 +174,11 @@ export async function collectionLogs(
     const transactionHash = raw.transactionHash.toLowerCase();
     if (raw.topics[0] !== TRANSFER_TOPIC) {
       const base = { collectionId, blockNumber, blockHash, logIndex, transactionHash };
+      const moved = editionTransfers(raw, base);
+      if (moved) {
+        for (const move of moved) editions.push(move);
+        continue;
+      }
       const drop = dropEvent(raw, base);
       if (drop) drops.push(drop);
       const update = drop ? undefined : metadataUpdate(raw, base);
@@ -187,9 +202,10 @@ export async function collectionLogs(
   const chainOrder = (a: { blockNumber: number; logIndex: number }, b: { blockNumber: number; logIndex: number }) =>
     a.blockNumber - b.blockNumber || a.logIndex - b.logIndex;
   transfers.sort(chainOrder);
+  editions.sort((a, b) => chainOrder(a, b) || a.batchIndex - b.batchIndex);
   drops.sort(chainOrder);
   metadata.sort(chainOrder);
-  return { transfers, drops, metadata };
+  return { transfers, editions, drops, metadata };
 }
 
 function topicAddress(topic: string): string {

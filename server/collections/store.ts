@@ -10,6 +10,17 @@ import {
   type MetadataUpdatesFinalHook,
 } from "./metadata-events";
 import { logRow } from "./log-rows";
+import type { EditionTransferLog } from "./edition-events";
+import {
+  EditionStatistics,
+  applyEditionHoldings,
+  finalEditionTransfers,
+  insertEditionTransfers,
+  removeEditionTransfersAbove,
+} from "./edition-store";
+
+/** What a collection address holds: an ERC-721 collection, or ERC-1155 editions (ChainClient.standardOf). */
+export type CollectionStandard = "erc721" | "erc1155";
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 
@@ -44,6 +55,8 @@ export interface CollectionRecord {
   supply: bigint;
   holders: bigint;
   registeredBy: RegisteredBy;
+  /** Read once by ERC-165 and kept; null until then. */
+  standard: CollectionStandard | null;
 }
 
 /** One Transfer log of an indexed collection. Addresses lower-case, the token id a decimal string. */
@@ -63,6 +76,8 @@ export interface IndexedTransfer extends Omit<TransferLog, "collectionId"> {
   chainId: string;
   /** The collection's address, lower-case. */
   collection: string;
+  /** An edition's move (ERC-1155): the amount of `tokenId` moved, a decimal string; unset for an ERC-721 transfer. */
+  amount?: string;
 }
 
 /**
@@ -99,6 +114,8 @@ export interface ApplyBatch {
   blocks?: BlockHeader[];
   /** The range's Transfer logs, in chain order; each after its collection's indexedBlock. */
   logs: TransferLog[];
+  /** The range's ERC-1155 moves (one per id of a TransferSingle or TransferBatch), likewise; none when unset. */
+  editions?: EditionTransferLog[];
   /** The range's drop events (AllowlistMinted, VoucherRedeemed), likewise; none when unset. */
   drops?: DropLog[];
   /** The range's ERC-4906 events, likewise; none when unset. */
@@ -134,11 +151,12 @@ interface CollectionRow {
   supply: string;
   holders: string;
   registered_by: RegisteredBy;
+  standard: CollectionStandard | null;
 }
 
 const COLLECTION_COLUMNS = `id, chain_id, address, deployed_block::text AS deployed_block,
   indexed_block::text AS indexed_block, final_block::text AS final_block, name, symbol,
-  supply::text AS supply, holders::text AS holders, registered_by`;
+  supply::text AS supply, holders::text AS holders, registered_by, standard`;
 
 const numberOrNull = (value: string | null) => (value === null ? null : Number(value));
 
@@ -155,6 +173,7 @@ function toRecord(row: CollectionRow): CollectionRecord {
     supply: BigInt(row.supply),
     holders: BigInt(row.holders),
     registeredBy: row.registered_by,
+    standard: row.standard,
   };
 }
 
@@ -165,6 +184,8 @@ function toRecord(row: CollectionRow): CollectionRecord {
  * moves, so a reader sees a whole block range or none of it.
  */
 export class CollectionStore {
+  private readonly editionStatistics = new EditionStatistics();
+
   constructor(readonly db: SqlDriver) {}
 
   /** Registers `address` (lower-case); an existing registration is answered as it is (`created: false`). */
@@ -296,6 +317,20 @@ export class CollectionStore {
     );
   }
 
+  /** A collection's standard, as ChainClient.standardOf read it. */
+  async setStandard(id: number, standard: CollectionStandard): Promise<void> {
+    await this.db.query("UPDATE indexed_collections SET standard = $2, updated_at = now() WHERE id = $1", [
+      id,
+      standard,
+    ]);
+  }
+
+  /** Whether the index holds an ERC-1155 move of collection `id`. */
+  async holdsEditions(id: number): Promise<boolean> {
+    const { rows } = await this.db.query("SELECT 1 FROM index_editions WHERE collection_id = $1 LIMIT 1", [id]);
+    return rows.length > 0;
+  }
+
   /** A collection's name and symbol, where the index has none yet. */
   async setMetadata(id: number, name: string | null, symbol: string | null): Promise<void> {
     await this.db.query(
@@ -320,7 +355,8 @@ export class CollectionStore {
    * block of the range does not match or link to what is stored.
    */
   async apply(batch: ApplyBatch): Promise<ApplyResult> {
-    return this.db.transaction(async (tx) => {
+    let moved = 0;
+    const result = await this.db.transaction(async (tx) => {
       const ids = batch.collections.map((c) => c.id);
       const { rows } = await tx.query<{
         id: number;
@@ -348,6 +384,13 @@ export class CollectionStore {
       const logs = batch.logs.filter((log) => applied.has(log.collectionId));
       const stored = await this.insertTransfers(tx, logs);
       const { supply, holders } = await this.applyOwnership(tx, stored);
+      const moves = await insertEditionTransfers(
+        tx,
+        (batch.editions ?? []).filter((log) => applied.has(log.collectionId)),
+      );
+      const editionCounts = await applyEditionHoldings(tx, moves);
+      for (const [id, change] of editionCounts.supply) supply.set(id, (supply.get(id) ?? 0n) + change);
+      for (const [id, change] of editionCounts.holders) holders.set(id, (holders.get(id) ?? 0n) + change);
       await insertDropLogs(
         tx,
         (batch.drops ?? []).filter((log) => applied.has(log.collectionId)),
@@ -359,7 +402,7 @@ export class CollectionStore {
            final_block = GREATEST(c.final_block, LEAST($2::bigint, $3::bigint)),
            news_from = CASE WHEN $4::boolean THEN COALESCE(c.news_from, c.final_block, -1) ELSE c.news_from END,
            supply = c.supply + x.supply, holders = c.holders + x.holders, updated_at = now()
-         FROM json_to_recordset($1::json) AS x(id int, supply bigint, holders bigint)
+         FROM json_to_recordset($1::json) AS x(id int, supply numeric, holders bigint)
          WHERE c.id = x.id`,
         [JSON.stringify(counters(applied, supply, holders)), batch.to, batch.finalTo, batch.blocks !== undefined],
       );
@@ -374,8 +417,11 @@ export class CollectionStore {
         const updates = ranges.length > 0 ? await finalMetadataUpdates(tx, batch.chainId, ranges, batch.finalTo) : [];
         if (updates.length > 0) for (const hook of batch.metadataHooks) await hook(tx, updates);
       }
-      return { applied: [...applied], stale, stored: stored.length };
+      moved = moves.length;
+      return { applied: [...applied], stale, stored: stored.length + moves.length };
     });
+    if (moved > 0) await this.editionStatistics.grew(this.db, moved);
+    return result;
   }
 
   /** Checks the range's blocks against the stored hashes (and the block before them), then stores them. */
@@ -564,7 +610,7 @@ export class CollectionStore {
        ORDER BY t.block_number, t.log_index`,
       [JSON.stringify(ranges.map(([id, after]) => ({ id, after }))), batch.finalTo],
     );
-    return rows.map((row) => ({
+    const transfers: IndexedTransfer[] = rows.map((row) => ({
       chainId: batch.chainId,
       collection: row.address,
       blockNumber: Number(row.block_number),
@@ -575,6 +621,23 @@ export class CollectionStore {
       to: row.to_address,
       tokenId: row.token_id,
     }));
+    const moves = await finalEditionTransfers(tx, ranges, batch.finalTo);
+    if (moves.length === 0) return transfers;
+    // One per id of a batch, in chain order with the ERC-721 transfers (a sort, stable within a log).
+    for (const move of moves)
+      transfers.push({
+        chainId: batch.chainId,
+        collection: move.address,
+        blockNumber: move.blockNumber,
+        blockHash: move.blockHash,
+        logIndex: move.logIndex,
+        transactionHash: move.transactionHash,
+        from: move.from,
+        to: move.to,
+        tokenId: move.tokenId,
+        amount: move.amount,
+      });
+    return transfers.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
   }
 
   /**
@@ -616,6 +679,7 @@ export class CollectionStore {
         // Counts anew for the collections touched: reorgs are rare, and a recount cannot drift.
         for (const id of new Set(affected.map((row) => Number(row.c)))) await this.recount(tx, id);
       }
+      const editions = await removeEditionTransfersAbove(tx, ids, fork);
       await removeDropLogsAbove(tx, ids, fork);
       await removeMetadataUpdatesAbove(tx, ids, fork);
       await tx.query(
@@ -626,7 +690,7 @@ export class CollectionStore {
         [chainId, fork],
       );
       await tx.query("DELETE FROM index_blocks WHERE chain_id = $1 AND number > $2", [chainId, fork]);
-      return { removed: affected.length };
+      return { removed: affected.length + editions };
     });
   }
 

@@ -22,6 +22,7 @@ import { OPERATION_VIA_MIGRATION } from "./migration-29-operation-via";
 import { JOB_VIA_MIGRATION } from "./migration-31-job-via";
 import { INDEX_WITHOUT_FOREIGN_KEYS_MIGRATION } from "./migration-32-index-without-foreign-keys";
 import { ONE_OPERATION_PER_TRANSACTION_MIGRATION } from "./migration-33-one-operation-per-transaction";
+import { EDITIONS_INDEX_MIGRATION } from "./migration-34-editions-index";
 import { JOB_EDITION_ROWS_MIGRATION } from "./migration-35-job-edition-rows";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
@@ -686,6 +687,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   JOB_VIA_MIGRATION,
   INDEX_WITHOUT_FOREIGN_KEYS_MIGRATION,
   ONE_OPERATION_PER_TRANSACTION_MIGRATION,
+  EDITIONS_INDEX_MIGRATION,
   JOB_EDITION_ROWS_MIGRATION,
 ];
 

@@ -25,6 +25,7 @@ import {
 } from "../api/harness";
 import { DEFAULT_COLLECTION, collectionArtifact, deployTransaction } from "../../server/chain/collection";
 import { Receiver } from "../webhooks/receiver";
+import { deployEditionsDirectly } from "../collections/editions-fixture";
 
 const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOTS = path.join(__dirname, "screenshots");
@@ -388,6 +389,45 @@ describe("the console (/console) in headless Chromium", function () {
     const [low, high] = (await chart.getAttribute("data-y-range"))!.split(" to ").map(Number);
     expect(low).to.equal(0);
     expect(high).to.be.at.least(11);
+  });
+
+  it("an edition contract (ERC-1155) shows its editions, each with its holders and their amounts", async function () {
+    const deployer = (await fundedWallet(provider)).connect(provider);
+    const editions = await deployEditionsDirectly(deployer, 2);
+    const address = await editions.getAddress();
+    const [alice, bob] = [freshWallet().address, freshWallet().address];
+    await (await editions.mintForFree(1n, 7n, alice)).wait();
+    await (await editions.airdrop(1n, [bob], [2n])).wait();
+    await (await editions.mintForFree(2n, 40n, bob)).wait();
+    const registered = await api.post("/collections", { address }, { authorization: `Bearer ${operatorKey}` });
+    expect(registered.status, registered.text).to.be.oneOf([200, 201, 202]);
+    await signIn(operatorKey);
+    await show("collections");
+    const holders = page.locator('[data-edition="1"] tbody tr');
+    for (let tries = 0; tries < 40 && (await page.locator('[data-edition="2"] tbody tr').count()) < 1; tries++) {
+      await page.locator("input[name=address]").fill(address);
+      await page.getByRole("button", { name: "Show" }).click();
+      await sleep(500);
+    }
+    await page.waitForSelector(`[data-collection="${address}"]`);
+    expect(await page.locator("[data-collection-standard]").textContent()).to.equal("ERC-1155 editions");
+    expect(await page.locator('[data-edition="1"] [data-edition-supply]').textContent()).to.equal("9");
+    expect(await page.locator('[data-edition="1"] [data-edition-holders]').textContent()).to.equal("2");
+    const rows = await holders.evaluateAll((trs) =>
+      trs.map((tr) => [tr.getAttribute("data-holder"), tr.querySelector("[data-amount]")?.textContent]),
+    );
+    expect(rows, "edition 1's holders, most first, with amounts").to.deep.equal([
+      [alice, "7"],
+      [bob, "2"],
+    ]);
+    const second = await page
+      .locator('[data-edition="2"] tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) => [tr.getAttribute("data-holder"), tr.querySelector("[data-amount]")?.textContent]),
+      );
+    expect(second).to.deep.equal([[bob, "40"]]);
+    expect(await page.locator("[data-allowlist=editions]").count()).to.equal(1);
+    await page.screenshot({ path: path.join(SCREENSHOTS, "collections-editions.png") });
   });
 
   it("the Metadata panel shows the documents, hidden then revealed, the provenance, starting index and root CID, and previews a token's document", async function () {

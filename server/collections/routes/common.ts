@@ -15,7 +15,8 @@ import { decodeOpaqueCursor, encodeOpaqueCursor } from "../../http/paging";
 export { ChainQuery, OPEN_SECURITY };
 export { decodeOpaqueCursor as decodeCursor, encodeOpaqueCursor as encodeCursor };
 import type { CollectionIndex } from "../collection-index";
-import type { CollectionRecord } from "../store";
+import type { EditionSummary } from "../edition-store";
+import type { CollectionRecord, CollectionStandard } from "../store";
 
 export interface CollectionRouteDeps {
   index: CollectionIndex;
@@ -96,14 +97,49 @@ export function notFound(at: string): ApiError {
 /** A lower-case address as clients see it (EIP-55). */
 export const checksummed = (lower: string) => getAddress(lower);
 
+/**
+ * The collection at `address` and its standard (kept with it, else read once by ERC-165): asked
+ * before a read's snapshot, so that no chain call runs inside it. 404 when the index does not follow it.
+ */
+export async function indexedStandard(
+  deps: CollectionRouteDeps,
+  at: string,
+): Promise<{ record: CollectionRecord; standard: CollectionStandard }> {
+  const record = await deps.index.find(at);
+  if (!record) throw notFound(at);
+  return { record, standard: await deps.index.standardOf(record) };
+}
+
+export const standard = z
+  .enum(["erc721", "erc1155"])
+  .openapi({ description: "erc721: one token per id; erc1155: editions, each id held in amounts" });
+
+export const EditionView = z
+  .object({
+    tokenId: decimal,
+    supply: decimal.openapi({ description: "Held by an address other than zero" }),
+    holders: z.number().int(),
+  })
+  .openapi("CollectionEdition");
+
 export const CollectionView = z
   .object({
     chainId,
     address: z.string(),
     name: z.string().nullable(),
     symbol: z.string().nullable(),
-    totalSupply: decimal.openapi({ description: "Tokens held by an address other than zero" }),
-    holders: z.number().int(),
+    standard,
+    totalSupply: decimal.openapi({
+      description: "Tokens held by an address other than zero (of an ERC-1155, every edition's amounts together)",
+    }),
+    holders: z.number().int().openapi({ description: "Addresses holding a token (of an ERC-1155, of any edition)" }),
+    editions: z.array(EditionView).optional().openapi({
+      description: "An ERC-1155's editions by id, the first 1,000 (then `editionsCursor`)",
+    }),
+    editionsCursor: z
+      .string()
+      .optional()
+      .openapi({ description: "Present when there may be more editions: pass it as `?editionsCursor=`" }),
     deployedBlock: z.number().int().nullable(),
     indexedBlock: z.number().int().nullable().openapi({ description: "The block the index reflects" }),
     chainHead: z.number().int().nullable(),
@@ -112,15 +148,34 @@ export const CollectionView = z
   })
   .openapi("Collection");
 
-/** A collection as answered: `head` is the chain's (the last one known, and chainStatus down, while it does not answer). */
-export function collectionView(record: CollectionRecord, head: KnownHead) {
+/**
+ * A collection as answered: `head` is the chain's (the last one known, and chainStatus down, while
+ * it does not answer); an ERC-1155's `editions` (a page) and `editionsCursor` when there may be more.
+ */
+export function collectionView(
+  record: CollectionRecord,
+  head: KnownHead,
+  kind: CollectionStandard,
+  editions?: { page: EditionSummary[]; cursor?: string },
+) {
   return {
     chainId: record.chainId,
     address: checksummed(record.address),
     name: record.name,
     symbol: record.symbol,
+    standard: kind,
     totalSupply: record.supply.toString(),
     holders: Number(record.holders),
+    ...(editions
+      ? {
+          editions: editions.page.map((e) => ({
+            tokenId: e.tokenId,
+            supply: e.supply.toString(),
+            holders: Number(e.holders),
+          })),
+          ...(editions.cursor ? { editionsCursor: editions.cursor } : {}),
+        }
+      : {}),
     deployedBlock: record.deployedBlock,
     indexedBlock: record.indexedBlock,
     chainHead: head.blockNumber,

@@ -6,6 +6,7 @@ import { parseInput } from "../../http/validation";
 import { address, decimal } from "../../http/fields";
 import { errorResponse } from "../../http/openapi";
 import { WalletLabel } from "../../wallets/routes/schemas";
+import { editionHoldings, editionTotal } from "../edition-store";
 import {
   ChainQuery,
   OPEN_SECURITY,
@@ -15,6 +16,7 @@ import {
   cursorParam,
   decodeCursor,
   encodeCursor,
+  indexedStandard,
   limit,
   minBlock,
   readErrors,
@@ -38,8 +40,12 @@ const WalletView = z
   .object({
     chainId,
     owner: z.string(),
-    balance: decimal.openapi({ description: "How many tokens it holds" }),
+    balance: decimal.openapi({ description: "How many tokens it holds (of an ERC-1155: its amounts together)" }),
     tokenIds: z.array(decimal).openapi({ description: "Ascending; paged with `cursor`" }),
+    holdings: z
+      .array(z.object({ tokenId: decimal, amount: decimal }))
+      .optional()
+      .openapi({ description: "ERC-1155: each edition it holds and the amount, by id as `tokenIds`" }),
     cursor: z.string().optional(),
     blockNumber,
     chainStatus,
@@ -61,7 +67,7 @@ async function labelledWallet(ctx: Context, deps: CollectionRouteDeps, label: st
   );
 }
 
-/** GET /collections/{address}/wallets/{owner}: the ids of the tokens `owner` holds. */
+/** GET /collections/{address}/wallets/{owner}: the ids of the tokens `owner` holds (of an ERC-1155, with amounts). */
 export const getWalletRoute: CollectionRoute = {
   mount(router, deps) {
     router.get("/collections/:address/wallets/:owner", deps.access.require(READ_ACCESS), async (ctx) => {
@@ -69,6 +75,27 @@ export const getWalletRoute: CollectionRoute = {
       const owner = given.startsWith("0x") ? given : await labelledWallet(ctx, deps, given);
       const query = parseInput(Query, ctx.query);
       const after = decodeCursor(query.cursor, After);
+      const { standard } = await indexedStandard(deps, at);
+      if (standard === "erc1155") {
+        ctx.body = await readIndexed(deps, at, query.minBlock, async (db, record) => {
+          const holder = owner.toLowerCase();
+          const [holdings, total] = await Promise.all([
+            editionHoldings(db, record.id, holder, query.limit, after?.t),
+            editionTotal(db, record.id, holder),
+          ]);
+          return {
+            owner,
+            balance: total.amount.toString(),
+            tokenIds: holdings.map((h) => h.tokenId),
+            holdings: holdings.map((h) => ({ tokenId: h.tokenId, amount: h.amount.toString() })),
+            ...(holdings.length === query.limit
+              ? { cursor: encodeCursor({ t: holdings[holdings.length - 1].tokenId }) }
+              : {}),
+            blockNumber: record.indexedBlock,
+          };
+        });
+        return;
+      }
       ctx.body = await readIndexed(deps, at, query.minBlock, async (db, record) => {
         const holder = owner.toLowerCase();
         const [tokenIds, balance] = await Promise.all([
@@ -91,7 +118,7 @@ export const getWalletRoute: CollectionRoute = {
       path: "/collections/{address}/wallets/{owner}",
       operationId: "getCollectionWallet",
       tags: ["collections"],
-      summary: "The ids of the tokens an address holds in an indexed collection",
+      summary: "The ids of the tokens an address holds in an indexed collection (of an ERC-1155, with amounts)",
       security: OPEN_SECURITY,
       request: { params: Path, query: Query },
       responses: {

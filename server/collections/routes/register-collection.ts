@@ -24,7 +24,7 @@ const Body = z
 export const REGISTER_ACCESS = { scope: "nft:read", key: "always", bodyCollection: "address" } as const;
 
 /**
- * POST /collections: index an ERC-721 the service did not deploy or act on. 201 when new, 200 when
+ * POST /collections: index an ERC-721 or ERC-1155 the service did not deploy or act on. 201 when new, 200 when
  * it was already indexed (as it is: fromBlock only fills a start not known yet). A key registers at
  * most MAX_COLLECTIONS_PER_KEY collections new to the index.
  */
@@ -36,7 +36,10 @@ export const registerCollectionRoute: CollectionRoute = {
       deps.access.checkBody(ctx, REGISTER_ACCESS, input);
       await deps.chain.ensureCollection(input.address).catch((err: unknown) => {
         if (err instanceof ApiError && (err.code === "CONTRACT_NOT_FOUND" || err.code === "UNSUPPORTED_CONTRACT"))
-          throw new ApiError("COLLECTION_NOT_FOUND", `${input.address} is not an ERC-721 collection: ${err.message}`);
+          throw new ApiError(
+            "COLLECTION_NOT_FOUND",
+            `${input.address} is neither an ERC-721 nor an ERC-1155: ${err.message}`,
+          );
         throw err;
       });
       const principal = ctx.state.access as AccessPrincipal;
@@ -50,7 +53,8 @@ export const registerCollectionRoute: CollectionRoute = {
       const { record, created } = registered;
       ctx.status = created ? 201 : 200;
       // Its name and symbol, as GET answers them: a new row has neither until the indexer reads them.
-      ctx.body = collectionView(await deps.index.withMetadata(record), await deps.chain.liveness.now());
+      const standard = await deps.index.standardOf(record);
+      ctx.body = collectionView(await deps.index.withMetadata(record), await deps.chain.liveness.now(), standard);
     });
   },
   document(registry) {
