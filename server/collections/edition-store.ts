@@ -4,23 +4,29 @@
  * that read them (CollectionStore.apply) and undone with it (CollectionStore.rollback). Every read
  * here is an index scan of its first rows, whatever the supply.
  */
-import { copyText, isUniqueViolation, type SqlExecutor } from "../db";
+import type { SqlExecutor } from "../db";
 import type { EditionTransferLog } from "./edition-events";
+import { insertNewRows, type RowTable } from "./log-rows";
 
 const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 
-const TRANSFER_COLUMNS = [
-  "collection_id",
-  "block_number",
-  "log_index",
-  "batch_index",
-  "block_hash",
-  "transaction_hash",
-  "from_address",
-  "to_address",
-  "token_id",
-  "amount",
-];
+/** ERC-1155 moves, one row per id moved: keyed by (collection, block, log, index in its batch). */
+const EDITION_TRANSFERS: RowTable = {
+  name: "index_edition_transfers",
+  columns: [
+    ["collection_id", "int"],
+    ["block_number", "bigint"],
+    ["log_index", "int"],
+    ["batch_index", "int"],
+    ["block_hash", "text"],
+    ["transaction_hash", "text"],
+    ["from_address", "text"],
+    ["to_address", "text"],
+    ["token_id", "numeric"],
+    ["amount", "numeric"],
+  ],
+  keyColumns: 4,
+};
 
 /** The collections' counter changes a range made: supply (a sum of amounts) and holders. */
 export interface CounterChanges {
@@ -30,62 +36,21 @@ export interface CounterChanges {
 
 /**
  * Stores the moves not stored yet; answers those it stored, in chain order. Copied in at once under
- * a savepoint, as ERC-721 transfers are (store.ts); one stored already takes the careful way.
+ * a savepoint, as ERC-721 transfers are (log-rows.ts insertNewRows); one stored already takes the careful way.
  */
-export async function insertEditionTransfers(
-  tx: SqlExecutor,
-  logs: EditionTransferLog[],
-): Promise<EditionTransferLog[]> {
-  if (logs.length === 0) return [];
-  await tx.query("SAVEPOINT insert_edition_transfers");
-  try {
-    await tx.copyFrom(
-      "index_edition_transfers",
-      TRANSFER_COLUMNS,
-      copyText(
-        logs.map((l) => [
-          l.collectionId,
-          l.blockNumber,
-          l.logIndex,
-          l.batchIndex,
-          l.blockHash,
-          l.transactionHash,
-          l.from,
-          l.to,
-          l.tokenId,
-          l.amount,
-        ]),
-      ),
-    );
-    return logs;
-  } catch (err) {
-    if (!isUniqueViolation(err)) throw err;
-    await tx.query("ROLLBACK TO SAVEPOINT insert_edition_transfers");
-  }
-  const { rows } = await tx.query<{ c: number; b: string; i: number; k: number }>(
-    `INSERT INTO index_edition_transfers (${TRANSFER_COLUMNS.join(", ")})
-     SELECT c, b, i, k, h, t, f, o, n, a FROM json_to_recordset($1::json)
-       AS x(c int, b bigint, i int, k int, h text, t text, f text, o text, n numeric, a numeric)
-     ON CONFLICT DO NOTHING RETURNING collection_id AS c, block_number::text AS b, log_index AS i, batch_index AS k`,
-    [
-      JSON.stringify(
-        logs.map((l) => ({
-          c: l.collectionId,
-          b: l.blockNumber,
-          i: l.logIndex,
-          k: l.batchIndex,
-          h: l.blockHash,
-          t: l.transactionHash,
-          f: l.from,
-          o: l.to,
-          n: l.tokenId,
-          a: l.amount,
-        })),
-      ),
-    ],
-  );
-  const inserted = new Set(rows.map((r) => `${r.c}:${r.b}:${r.i}:${r.k}`));
-  return logs.filter((l) => inserted.has(`${l.collectionId}:${l.blockNumber}:${l.logIndex}:${l.batchIndex}`));
+export function insertEditionTransfers(tx: SqlExecutor, logs: EditionTransferLog[]): Promise<EditionTransferLog[]> {
+  return insertNewRows(tx, EDITION_TRANSFERS, logs, (l) => [
+    l.collectionId,
+    l.blockNumber,
+    l.logIndex,
+    l.batchIndex,
+    l.blockHash,
+    l.transactionHash,
+    l.from,
+    l.to,
+    l.tokenId,
+    l.amount,
+  ]);
 }
 
 /**

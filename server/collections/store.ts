@@ -9,7 +9,7 @@ import {
   type MetadataUpdateLog,
   type MetadataUpdatesFinalHook,
 } from "./metadata-events";
-import { logRow } from "./log-rows";
+import { insertNewRows, type RowTable } from "./log-rows";
 import type { EditionTransferLog } from "./edition-events";
 import {
   EditionStatistics,
@@ -25,16 +25,21 @@ export type CollectionStandard = "erc721" | "erc1155";
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 
 /** The columns a range's rows are written to, by COPY and by its ON CONFLICT fallback alike (same order). */
-const TRANSFER_COLUMNS = [
-  "collection_id",
-  "block_number",
-  "log_index",
-  "block_hash",
-  "transaction_hash",
-  "from_address",
-  "to_address",
-  "token_id",
-];
+/** ERC-721 transfers, keyed by (collection, block, log). */
+const TRANSFERS: RowTable = {
+  name: "index_transfers",
+  columns: [
+    ["collection_id", "int"],
+    ["block_number", "bigint"],
+    ["log_index", "int"],
+    ["block_hash", "text"],
+    ["transaction_hash", "text"],
+    ["from_address", "text"],
+    ["to_address", "text"],
+    ["token_id", "numeric"],
+  ],
+  keyColumns: 3,
+};
 const TOKEN_COLUMNS = ["collection_id", "token_id", "owner", "minted_block"];
 
 /** Who registered a collection: the service deployed it, an /nft request named it, POST /collections, or the configuration. */
@@ -455,40 +460,17 @@ export class CollectionStore {
    * row was a third of an INSERT, and COPY's rows cost less to send than one JSON parameter. A log
    * stored already (a node answering one twice) takes the careful way.
    */
-  private async insertTransfers(tx: SqlExecutor, logs: TransferLog[]): Promise<TransferLog[]> {
-    if (logs.length === 0) return [];
-    await tx.query("SAVEPOINT insert_transfers");
-    try {
-      await tx.copyFrom(
-        "index_transfers",
-        TRANSFER_COLUMNS,
-        copyText(
-          logs.map((l) => [
-            l.collectionId,
-            l.blockNumber,
-            l.logIndex,
-            l.blockHash,
-            l.transactionHash,
-            l.from,
-            l.to,
-            l.tokenId,
-          ]),
-        ),
-      );
-      return logs;
-    } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
-      await tx.query("ROLLBACK TO SAVEPOINT insert_transfers");
-    }
-    const { rows: stored } = await tx.query<{ c: number; b: string; i: number }>(
-      `INSERT INTO index_transfers (${TRANSFER_COLUMNS.join(", ")})
-       SELECT c, b, i, h, t, f, o, k FROM json_to_recordset($1::json)
-         AS x(c int, b bigint, i int, h text, t text, f text, o text, k numeric)
-       ON CONFLICT DO NOTHING RETURNING collection_id AS c, block_number::text AS b, log_index AS i`,
-      [JSON.stringify(logs.map((l) => logRow(l, { f: l.from, o: l.to, k: l.tokenId })))],
-    );
-    const inserted = new Set(stored.map((r) => `${r.c}:${r.b}:${r.i}`));
-    return logs.filter((l) => inserted.has(`${l.collectionId}:${l.blockNumber}:${l.logIndex}`));
+  private insertTransfers(tx: SqlExecutor, logs: TransferLog[]): Promise<TransferLog[]> {
+    return insertNewRows(tx, TRANSFERS, logs, (l) => [
+      l.collectionId,
+      l.blockNumber,
+      l.logIndex,
+      l.blockHash,
+      l.transactionHash,
+      l.from,
+      l.to,
+      l.tokenId,
+    ]);
   }
 
   /** Moves each token to its new owner and each holder's count by what `logs` (in chain order) did. */

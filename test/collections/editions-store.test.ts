@@ -177,5 +177,36 @@ for (const backend of ["PGlite", "PostgreSQL"] as const) {
       ]);
       expect((await store.find(CHAIN, ADDRESS))!).to.include({ supply: 7n + HUGE, holders: 2n });
     });
+
+    it("a move stored already above the position (never written so by the store) is skipped, not stored twice, and the rest of the range applies", async function () {
+      const other = (await store.register(CHAIN, "0x" + "e2".repeat(20), "api", 21)).record.id;
+      await store.setStandard(other, "erc1155");
+      await store.claim(CHAIN, OWNER, 30_000, 10);
+      const moves = [move(21, 0, 0, ZERO_ADDRESS, ALICE, 1n, 5n), move(21, 0, 1, ZERO_ADDRESS, ALICE, 2n, 3n)].map(
+        (m) => ({ ...m, collectionId: other }),
+      );
+      await db.query(
+        `INSERT INTO index_edition_transfers (collection_id, block_number, log_index, batch_index, block_hash,
+           transaction_hash, from_address, to_address, token_id, amount) VALUES ($1, 21, 0, 1, $2, $3, $4, $5, 2, 3)`,
+        [other, moves[1].blockHash, moves[1].transactionHash, ZERO_ADDRESS, ALICE],
+      );
+      await store.apply({
+        chainId: CHAIN,
+        owner: OWNER,
+        collections: [{ id: other, indexedBlock: 20 }],
+        to: 21,
+        logs: [],
+        editions: moves,
+        finalTo: 21,
+        hooks: [],
+      });
+      const { rows } = await db.query<{ n: string }>(
+        "SELECT count(*)::text AS n FROM index_edition_transfers WHERE collection_id = $1",
+        [other],
+      );
+      expect(Number(rows[0].n)).to.equal(2);
+      // Only the move stored now moved a balance: the one found there was not applied again.
+      expect(await read((tx) => editionHoldings(tx, other, ALICE, 10))).to.deep.equal([{ tokenId: "1", amount: 5n }]);
+    });
   });
 }
