@@ -1,10 +1,10 @@
 import { rmSync } from "node:fs";
 import { expect } from "chai";
 import { Wallet, type Contract, type JsonRpcProvider } from "ethers";
-import { ApiClient, ChainNode, DEV_KEYS, ServiceProcess, directProvider, fundedWallet, sleep } from "../api/harness";
+import { ApiClient, ChainNode, DEV_KEYS, ServiceProcess, directProvider, fundedWallet } from "../api/harness";
 import { ChainControl } from "../support/chain-control";
 import { seededDataDir } from "../support/pglite-template";
-import { headOf, indexedTo, ROOT_KEY } from "./fixture";
+import { headOf, indexedAtHead, indexedTo, ROOT_KEY } from "./fixture";
 import { deployEditionsDirectly, expectEditionsEqualChain } from "./editions-fixture";
 
 describe("collections index: a reorg of ERC-1155 editions (evm_snapshot / evm_revert, other blocks mined in place)", function () {
@@ -49,13 +49,7 @@ describe("collections index: a reorg of ERC-1155 editions (evm_snapshot / evm_re
   });
 
   async function expectSameAsChain(): Promise<void> {
-    // Exactly the head: an index still on the removed (longer) branch would be past it.
-    const head = await headOf(provider);
-    for (const deadline = Date.now() + 20_000; ; await sleep(100)) {
-      const view = await indexedTo(api, address, head);
-      if (view.indexedBlock === head) break;
-      if (Date.now() > deadline) throw new Error(`index at ${view.indexedBlock}, chain at ${head}`);
-    }
+    await indexedAtHead(api, address, provider);
     await expectEditionsEqualChain(api, editions, IDS, [alice.address, bob, carol]);
   }
 

@@ -15,6 +15,7 @@ import {
 } from "../../server/collections/edition-store";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
 import { seedPglite } from "../support/pglite-template";
+import { blockHash as hash, blockOf as block } from "./fixture";
 
 const CHAIN = "31337";
 const OWNER = "this-process";
@@ -22,13 +23,6 @@ const ADDRESS = "0x" + "e1".repeat(20);
 const [ALICE, BOB, CAROL] = ["0x" + "a1".repeat(20), "0x" + "b0".repeat(20), "0x" + "c0".repeat(20)];
 /** Past a bigint column: an ERC-1155 amount is a uint256. */
 const HUGE = 2n ** 100n;
-const hash = (n: number, branch = "0") => `0x${branch.repeat(2)}${n.toString(16).padStart(62, "0")}`;
-const block = (n: number, branch = "0", parentBranch = branch): BlockHeader => ({
-  number: n,
-  hash: hash(n, branch),
-  parentHash: hash(n - 1, parentBranch),
-  transactions: [],
-});
 
 for (const backend of ["PGlite", "PostgreSQL"] as const) {
   describe(`editions store on ${backend}: balances, supply and holders per edition, final moves, reorg roll-back`, function () {

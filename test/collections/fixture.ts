@@ -8,6 +8,7 @@ import path from "node:path";
 import { expect } from "chai";
 import { Contract, ContractFactory, Wallet, getAddress, toQuantity, type JsonRpcProvider } from "ethers";
 import { ROOT, sleep, TEST_API_KEY, type ApiClient, type JsonBody } from "../api/harness";
+import type { BlockHeader } from "../../server/chain/block-feed";
 import type { RpcProxy } from "../support/rpc-proxy";
 
 /** The root key (API_KEY): POST /collections needs an access key in every mode. */
@@ -153,3 +154,27 @@ export async function mineEmptyBlocks(rpcUrl: string, count: number): Promise<vo
 export async function headOf(provider: JsonRpcProvider): Promise<number> {
   return Number(await provider.send("eth_blockNumber", []));
 }
+
+/**
+ * Waits until the index stands exactly at the chain's head: after a reorg to a shorter branch, an
+ * index still on the removed (longer) one would be past it, which indexedTo would take for done.
+ */
+export async function indexedAtHead(api: ApiClient, address: string, provider: JsonRpcProvider): Promise<void> {
+  const head = await headOf(provider);
+  for (const deadline = Date.now() + 20_000; ; await sleep(100)) {
+    const view = await indexedTo(api, address, head);
+    if (view.indexedBlock === head) return;
+    if (Date.now() > deadline) throw new Error(`index at ${view.indexedBlock}, chain at ${head}`);
+  }
+}
+
+/** A store test's block hash: block `n` of branch `branch` (one hex digit). */
+export const blockHash = (n: number, branch = "0") => `0x${branch.repeat(2)}${n.toString(16).padStart(62, "0")}`;
+
+/** A store test's block header: `n` of `branch`, its parent `n - 1` of `parentBranch`. */
+export const blockOf = (n: number, branch = "0", parentBranch = branch): BlockHeader => ({
+  number: n,
+  hash: blockHash(n, branch),
+  parentHash: blockHash(n - 1, parentBranch),
+  transactions: [],
+});

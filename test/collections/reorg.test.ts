@@ -10,10 +10,9 @@ import {
   deployDirectly,
   directProvider,
   fundedWallet,
-  sleep,
 } from "../api/harness";
 import { ChainControl } from "../support/chain-control";
-import { expectIndexEqualsChain, headOf, indexedTo, indexedWallet, ROOT_KEY } from "./fixture";
+import { expectIndexEqualsChain, headOf, indexedAtHead, indexedTo, indexedWallet, ROOT_KEY } from "./fixture";
 import { seededDataDir } from "../support/pglite-template";
 
 describe("collections index: a reorg (evm_snapshot / evm_revert, other blocks mined in place)", function () {
@@ -58,13 +57,7 @@ describe("collections index: a reorg (evm_snapshot / evm_revert, other blocks mi
   });
 
   async function expectSameAsChain(): Promise<void> {
-    // Exactly the head: an index still on the removed (longer) branch would be past it.
-    const head = await headOf(provider);
-    for (const deadline = Date.now() + 20_000; ; await sleep(100)) {
-      const view = await indexedTo(api, address, head);
-      if (view.indexedBlock === head) break;
-      if (Date.now() > deadline) throw new Error(`index at ${view.indexedBlock}, chain at ${head}`);
-    }
+    await indexedAtHead(api, address, provider);
     await expectIndexEqualsChain(api, nft, { supply: (await nft.totalSupply()) as bigint, sample: [1n, 2n, 5n] });
     for (const holder of [alice.address, bob, carol]) {
       const chainWallet = ((await nft.walletOfOwner(holder)) as bigint[]).map(String);

@@ -15,17 +15,11 @@ import type { TransferLog } from "../../server/collections/store";
 import { forgetChain } from "../../server/chain/store-binding";
 import { startPostgresServer, type PostgresServer } from "../users/postgres-server";
 import { seedPglite } from "../support/pglite-template";
+import { blockHash as hash, blockOf as block } from "./fixture";
 
 const CHAIN = "31337";
 const OWNER = "this-process";
 const [ALICE, BOB] = ["0x" + "a1".repeat(20), "0x" + "b0".repeat(20)];
-const hash = (n: number, branch = "0") => `0x${branch.repeat(2)}${n.toString(16).padStart(62, "0")}`;
-const block = (n: number, branch = "0", parentBranch = branch): BlockHeader => ({
-  number: n,
-  hash: hash(n, branch),
-  parentHash: hash(n - 1, parentBranch),
-  transactions: [],
-});
 
 for (const backend of ["PGlite", "PostgreSQL"] as const) {
   describe(`collections store on ${backend}: ranges, final-transfer hooks, reorg roll-back`, function () {
