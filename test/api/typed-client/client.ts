@@ -8,14 +8,20 @@ import createClient, { type Client } from "openapi-fetch";
 import type { paths } from "./generated/nft-api";
 import type { TypedCall, TypedClientOptions } from "./run";
 
-export async function driveEveryNftOperation(options: TypedClientOptions): Promise<TypedCall[]> {
+/** The typed client on the service, and `record`, which keeps each answer's operation, status and body in `calls`. */
+function recordingClient(options: TypedClientOptions) {
   const client = createClient<paths>({ baseUrl: options.baseUrl });
-  const { privateKey, receiver } = options;
   const calls: TypedCall[] = [];
   const record = <T extends { response: Response; data?: unknown; error?: unknown }>(operation: string, answer: T) => {
     calls.push({ operation, status: answer.response.status, body: answer.data ?? answer.error });
     return answer;
   };
+  return { client, calls, record };
+}
+
+export async function driveEveryNftOperation(options: TypedClientOptions): Promise<TypedCall[]> {
+  const { client, calls, record } = recordingClient(options);
+  const { privateKey, receiver } = options;
 
   // Numbers as the document allows them: JSON integers and decimal strings.
   const deployed = record(
@@ -79,13 +85,8 @@ export async function driveEveryNftOperation(options: TypedClientOptions): Promi
  * the seed's operations with the edition's tokenId, each answer read through its generated type.
  */
 export async function driveEditions(options: TypedClientOptions): Promise<TypedCall[]> {
-  const client = createClient<paths>({ baseUrl: options.baseUrl });
+  const { client, calls, record } = recordingClient(options);
   const { privateKey, receiver } = options;
-  const calls: TypedCall[] = [];
-  const record = <T extends { response: Response; data?: unknown; error?: unknown }>(operation: string, answer: T) => {
-    calls.push({ operation, status: answer.response.status, body: answer.data ?? answer.error });
-    return answer;
-  };
 
   const deployed = record(
     "deploy",
