@@ -1,3 +1,4 @@
+import { collectionEntry } from "../http/fields";
 import type { Scope } from "./scopes";
 import { SCOPES } from "./scopes";
 
@@ -92,12 +93,6 @@ export function collectionFilterBeyond(
   });
 }
 
-/** A `collections` entry split: its chain (undefined = every chain) and its address (lower case). */
-export function collectionEntry(entry: string): { chain?: string; address: string } {
-  const colon = entry.lastIndexOf(":");
-  return colon < 0 ? { address: entry } : { chain: entry.slice(0, colon), address: entry.slice(colon + 1) };
-}
-
 /**
  * What a key may grant: nothing it does not hold itself. A limited key's grants must be limited
  * to (a part of) its own wallets and collections, and expire no later than it does.
@@ -125,3 +120,6 @@ export function grantExceeds(
     return `a life past this key's own expiry (${granter.expiresAt.toISOString()})`;
   return null;
 }
+
+/** A `collections` entry split: its chain (undefined = every chain) and its address (as given: lower case when stored). */
+export { collectionEntry };

@@ -1,5 +1,6 @@
 import { getAddress } from "ethers";
 import type { SqlExecutor } from "../db";
+import { collectionEntry } from "../http/fields";
 import type { Operation, OperationStatus } from "./operation";
 import { COLUMNS, toOperation, type OperationRow } from "./operation-store";
 
@@ -134,7 +135,6 @@ function readableBranches(
 
 /** A limit's entry: `0x…` (every chain) or `<chain id>:0x…`, the address checksummed as the store keeps it. */
 function limitEntry(entry: string): { address: string; chain: string | null } {
-  const colon = entry.lastIndexOf(":");
-  const address = getAddress(entry.slice(colon + 1).toLowerCase());
-  return { address, chain: colon < 0 ? null : entry.slice(0, colon) };
+  const { chain, address } = collectionEntry(entry);
+  return { address: getAddress(address.toLowerCase()), chain: chain ?? null };
 }

@@ -52,6 +52,21 @@ export const address = (name: string) =>
       example: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
     });
 
+/** A collection limit's entry split: its chain (an id or name; undefined = every chain) and its address. */
+export function collectionEntry(entry: string): { chain?: string; address: string } {
+  const colon = entry.lastIndexOf(":");
+  return colon < 0 ? { address: entry } : { chain: entry.slice(0, colon), address: entry.slice(colon + 1) };
+}
+
+/** A key's or a webhook's `collections[]` entry: an address (every chain) or "<chain>:<address>". */
+export const collectionEntryField = z
+  .string()
+  .max(150)
+  .refine(
+    (v) => address("collections[]").safeParse(collectionEntry(v).address).success,
+    'collections[] must be an address (0x…, every chain) or "<chain>:<address>" (a chain id or name)',
+  );
+
 export const privateKey = z
   .string()
   .regex(/^(0x)?[0-9a-fA-F]{64}$/, "privateKey must be 32 bytes of hex, 0x optional")

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { address } from "../../http/fields";
+import { address, collectionEntryField } from "../../http/fields";
 import { ScopeSchema } from "../scopes";
 
 export const CreateAccessKeyRequest = z
@@ -12,15 +12,7 @@ export const CreateAccessKeyRequest = z
     scopes: z.array(ScopeSchema).min(1),
     wallets: z.array(address("wallets[]")).optional(),
     collections: z
-      .array(
-        z
-          .string()
-          .max(150)
-          .refine(
-            (v) => address("collections[]").safeParse(v.slice(v.lastIndexOf(":") + 1)).success,
-            'collections[] must be an address (0x…, every chain) or "<chain>:<address>" (a chain id or name)',
-          ),
-      )
+      .array(collectionEntryField)
       .optional()
       .openapi({
         description: 'Collections the key may act on: an address (on every chain) or "<chain>:<address>"; absent = all',

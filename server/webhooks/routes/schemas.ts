@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { address } from "../../http/fields";
+import { address, collectionEntryField } from "../../http/fields";
 import { EVENT_TYPES, TEST_EVENT_TYPE } from "../events";
 
 export const EventTypeSchema = z.enum(EVENT_TYPES).openapi({ example: "operation.confirmed" });
@@ -22,18 +22,7 @@ const addresses = (name: string) =>
     .max(1000);
 
 /** Collections: an address (every chain) or "<chain>:<address>" (a chain id or name), as a key's limit. */
-const collectionEntries = z
-  .array(
-    z
-      .string()
-      .max(150)
-      .refine(
-        (v) => address("collections[]").safeParse(v.slice(v.lastIndexOf(":") + 1)).success,
-        'collections[] must be an address (0x…, every chain) or "<chain>:<address>" (a chain id or name)',
-      ),
-  )
-  .min(1)
-  .max(1000);
+const collectionEntries = z.array(collectionEntryField).min(1).max(1000);
 
 /** Chains by id (a number or a decimal string), kept as decimal strings. */
 const chainIds = z
