@@ -1,5 +1,6 @@
 import { HardhatUserConfig, subtask } from "hardhat/config";
-import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD } from "hardhat/builtin-tasks/task-names";
+import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD, TASK_TEST_GET_TEST_FILES } from "hardhat/builtin-tasks/task-names";
+import path from "node:path";
 // The plugins this project uses, not the whole toolbox: ethers on hre (scripts, contract tests),
 // chai's contract matchers, and typed contracts (typechain-types, for server/chain/collection-abi.ts).
 import "@nomicfoundation/hardhat-chai-matchers";
@@ -20,6 +21,14 @@ subtask(TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD, async (args: { solcVersion: string
     version: SOLC_VERSION,
     longVersion: solc.version().replace(/\.Emscripten\.clang$/, ""),
   };
+});
+
+// The benches' smoke runs start with the test run and go on beside it (test/bench-smoke.test.ts): their
+// file runs last, so that it waits only for what is left of them.
+subtask(TASK_TEST_GET_TEST_FILES, async (args: { testFiles: string[] }, _hre, runSuper) => {
+  const files = (await runSuper(args)) as string[];
+  const last = (file: string) => path.basename(file) === "bench-smoke.test.ts";
+  return [...files.filter((file) => !last(file)), ...files.filter(last)];
 });
 
 // Networks other than the built-in ones are configured from the environment so that moving

@@ -11,12 +11,15 @@
  *  - end through `verdict` (bench/checks.ts) or `checked(code)` (bench/smoke.ts), which let a
  *    figure off its target through in smoke mode; exit non-zero on anything that did not run.
  *
- * The benches run three at a time, longest first; each one's time is printed. Three, not two: on
- * 2 cores at a load of about 15 (a CI replica beside), the file took 772 s at three against 1037 s
- * at two, for the same CPU time (664 s and 657 s): a bench waits on its node, its service's start
- * and its blocks much of the time, and a third one fills those gaps.
+ * When to run them. A bench waits on its node, its service's start and its blocks much of the time,
+ * so the benches overlap the rest of the suite: a root `before` hook starts them, one at a time, when
+ * the run starts, and this file runs last (hardhat.config.ts orders it so), where it waits for what
+ * is left with two more at a time. In CI the file took 200 to 230 s of the run's time when the
+ * benches ran three at a time in it alone; beside the suite they cost its CPU, not its wall time.
+ * Longest first, so that the pool does not end on one long bench alone. Each one's time is printed.
+ * Run alone (`npx hardhat test test/bench-smoke.test.ts`) they start three at a time.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
@@ -24,7 +27,9 @@ import { beforeKill, trackChild } from "./support/start-log";
 
 const ROOT = path.resolve(__dirname, "..");
 const PER_BENCH_MS = 480_000;
-const AT_ONCE = 3;
+/** Benches at once beside the other test files, and once only this file is left. */
+const BESIDE_THE_SUITE = 1;
+const AT_THE_END = 3;
 
 /**
  * The longest benches in smoke mode (as measured), longest first: they start first, so
@@ -65,7 +70,7 @@ interface Run {
 }
 
 /** `npm run NAME` in smoke mode, in its own process group (so that a timeout ends its node and service too). */
-function smoke(name: string): Promise<Run> {
+function smoke(name: string, children: Set<ChildProcess>): Promise<Run> {
   return new Promise((resolve) => {
     const started = Date.now();
     const child = spawn("npm", ["run", "--silent", name], {
@@ -75,24 +80,30 @@ function smoke(name: string): Promise<Run> {
       detached: true,
     });
     trackChild("bench smoke", child, name);
+    children.add(child);
     let output = "";
     const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
     child.stdout.on("data", keep);
     child.stderr.on("data", keep);
     const timer = setTimeout(() => {
       output += `\n(killed after ${PER_BENCH_MS} ms)`;
-      beforeKill(child);
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        // already gone
-      }
+      killGroup(child);
     }, PER_BENCH_MS);
     child.on("close", (code) => {
       clearTimeout(timer);
+      children.delete(child);
       resolve({ code, ms: Date.now() - started, output });
     });
   });
+}
+
+function killGroup(child: ChildProcess): void {
+  beforeKill(child);
+  try {
+    process.kill(-child.pid!, "SIGKILL");
+  } catch {
+    // already gone
+  }
 }
 
 /**
@@ -102,27 +113,50 @@ function smoke(name: string): Promise<Run> {
  */
 const off = process.env.BENCH_SMOKE_OFF === "1";
 
-if (!off)
-  describe("benches in smoke mode (BENCH_SMOKE=1): each still runs", function () {
-    /** Each bench's run, settled when the pool has run it. */
-    const runs = new Map<string, Promise<Run>>();
-    let started = 0;
+/** The pool: each bench's run, settled when the pool has run it; workers take the next from the queue. */
+const runs = new Map<string, Promise<Run>>();
+const settle = new Map<string, (run: Run) => void>();
+const queue = [...scripts];
+const children = new Set<ChildProcess>();
+let workers = 0;
+let started = 0;
 
+function addWorkers(count: number): void {
+  if (started === 0) {
+    started = Date.now();
+    for (const name of scripts) runs.set(name, new Promise((resolve) => settle.set(name, resolve)));
+  }
+  for (; count > 0 && workers < AT_THE_END; count--, workers++)
+    void (async () => {
+      for (let name = queue.shift(); name; name = queue.shift()) settle.get(name)!(await smoke(name, children));
+    })();
+}
+
+if (!off) {
+  // Root hooks (outside any describe): before the first test file's tests, and after the last.
+  // Under --grep the benches wait for this file: a filtered run may not reach it.
+  before(function () {
+    if (!process.argv.includes("--grep")) addWorkers(BESIDE_THE_SUITE);
+  });
+  after(function () {
+    // Only when the run stopped early (a bail, a filter): a bench still running is stopped with it.
+    for (const child of children) killGroup(child);
+  });
+
+  describe("benches in smoke mode (BENCH_SMOKE=1): each still runs", function () {
+    let reached = 0;
     before(function () {
       expect(scripts.length, "bench scripts in package.json").to.be.greaterThan(10);
-      const done = new Map<string, (run: Run) => void>();
-      for (const name of scripts) runs.set(name, new Promise((resolve) => done.set(name, resolve)));
-      // A pool of AT_ONCE: each run starts when one before it ends.
-      const queue = [...scripts];
-      const next = async (): Promise<void> => {
-        for (let name = queue.shift(); name; name = queue.shift()) done.get(name)!(await smoke(name));
-      };
-      started = Date.now();
-      for (let i = 0; i < AT_ONCE; i++) void next();
+      reached = Date.now();
+      addWorkers(AT_THE_END);
     });
 
     after(function () {
-      console.log(`      all ${scripts.length} benches in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      const done = Date.now();
+      console.log(
+        `      all ${scripts.length} benches in ${((done - started) / 1000).toFixed(0)} s, ` +
+          `of which ${((done - reached) / 1000).toFixed(0)} s after the other test files`,
+      );
     });
 
     for (const name of scripts) {
@@ -134,3 +168,4 @@ if (!off)
       });
     }
   });
+}

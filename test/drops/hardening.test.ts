@@ -5,7 +5,7 @@
 import { expect } from "chai";
 import { Signature, getAddress, hexlify, randomBytes } from "ethers";
 import { expectConfirmedWrite, expectError } from "../api/expectations";
-import { TEST_API_KEY, collectionAt, sleep, type ApiClient } from "../api/harness";
+import { ApiClient, ServiceProcess, TEST_API_KEY, collectionAt, sleep } from "../api/harness";
 import { nftFixture } from "../api/nft/fixture";
 
 const ROOT = { authorization: `Bearer ${TEST_API_KEY}` };
@@ -88,24 +88,37 @@ describe("drops hardening: owner first, vouchers, signatures, 404 codes", functi
   });
 
   describe("an allowlist pending beside the one on chain (item 6)", function () {
+    // A service of its own on the shared node: an unmined write answers 202 at its TX_TIMEOUT_MS,
+    // 10 s here, where the shared service's 30 s made each of these tests wait 30 s for its 202.
+    let service: ServiceProcess;
+    let api: ApiClient;
+    before(async function () {
+      this.timeout(120_000);
+      service = await ServiceProcess.start({ rpcUrl: f.shared.node.rpcUrl, env: { TX_TIMEOUT_MS: "10000" } });
+      api = new ApiClient(service.url);
+    });
+    after(async function () {
+      this.timeout(30_000);
+      await service?.stop();
+    });
     const list = (n: number) =>
       Array.from({ length: n }, (_, i) => ({ address: randomAddress(), allowance: String(1 + (i % 3)), price: "0" }));
     const put = (entries: unknown[]) =>
-      f.api.request("PUT", `/collections/${f.collection}/allowlist`, {
+      api.request("PUT", `/collections/${f.collection}/allowlist`, {
         json: { privateKey: f.owner.privateKey, entries },
       });
     /** GET …/allowlist once nothing is pending (the follower confirmed what was sent), within 10 s. */
     const settled = async () => {
-      let now = await f.api.get(`/collections/${f.collection}/allowlist`);
+      let now = await api.get(`/collections/${f.collection}/allowlist`);
       for (let tries = 0; tries < 50 && now.body.pending !== null; tries++) {
         await sleep(200);
-        now = await f.api.get(`/collections/${f.collection}/allowlist`);
+        now = await api.get(`/collections/${f.collection}/allowlist`);
       }
       return now;
     };
     /** `account`'s proof is served and verifies against the root on chain; or none is served (404 NOT_ALLOWLISTED). */
     const expectProofServed = async (account: string, served: boolean) => {
-      const res = await f.api.get(`/collections/${f.collection}/allowlist/${account}`);
+      const res = await api.get(`/collections/${f.collection}/allowlist/${account}`);
       if (!served) return void expectError(res, 404, "NOT_ALLOWLISTED");
       expect(res.status, res.text).to.equal(200);
       const nft = collectionAt(f.collection, f.provider);
@@ -123,11 +136,11 @@ describe("drops hardening: owner first, vouchers, signatures, 404 codes", functi
       await f.provider.send("evm_setAutomine", [false]);
       let answered;
       try {
-        // Unmined: the service answers 202 at TX_TIMEOUT_MS (30 s for the shared service).
+        // Unmined: the service answers 202 at its TX_TIMEOUT_MS.
         answered = await put(second);
         expect(answered.status, answered.text).to.equal(202);
         expect(await nft.allowlistRoot()).to.equal(set.body.root);
-        const shown = await f.api.get(`/collections/${f.collection}/allowlist`);
+        const shown = await api.get(`/collections/${f.collection}/allowlist`);
         expect(shown.status, shown.text).to.equal(200);
         expect(shown.body).to.include({ root: set.body.root, entries: 20, operationId: set.body.operationId });
         expect(shown.body.pending).to.include({ entries: 30, operationId: answered.body.operationId });
