@@ -329,13 +329,14 @@ for (const backend of BACKENDS) {
         const known: number[] = [];
         const unknown: number[] = [];
         const alone: number[] = [];
-        for (let i = 0; i < 5; i++) {
+        for (let i = 0; i < 9; i++) {
           known.push(await time(username));
           unknown.push(await time(fresh("nobody")));
           alone.push(await verify());
         }
-        const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-        const [k, u, v] = [median(known), median(unknown), median(alone)];
+        // The fastest of each: what a busy machine adds to a timing only ever lengthens it, so the
+        // minimum is the cost itself (medians of 5 failed once beside the benches: 23 ms against 74).
+        const [k, u, v] = [Math.min(...known), Math.min(...unknown), Math.min(...alone)];
         const figures = `unknown ${u} ms vs wrong password ${k} ms; one verify alone ${v} ms`;
         expect(u, figures).to.be.greaterThan(0.7 * v);
         expect(u / k, figures).to.be.within(0.5, 2);

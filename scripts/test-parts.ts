@@ -1,0 +1,96 @@
+/**
+ * `npm run test:only`: every test file under `hardhat test`, in one mocha process, or with
+ * TEST_PARTS=N in N side by side (`.ci/run` sets 2). Much of a test's time is spent waiting (blocks,
+ * a service's start, a resend clock) while the cores idle: one process at a time kept CI's 2 cores
+ * about three quarters busy. The parts share the machine as two runtimes' runs already do: each test
+ * takes its own ports, data directories, nodes and services.
+ *
+ * Files are dealt in turn (by path), except those that must not run beside each other: the
+ * production build rebuilds dist/, which bin/nft-ops.js runs when it is there, so it shares a part
+ * with the tests that run the CLI. The first part's output is shown as it comes, every other part's
+ * once the first has ended; then one line sums them ("N passing"), which CI counts.
+ */
+import { spawn } from "node:child_process";
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+const ROOT = path.resolve(__dirname, "..");
+const HARDHAT = path.join(ROOT, "node_modules", ".bin", "hardhat");
+const TOGETHER = /nft-ops-cli|npm", \["run", "build"\]/;
+
+const parts = Number(process.env.TEST_PARTS ?? "1");
+if (!Number.isInteger(parts) || parts < 1 || parts > 8) {
+  console.error(`TEST_PARTS must be a whole number from 1 to 8, not ${process.env.TEST_PARTS}`);
+  process.exit(2);
+}
+
+/** What `hardhat test` itself loads: every .ts and .js file under test/, in path order. */
+function testFiles(dir = path.join(ROOT, "test")): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .flatMap((entry) => {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) return testFiles(file);
+      return /\.test\.(ts|js)$/.test(entry.name) ? [file] : [];
+    });
+}
+
+function deal(files: string[], count: number): string[][] {
+  const dealt: string[][] = Array.from({ length: count }, () => []);
+  let turn = 0;
+  for (const file of files) {
+    if (TOGETHER.test(readFileSync(file, "utf8"))) dealt[0].push(file);
+    else dealt[turn++ % count].push(file);
+  }
+  return dealt;
+}
+
+/** `hardhat test FILES` (every file when none is given); its output goes to `log` when given, else to ours. */
+function runPart(files: string[], log?: { path: string; echo: boolean }): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(HARDHAT, ["test", ...files], {
+      cwd: ROOT,
+      stdio: log ? ["ignore", "pipe", "pipe"] : "inherit",
+    });
+    if (log) {
+      const file = createWriteStream(log.path);
+      for (const stream of [child.stdout!, child.stderr!])
+        stream.on("data", (chunk: Buffer) => {
+          file.write(chunk);
+          if (log.echo) process.stdout.write(chunk);
+        });
+      child.on("close", (code, signal) => file.end(() => resolve(code ?? (signal ? 1 : 0))));
+    } else child.on("close", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+/** The count mocha printed last in `log` ("  N passing (…)"), 0 if none. */
+function passingIn(log: string): number {
+  const counts = [...log.matchAll(/^ +(\d+) passing/gm)];
+  return counts.length ? Number(counts[counts.length - 1][1]) : 0;
+}
+
+async function main(): Promise<void> {
+  if (parts === 1) process.exit(await runPart([]));
+  const dealt = deal(testFiles(), parts);
+  const dir = mkdtempSync(path.join(tmpdir(), "test-parts-"));
+  const logs = dealt.map((_, i) => path.join(dir, `part-${i + 1}.log`));
+  const started = Date.now();
+  console.log(`  (${dealt.length} parts side by side: ${dealt.map((files) => files.length).join(" + ")} test files)`);
+  const runs = dealt.map((files, i) => runPart(files, { path: logs[i], echo: i === 0 }));
+  const codes: number[] = [];
+  let passing = 0;
+  for (const [i, run] of runs.entries()) {
+    codes.push(await run);
+    const output = readFileSync(logs[i], "utf8");
+    passing += passingIn(output);
+    if (i > 0) process.stdout.write(`\n  === part ${i + 1} of ${dealt.length}:\n${output}`);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  const minutes = Math.round((Date.now() - started) / 60_000);
+  console.log(`\n  ${passing} passing (${dealt.length} parts, ${minutes}m)`);
+  process.exit(codes.some((code) => code !== 0) ? 1 : 0);
+}
+
+void main();
