@@ -120,6 +120,8 @@ const queue = [...scripts];
 const children = new Set<ChildProcess>();
 let workers = 0;
 let started = 0;
+/** When the last bench ended. */
+let ended = 0;
 
 function addWorkers(count: number): void {
   if (started === 0) {
@@ -128,7 +130,10 @@ function addWorkers(count: number): void {
   }
   for (; count > 0 && workers < AT_THE_END; count--, workers++)
     void (async () => {
-      for (let name = queue.shift(); name; name = queue.shift()) settle.get(name)!(await smoke(name, children));
+      for (let name = queue.shift(); name; name = queue.shift()) {
+        settle.get(name)!(await smoke(name, children));
+        ended = Date.now();
+      }
     })();
 }
 
@@ -152,10 +157,10 @@ if (!off) {
     });
 
     after(function () {
-      const done = Date.now();
+      const seconds = (ms: number) => (Math.max(0, ms) / 1000).toFixed(0);
       console.log(
-        `      all ${scripts.length} benches in ${((done - started) / 1000).toFixed(0)} s, ` +
-          `of which ${((done - reached) / 1000).toFixed(0)} s after the other test files`,
+        `      all ${scripts.length} benches in ${seconds(ended - started)} s from the run's start, ` +
+          `${seconds(ended - reached)} s of them after the other test files`,
       );
     });
 
