@@ -7,10 +7,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { Agent } from "node:http";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Contract, FetchRequest, JsonRpcProvider, Wallet } from "ethers";
+import { freePort } from "../support/free-port";
 import { seedPglite } from "../support/pglite-template";
 import { beforeKill, trackChild, type ChildKind } from "../support/start-log";
 import {
@@ -19,6 +19,8 @@ import {
   deployTransaction,
   type CollectionParams,
 } from "../../server/chain/collection";
+
+export { freePort };
 
 export const ROOT = path.resolve(__dirname, "..", "..");
 const HARDHAT = path.join(ROOT, "node_modules", ".bin", "hardhat");
@@ -112,20 +114,6 @@ async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
   await exited;
   clearTimeout(timer);
   children.delete(child);
-}
-
-/** A port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 interface Spawned {

@@ -1,7 +1,7 @@
 import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { chown, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
-import { createServer } from "node:net";
+import { freePort } from "../support/free-port";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -162,17 +162,4 @@ export async function findPostgresBin(): Promise<string | undefined> {
     ...(process.env.PATH ?? "").split(delimiter).filter(Boolean),
   ];
   return candidates.find((dir) => existsSync(join(dir, "initdb")) && existsSync(join(dir, "pg_ctl")));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
 }
