@@ -1,6 +1,6 @@
 /**
  * `npm run test:only`: every test file under `hardhat test`, in one mocha process, or with
- * TEST_PARTS=N in N side by side (`.ci/run` sets 2). Much of a test's time is spent waiting (blocks,
+ * TEST_PARTS=N in N side by side (`.ci/run` says how many CI uses, and why). Much of a test's time is spent waiting (blocks,
  * a service's start, a resend clock) while the cores idle: one process at a time kept CI's 2 cores
  * about three quarters busy. The parts share the machine as two runtimes' runs already do: each test
  * takes its own ports, data directories, nodes and services.

@@ -14,7 +14,7 @@
  * When to run them. A bench waits on its node, its service's start and its blocks much of the time,
  * so the benches overlap the rest of the suite: a root `before` hook starts them, one at a time, when
  * the run starts, and this file runs last (hardhat.config.ts orders it so), where it waits for what
- * is left with two more at a time. In CI the file took 200 to 230 s of the run's time when the
+ * is left, three at a time. In CI the file took 200 to 230 s of the run's time when the
  * benches ran three at a time in it alone; beside the suite they cost its CPU, not its wall time.
  * Longest first, so that the pool does not end on one long bench alone. Each one's time is printed.
  * Run alone (`npx hardhat test test/bench-smoke.test.ts`) they start three at a time.
@@ -69,8 +69,11 @@ interface Run {
   output: string;
 }
 
+/** The bench runs under way, stopped with the run if it ends before them. */
+const children = new Set<ChildProcess>();
+
 /** `npm run NAME` in smoke mode, in its own process group (so that a timeout ends its node and service too). */
-function smoke(name: string, children: Set<ChildProcess>): Promise<Run> {
+function smoke(name: string): Promise<Run> {
   return new Promise((resolve) => {
     const started = Date.now();
     const child = spawn("npm", ["run", "--silent", name], {
@@ -117,21 +120,21 @@ const off = process.env.BENCH_SMOKE_OFF === "1";
 const runs = new Map<string, Promise<Run>>();
 const settle = new Map<string, (run: Run) => void>();
 const queue = [...scripts];
-const children = new Set<ChildProcess>();
 let workers = 0;
 let started = 0;
 /** When the last bench ended. */
 let ended = 0;
 
-function addWorkers(count: number): void {
+/** Grows the pool to `size` workers (it never shrinks); the first call makes each bench's promise. */
+function growPool(size: number): void {
   if (started === 0) {
     started = Date.now();
     for (const name of scripts) runs.set(name, new Promise((resolve) => settle.set(name, resolve)));
   }
-  for (; count > 0 && workers < AT_THE_END; count--, workers++)
+  for (; workers < size; workers++)
     void (async () => {
       for (let name = queue.shift(); name; name = queue.shift()) {
-        settle.get(name)!(await smoke(name, children));
+        settle.get(name)!(await smoke(name));
         ended = Date.now();
       }
     })();
@@ -141,7 +144,7 @@ if (!off) {
   // Root hooks (outside any describe): before the first test file's tests, and after the last.
   // Under --grep the benches wait for this file: a filtered run may not reach it.
   before(function () {
-    if (!process.argv.includes("--grep")) addWorkers(BESIDE_THE_SUITE);
+    if (!process.argv.includes("--grep")) growPool(BESIDE_THE_SUITE);
   });
   after(function () {
     // Only when the run stopped early (a bail, a filter): a bench still running is stopped with it.
@@ -153,7 +156,7 @@ if (!off) {
     before(function () {
       expect(scripts.length, "bench scripts in package.json").to.be.greaterThan(10);
       reached = Date.now();
-      addWorkers(AT_THE_END);
+      growPool(AT_THE_END);
     });
 
     after(function () {

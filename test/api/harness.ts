@@ -5,7 +5,7 @@
  * exit as a last resort.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -179,35 +179,6 @@ async function waitFor<T>(
   }
 }
 
-/** Whether a process of the group `pgid` listens on TCP `port` (sockets matched by inode in /proc). */
-function groupListensOn(pgid: number, port: number): boolean {
-  const hexPort = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
-  const inodes = new Set<string>();
-  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
-    let lines: string[] = [];
-    try {
-      lines = readFileSync(table, "utf8").split("\n").slice(1);
-    } catch {
-      continue;
-    }
-    for (const line of lines) {
-      const [, local, , state, , , , , , inode] = line.trim().split(/\s+/);
-      if (local?.endsWith(hexPort) && state === "0A") inodes.add(`socket:[${inode}]`); // 0A: LISTEN
-    }
-  }
-  if (inodes.size === 0) return false;
-  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) !== pgid) continue; // its group id
-      if (readdirSync(`/proc/${pid}/fd`).some((fd) => inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`)))) return true;
-    } catch {
-      // the process ended meanwhile, or its descriptors are not ours to read
-    }
-  }
-  return false;
-}
-
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A `hardhat node` child process serving JSON-RPC on 127.0.0.1:port. */
@@ -293,27 +264,7 @@ export class ServiceProcess {
     readonly chainPort?: number,
   ) {}
 
-  /**
-   * Ready once /health answers 200 from a process of the child's own group. Another test's service
-   * may take the port between freePort and the child's listen (the parts of a run and the benches
-   * start services side by side): its /health answers, the child exits on EADDRINUSE, and the start
-   * is tried again on another port.
-   */
-  static async start(options: ServiceOptions): Promise<ServiceProcess> {
-    for (let attempt = 1; ; attempt++) {
-      const taken = { byAnother: false };
-      try {
-        return await ServiceProcess.startOnce(options, taken);
-      } catch (err) {
-        if (!taken.byAnother || attempt >= 3) throw err;
-      }
-    }
-  }
-
-  private static async startOnce(
-    { rpcUrl, chains, env = {}, stdout = "pipe", entry }: ServiceOptions,
-    taken: { byAnother: boolean },
-  ): Promise<ServiceProcess> {
+  static async start({ rpcUrl, chains, env = {}, stdout = "pipe", entry }: ServiceOptions): Promise<ServiceProcess> {
     const port = await freePort();
     const dataDir = mkdtempSync(path.join(tmpdir(), "nft-api-test-"));
     // A test's own DATA_DIR or DATABASE_URL is its own affair; the default starts on a migrated store.
@@ -348,10 +299,7 @@ export class ServiceProcess {
       async () => {
         try {
           const res = await fetch(`${url}/health`);
-          if (res.status !== 200) return undefined;
-          if (groupListensOn(spawned.child.pid!, port)) return true;
-          taken.byAnother = true;
-          return undefined;
+          return res.status === 200 ? true : undefined;
         } catch {
           return undefined;
         }
