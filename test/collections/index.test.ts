@@ -40,7 +40,9 @@ describe("collections index (PGlite, behind a node that caps eth_getLogs at 1,00
   let nft: Contract;
   let address: string;
   let holders: Wallet[];
-  const env = () => ({ DATA_DIR: dataDir, BLOCK_POLL_MS: "200", TX_TIMEOUT_MS: "20000" });
+  // RPC_TIMEOUT_MS: this node answers behind a backfill's big eth_getLogs, and CI's Node 24 run once
+  // waited over the harness's 10 s for one call (503 CHAIN_UNAVAILABLE) with four test processes on 2 cores.
+  const env = () => ({ DATA_DIR: dataDir, BLOCK_POLL_MS: "200", TX_TIMEOUT_MS: "20000", RPC_TIMEOUT_MS: "30000" });
 
   before(async function () {
     this.timeout(180_000);

@@ -316,8 +316,18 @@ export class RpcProxy {
     let status = 502;
     let contentType = "text/html";
     let answer: Buffer | string = GATEWAY_502_BODY;
+    // A kept-alive connection the node closed while it sat idle (hardhat node: after 5 s) is reset
+    // before any answer: a read goes again on a new connection, once, as the service's own client does.
+    const resendable = !parsed?.calls.some((c) => c.method === "eth_sendRawTransaction");
     try {
-      ({ status, contentType, body: answer } = await this.forward(body));
+      ({
+        status,
+        contentType,
+        body: answer,
+      } = await this.forward(body).catch((err: unknown) => {
+        if (err instanceof StaleUpstream && resendable) return this.forward(body);
+        throw err;
+      }));
     } catch {
       // the node is unreachable: answer as a gateway would
     }
@@ -414,7 +424,9 @@ export class RpcProxy {
           );
         },
       );
-      upstream.on("error", reject);
+      upstream.on("error", (err: NodeJS.ErrnoException) =>
+        reject(err.code === "ECONNRESET" && upstream.reusedSocket ? new StaleUpstream(err.message) : err),
+      );
       upstream.end(body);
     });
   }
@@ -452,6 +464,9 @@ function listen(server: http.Server, port: number): Promise<void> {
     });
   });
 }
+
+/** A reused kept-alive connection to the node, reset before it answered. */
+class StaleUpstream extends Error {}
 
 function readBody(stream: NodeJS.ReadableStream): Promise<Buffer> {
   return new Promise((resolve, reject) => {
