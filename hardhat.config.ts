@@ -61,7 +61,15 @@ const config: HardhatUserConfig = {
   },
   // forbidOnly: an it.only or describe.only left in a test file fails the run instead of silently
   // running that test alone (ESLint's no-restricted-properties says so before, in npm run lint).
-  mocha: { timeout: 120_000, forbidOnly: true },
+  // TEST_FILE_SECONDS=<file>: the spec output, and how long each test file took, written there as JSON
+  // (what scripts/test-parts.ts deals the files by: test/file-seconds.json).
+  mocha: {
+    timeout: 120_000,
+    forbidOnly: true,
+    ...(process.env.TEST_FILE_SECONDS
+      ? { reporter: path.join(__dirname, "test", "support", "file-seconds-reporter.ts") }
+      : {}),
+  },
 };
 
 export default config;

@@ -5,13 +5,18 @@
  * about three quarters busy. The parts share the machine as two runtimes' runs already do: each test
  * takes its own ports, data directories, nodes and services.
  *
- * Files are dealt in turn (by path), except those that must not run beside each other: the
- * production build rebuilds dist/, which bin/nft-ops.js runs when it is there, so it shares a part
- * with the tests that run the CLI. The first part's output is shown as it comes, every other part's
- * once the first has ended; then one line sums them ("N passing"), which CI counts.
+ * Files are dealt by how long each took (test/file-seconds.json), the longest first, each to the part
+ * with the least time so far; a file not listed counts as the median. Those that must not run beside
+ * each other go first, together: the production build rebuilds dist/, which bin/nft-ops.js runs
+ * when it is there, so it shares the first part with the tests that run the CLI. The first part's
+ * output is shown as it comes, every other part's once the first has ended; then one line sums
+ * them ("N passing"), which CI counts, and one gives each part's minutes.
+ *
+ * TEST_FILE_SECONDS=<file> writes each file's seconds of this run there (merged over the parts):
+ * copy it to test/file-seconds.json when the parts' minutes drift apart.
  */
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -36,22 +41,39 @@ function testFiles(dir = path.join(ROOT, "test")): string[] {
     });
 }
 
-function deal(files: string[], count: number): string[][] {
+/** Seconds per test file (paths relative to the root), as the file-seconds reporter measured them. */
+function fileSeconds(): Record<string, number> {
+  return JSON.parse(readFileSync(path.join(ROOT, "test", "file-seconds.json"), "utf8")) as Record<string, number>;
+}
+
+function deal(files: string[], count: number, seconds: Record<string, number>): string[][] {
+  const known = Object.values(seconds).sort((a, b) => a - b);
+  const median = known.length ? known[Math.floor(known.length / 2)] : 1;
+  const weight = (file: string) => seconds[path.relative(ROOT, file)] ?? median;
   const dealt: string[][] = Array.from({ length: count }, () => []);
-  let turn = 0;
-  for (const file of files) {
-    if (TOGETHER.test(readFileSync(file, "utf8"))) dealt[0].push(file);
-    else dealt[turn++ % count].push(file);
+  const load = new Array<number>(count).fill(0);
+  const together = files.filter((file) => TOGETHER.test(readFileSync(file, "utf8")));
+  const rest = files.filter((file) => !together.includes(file)).sort((a, b) => weight(b) - weight(a));
+  for (const file of together) {
+    dealt[0].push(file);
+    load[0] += weight(file);
   }
-  return dealt;
+  for (const file of rest) {
+    const lightest = load.indexOf(Math.min(...load));
+    dealt[lightest].push(file);
+    load[lightest] += weight(file);
+  }
+  // Each part runs its files in path order, as one run would.
+  return dealt.map((part) => part.sort());
 }
 
 /** `hardhat test FILES` (every file when none is given); its output goes to `log` when given, else to ours. */
-function runPart(files: string[], log?: { path: string; echo: boolean }): Promise<number> {
+function runPart(files: string[], log?: { path: string; echo: boolean; seconds: string }): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(HARDHAT, ["test", ...files], {
       cwd: ROOT,
       stdio: log ? ["ignore", "pipe", "pipe"] : "inherit",
+      env: log && process.env.TEST_FILE_SECONDS ? { ...process.env, TEST_FILE_SECONDS: log.seconds } : process.env,
     });
     if (log) {
       const file = createWriteStream(log.path);
@@ -73,12 +95,19 @@ function passingIn(log: string): number {
 
 async function main(): Promise<void> {
   if (parts === 1) process.exit(await runPart([]));
-  const dealt = deal(testFiles(), parts);
+  const dealt = deal(testFiles(), parts, fileSeconds());
   const dir = mkdtempSync(path.join(tmpdir(), "test-parts-"));
   const logs = dealt.map((_, i) => path.join(dir, `part-${i + 1}.log`));
+  const seconds = dealt.map((_, i) => path.join(dir, `part-${i + 1}.json`));
   const started = Date.now();
   console.log(`  (${dealt.length} parts side by side: ${dealt.map((files) => files.length).join(" + ")} test files)`);
-  const runs = dealt.map((files, i) => runPart(files, { path: logs[i], echo: i === 0 }));
+  const minutes: number[] = [];
+  const runs = dealt.map((files, i) =>
+    runPart(files, { path: logs[i], echo: i === 0, seconds: seconds[i] }).then((code) => {
+      minutes[i] = Math.round((Date.now() - started) / 60_000);
+      return code;
+    }),
+  );
   const codes: number[] = [];
   let passing = 0;
   for (const [i, run] of runs.entries()) {
@@ -87,9 +116,16 @@ async function main(): Promise<void> {
     passing += passingIn(output);
     if (i > 0) process.stdout.write(`\n  === part ${i + 1} of ${dealt.length}:\n${output}`);
   }
+  if (process.env.TEST_FILE_SECONDS) {
+    const merged = Object.assign(
+      {},
+      ...seconds.filter((file) => existsSync(file)).map((file) => JSON.parse(readFileSync(file, "utf8")) as object),
+    ) as Record<string, number>;
+    writeFileSync(process.env.TEST_FILE_SECONDS, `${JSON.stringify(merged, Object.keys(merged).sort(), 2)}\n`);
+  }
   rmSync(dir, { recursive: true, force: true });
-  const minutes = Math.round((Date.now() - started) / 60_000);
-  console.log(`\n  ${passing} passing (${dealt.length} parts, ${minutes}m)`);
+  console.log(`\n  ${passing} passing (${dealt.length} parts, ${Math.round((Date.now() - started) / 60_000)}m)`);
+  console.log(`  (the parts took ${minutes.map((m) => `${m}m`).join(", ")})`);
   process.exit(codes.some((code) => code !== 0) ? 1 : 0);
 }
 
