@@ -293,16 +293,21 @@ export class ServiceProcess {
       entry?.cwd ?? ROOT,
     );
     const url = `http://127.0.0.1:${port}`;
+    // What the last probe got, for the error when the service never gets ready: its answer, or why none.
+    let last = "no probe yet";
     const ready = waitFor(
       "service",
       90_000,
       async () => {
         try {
-          const res = await fetch(`${url}/health`);
-          return res.status === 200 ? true : undefined;
-        } catch {
-          return undefined;
+          const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(10_000) });
+          if (res.status === 200) return true;
+          last = `${res.status} ${(await res.text()).slice(0, 300)}`;
+        } catch (err) {
+          const { message, cause } = err as Error & { cause?: { code?: string; message?: string } };
+          last = `${message}${cause ? ` (${cause.code ?? cause.message})` : ""}`;
         }
+        return undefined;
       },
       spawned,
     );
@@ -311,6 +316,7 @@ export class ServiceProcess {
     } catch (err) {
       await stopChild(spawned.child);
       rmSync(dataDir, { recursive: true, force: true });
+      if (err instanceof Error) err.message += `\nThe last GET ${url}/health: ${last}`;
       throw err;
     }
     return new ServiceProcess(url, spawned, dataDir, chainPort);
