@@ -164,6 +164,8 @@ async function waitFor<T>(
   timeoutMs: number,
   probe: () => Promise<T | undefined> | T | undefined,
   spawned?: Spawned,
+  /** What the last probe got, for the error when the time is up. */
+  lastProbe?: () => string,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -174,7 +176,10 @@ async function waitFor<T>(
         `${what}: the process exited (${spawned.child.exitCode ?? spawned.child.signalCode}):\n${spawned.output()}`,
       );
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not ready after ${timeoutMs} ms:\n${spawned?.output() ?? ""}`);
+    if (Date.now() > deadline) {
+      const last = lastProbe ? `\n${lastProbe()}` : "";
+      throw new Error(`${what}: not ready after ${timeoutMs} ms:\n${spawned?.output() ?? ""}${last}`);
+    }
     await sleep(100);
   }
 }
@@ -310,13 +315,13 @@ export class ServiceProcess {
         return undefined;
       },
       spawned,
+      () => `The last GET ${url}/health: ${last}`,
     );
     try {
       await ready;
     } catch (err) {
       await stopChild(spawned.child);
       rmSync(dataDir, { recursive: true, force: true });
-      if (err instanceof Error) err.message += `\nThe last GET ${url}/health: ${last}`;
       throw err;
     }
     return new ServiceProcess(url, spawned, dataDir, chainPort);
