@@ -94,7 +94,12 @@ function passingIn(log: string): number {
 }
 
 async function main(): Promise<void> {
-  if (parts === 1) process.exit(await runPart([]));
+  // process.exitCode, not process.exit(): writes to a pipe (npm run test:only | tee) are asynchronous,
+  // and exiting at once loses the last of them, the count line among them.
+  if (parts === 1) {
+    process.exitCode = await runPart([]);
+    return;
+  }
   const dealt = deal(testFiles(), parts, fileSeconds());
   const dir = mkdtempSync(path.join(tmpdir(), "test-parts-"));
   const logs = dealt.map((_, i) => path.join(dir, `part-${i + 1}.log`));
@@ -126,7 +131,7 @@ async function main(): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
   console.log(`\n  ${passing} passing (${dealt.length} parts, ${Math.round((Date.now() - started) / 60_000)}m)`);
   console.log(`  (the parts took ${minutes.map((m) => `${m}m`).join(", ")})`);
-  process.exit(codes.some((code) => code !== 0) ? 1 : 0);
+  process.exitCode = codes.some((code) => code !== 0) ? 1 : 0;
 }
 
 void main();
