@@ -10,7 +10,7 @@
  * `<tmpdir>/nft-ops-test-ports/slot-N` made exclusively, holding its pid, removed at exit (a slot
  * whose process is gone is taken over). Its ports are handed out in turn, each checked free.
  */
-import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -32,6 +32,21 @@ function alive(pid: number): boolean {
   }
 }
 
+/**
+ * Whether the slot file names a live process. A file removed meanwhile names none; an empty one is
+ * a claim whose pid is being written (made with "wx", then written), so it is held.
+ */
+function held(file: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8").trim();
+  } catch {
+    return false;
+  }
+  const holder = Number(text);
+  return text === "" || (Number.isInteger(holder) && holder > 0 && alive(holder));
+}
+
 function takeSlot(): number {
   mkdirSync(DIR, { recursive: true });
   for (let n = 0; n < SLOTS; n++) {
@@ -41,13 +56,23 @@ function takeSlot(): number {
         writeFileSync(file, String(process.pid), { flag: "wx" });
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-        const holder = Number(readFileSync(file, "utf8").trim());
-        if (Number.isInteger(holder) && holder > 0 && alive(holder)) break; // held: the next slot
-        // Left by a process that is gone (killed before its exit handler ran): take it over.
+        if (held(file)) break; // the next slot
+        // Left by a process that is gone (killed before its exit handler ran): taken over under a lock,
+        // and read again there, so that two processes that both saw it stale (the parts start together)
+        // cannot each remove the other's fresh claim and both hold the slot.
+        const lock = `${file}.takeover`;
         try {
-          unlinkSync(file);
+          mkdirSync(lock);
         } catch {
-          // another process took it over first
+          break; // another process is taking it over: the next slot
+        }
+        try {
+          if (held(file)) break;
+          unlinkSync(file);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err; // gone already: claim it
+        } finally {
+          rmdirSync(lock);
         }
         continue;
       }
