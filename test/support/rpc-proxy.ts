@@ -316,18 +316,8 @@ export class RpcProxy {
     let status = 502;
     let contentType = "text/html";
     let answer: Buffer | string = GATEWAY_502_BODY;
-    // A kept-alive connection the node closed while it sat idle (hardhat node: after 5 s) is reset
-    // before any answer: a read goes again on a new connection, once, as the service's own client does.
-    const resendable = !parsed?.calls.some((c) => c.method === "eth_sendRawTransaction");
     try {
-      ({
-        status,
-        contentType,
-        body: answer,
-      } = await this.forward(body).catch((err: unknown) => {
-        if (err instanceof StaleUpstream && resendable) return this.forward(body);
-        throw err;
-      }));
+      ({ status, contentType, body: answer } = await this.forward(body, parsed?.calls ?? []));
     } catch {
       // the node is unreachable: answer as a gateway would
     }
@@ -364,7 +354,8 @@ export class RpcProxy {
     const forwarded = new Map<unknown, unknown>();
     if (others.length > 0) {
       try {
-        const { body } = await this.forward(Buffer.from(JSON.stringify(others)));
+        const calls = parsed.calls.filter((c) => !matches(c));
+        const { body } = await this.forward(Buffer.from(JSON.stringify(others)), calls);
         for (const one of JSON.parse(body.toString("utf8")) as Array<{ id: unknown }>) forwarded.set(one.id, one);
       } catch {
         // the node is unreachable: those calls go unanswered, as a gateway's partial failure would leave them
@@ -403,7 +394,22 @@ export class RpcProxy {
     return JSON.stringify(parsed.batch ? out : out[0]);
   }
 
-  private forward(body: Buffer): Promise<{ status: number; contentType: string; body: Buffer }> {
+  /**
+   * A kept-alive connection the node closed while it sat idle (hardhat node: after 5 s) is reset
+   * before any answer: a read (no eth_sendRawTransaction among `calls`) goes again on a new
+   * connection, once, as the service's own client does.
+   */
+  private async forward(body: Buffer, calls: Call[]): Promise<{ status: number; contentType: string; body: Buffer }> {
+    try {
+      return await this.forwardOnce(body);
+    } catch (err) {
+      const resendable = !calls.some((c) => c.method === "eth_sendRawTransaction");
+      if (err instanceof StaleUpstream && resendable) return this.forwardOnce(body);
+      throw err;
+    }
+  }
+
+  private forwardOnce(body: Buffer): Promise<{ status: number; contentType: string; body: Buffer }> {
     return new Promise((resolve, reject) => {
       const upstream = http.request(
         this.target,
