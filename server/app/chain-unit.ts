@@ -6,6 +6,7 @@
  */
 import { getAddress, type JsonRpcProvider } from "ethers";
 import { BlockFeed } from "../chain/block-feed";
+import type { HeadSource } from "../chain/head-subscription";
 import { ChainClient } from "../chain/chain-client";
 import { connectRpcUrls } from "../chain/provider";
 import type { RpcUrlState } from "../chain/rpc-failover";
@@ -44,6 +45,8 @@ export interface ReachedChain {
   provider: JsonRpcProvider;
   client: ChainClient;
   rpcUrls?: () => RpcUrlState[];
+  /** What announces new heads, where the chain offers it (see BlockFeed). */
+  heads?: HeadSource;
   /** The service's metrics labelled with this chain's id. */
   metrics: ChainMetrics;
 }
@@ -106,6 +109,7 @@ export async function reachChain(
       return connectRpcUrls({
         chainId: spec.id,
         rpcUrls: spec.rpcUrls,
+        wsUrl: spec.wsUrl,
         timeoutMs: config.rpcTimeoutMs,
         maxLagBlocks: config.rpcMaxLagBlocks,
         observer: o,
@@ -116,7 +120,7 @@ export async function reachChain(
       });
     });
   const metrics = observer.forChain(spec.id?.toString());
-  const { provider, chainId, rpcUrls } = await connect(metrics);
+  const { provider, chainId, rpcUrls, heads } = await connect(metrics);
   if (spec.id === undefined) metrics.label(chainId.toString());
   if (spec.id !== undefined && spec.id !== chainId) {
     provider.destroy();
@@ -127,7 +131,7 @@ export async function reachChain(
     maxFeePerGas: spec.maxFeePerGas,
     fundingHint: options.fundingHint,
   });
-  return { spec, name: chainNameOf(spec, chainId), chainId, provider, client, rpcUrls, metrics };
+  return { spec, name: chainNameOf(spec, chainId), chainId, provider, client, rpcUrls, heads, metrics };
 }
 
 export type ChainFundingHint = (address: string, wei: bigint) => string;
@@ -144,7 +148,12 @@ export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): 
   const id = chainId.toString();
   const logger = shared.logger.child({ chain: chain.name });
   // One head poll per chain: the engine's follower and the collection index share it.
-  const blocks = new BlockFeed(client.rpc, { pollMs: config.blockPollMs, liveness: client.liveness });
+  const blocks = new BlockFeed(client.rpc, {
+    pollMs: config.blockPollMs,
+    liveness: client.liveness,
+    heads: chain.heads,
+    onSeen: (lagSeconds) => chain.metrics.blockSeen(lagSeconds),
+  });
   const engine = await openEngine({
     chain: client,
     blocks,

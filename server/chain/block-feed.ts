@@ -1,13 +1,23 @@
 import { toQuantity } from "ethers";
+import { ARRIVALS_KEPT, nextPollDelay, steadyInterval } from "./block-timing";
+import type { AnnouncedHead, HeadSource } from "./head-subscription";
 import type { Rpc } from "./rpc";
 
-/** A block as the feed reads it (`eth_getBlockByNumber(n, false)`): enough to link blocks and find our transactions. */
+/** A block as the feed knows it: enough to link blocks, find our transactions and skip blocks without our logs. */
 export interface BlockHeader {
   number: number;
   hash: string;
   parentHash: string;
-  /** Hashes of the block's transactions, lower-case. */
-  transactions: string[];
+  /**
+   * Hashes of the block's transactions, lower-case, when the block was read
+   * (`eth_getBlockByNumber(n, false)`); unset for a block a head subscription announced, which
+   * has none (see Follower: it reads them only when that is cheaper than asking for receipts).
+   */
+  transactions?: string[];
+  /** The block's log bloom (0x + 512 hex digits), where the node gave it. */
+  logsBloom?: string;
+  /** Seconds. */
+  timestamp?: number;
 }
 
 /**
@@ -31,8 +41,17 @@ export interface Subscription {
 }
 
 export interface BlockFeedOptions {
-  /** How often the head is polled while anyone subscribes (BLOCK_POLL_MS). */
+  /**
+   * How often the head is polled while anyone subscribes (BLOCK_POLL_MS), on a chain whose blocks
+   * come at no steady pace; at a steady one, polls are timed to the next block (block-timing.ts).
+   */
   pollMs: number;
+  /** What announces new heads (a WebSocket subscription, the embedded chain): then polls only check it. */
+  heads?: HeadSource;
+  /** How often the head is polled while `heads` announces them: the truth a subscription is checked against. */
+  checkPollMs?: number;
+  /** Told, for each new block, how many seconds after its timestamp the feed knew it (block_seen_lag_seconds). */
+  onSeen?: (lagSeconds: number) => void;
   /** New blocks read at most per poll; past that only the newest are read (`complete: false`). */
   maxBlocksPerPoll?: number;
   /** Recent blocks kept, to link new ones to and to find where a reorg forked. */
@@ -51,13 +70,22 @@ interface Subscriber {
 
 const DEFAULT_MAX_BLOCKS_PER_POLL = 64;
 const DEFAULT_KEEP = 256;
+/** How often the head is polled while a subscription announces nothing (a quiet chain, or a silent socket). */
+const DEFAULT_CHECK_POLL_MS = 15_000;
+/** A poll that finds a head the subscription did not announce this long after the last one: it has gone silent. */
+const SILENT_AFTER_MS = 3_000;
 
 /**
- * One head poll for the whole process. While anyone subscribes, it asks `eth_blockNumber` every
- * `pollMs`, reads each new block once (`eth_getBlockByNumber`, in one batch), links it to the
- * blocks it kept (a parent hash that does not match is a reorg: it reads back to the fork), and
- * hands the same blocks to every subscriber. A slow subscriber never holds the others or the
- * poll back: what it has not taken yet is merged into its next event.
+ * One head feed for the whole process. Where the chain announces heads (`heads`: `eth_subscribe`
+ * `newHeads`, or the embedded chain), a head that links to the last one is handed on at once with
+ * no call at all, and the head is polled only every `checkPollMs` as the truth: a head the
+ * subscription did not announce, or one that does not link (a gap, a reorg), is read as a poll
+ * reads it, and a subscription found silent is started again. Elsewhere (or while it reconnects)
+ * it asks `eth_blockNumber` timed to the chain's pace (block-timing.ts), reads each new block once
+ * (`eth_getBlockByNumber`, in one batch), links it to the blocks it kept (a parent hash that does
+ * not match is a reorg: it reads back to the fork), and hands the same blocks to every subscriber.
+ * A slow subscriber never holds the others or the feed back: what it has not taken yet is merged
+ * into its next event.
  */
 export class BlockFeed {
   private readonly subscribers = new Set<Subscriber>();
@@ -68,6 +96,13 @@ export class BlockFeed {
   private polling?: Promise<void>;
   private pokeAgain = false;
   private stopped = false;
+  /** When the last few new heads arrived (ms), one block apart: the chain's pace. */
+  private arrivals: number[] = [];
+  /** The last head the subscription announced, and when. */
+  private announcedAt?: { number: number; at: number };
+  /** An announcement that came while a poll was under way: taken up after it. */
+  private announcedDuringPoll?: AnnouncedHead;
+  private headsStarted = false;
   private readonly maxBlocksPerPoll: number;
   private readonly keep: number;
 
@@ -84,9 +119,21 @@ export class BlockFeed {
     return this.lastHead;
   }
 
+  /** Whether a head subscription announces the chain's heads now. */
+  get subscribed(): boolean {
+    return this.options.heads?.live === true;
+  }
+
   subscribe(listener: HeadListener): Subscription {
     const subscriber: Subscriber = { listener, busy: false, active: true };
     this.subscribers.add(subscriber);
+    if (this.options.heads && !this.headsStarted && !this.stopped) {
+      this.headsStarted = true;
+      this.options.heads.start(
+        (head) => this.announced(head),
+        () => this.replan(),
+      );
+    }
     this.poke();
     return {
       unsubscribe: () => {
@@ -97,8 +144,16 @@ export class BlockFeed {
     };
   }
 
-  /** Polls now rather than at the next tick (a write just answered, a reader waits for a block). */
+  /**
+   * Polls now rather than at the next tick (a write was just sent, a reader waits for a block):
+   * nothing to do while a subscription announces every head, once the feed has one.
+   */
   poke(): void {
+    if (this.subscribed && this.lastHead !== undefined) return;
+    this.pollNow();
+  }
+
+  private pollNow(): void {
     if (this.stopped || this.subscribers.size === 0) return;
     if (this.polling) {
       this.pokeAgain = true;
@@ -108,10 +163,49 @@ export class BlockFeed {
     this.timer = undefined;
     this.polling = this.poll().finally(() => {
       this.polling = undefined;
+      const announced = this.announcedDuringPoll;
+      this.announcedDuringPoll = undefined;
       if (this.pokeAgain) {
         this.pokeAgain = false;
-        this.poke();
-      } else this.schedule();
+        this.pollNow();
+      } else if (announced) this.announced(announced);
+      else this.schedule();
+    });
+  }
+
+  /**
+   * A head the subscription announced. One that links to the last head is handed on as it is (no
+   * call); one already known is dropped; any other (a gap, another branch) is read as a poll reads it.
+   */
+  private announced(head: AnnouncedHead): void {
+    if (this.stopped) return;
+    this.announcedAt = { number: head.number, at: Date.now() };
+    if (this.polling) {
+      this.announcedDuringPoll = head;
+      return;
+    }
+    const last = this.lastHead;
+    if (last !== undefined && head.number <= last && this.recent.get(head.number)?.hash === head.hash) return;
+    const parent = this.recent.get(head.number - 1);
+    if (last !== undefined && head.number === last + 1 && parent?.hash === head.parentHash) {
+      const block: BlockHeader = { ...head };
+      this.remember([block]);
+      this.newHead(head.number, [block]);
+      for (const subscriber of this.subscribers)
+        this.deliver(subscriber, { head: head.number, blocks: [block], complete: true });
+      this.schedule();
+      return;
+    }
+    // Another branch at or below the last head: read again from there, back to the fork.
+    if (last !== undefined && head.number <= last) this.lastHead = head.number - 1;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.polling = this.poll(head.number).finally(() => {
+      this.polling = undefined;
+      const next = this.announcedDuringPoll;
+      this.announcedDuringPoll = undefined;
+      if (next) this.announced(next);
+      else this.schedule();
     });
   }
 
@@ -141,28 +235,69 @@ export class BlockFeed {
     return list;
   }
 
-  /** Stops polling for good. */
+  /**
+   * The blocks at `numbers` read with their transaction hashes (one batch), replacing the kept
+   * headers a subscription announced without them; null when a block could not be read or is no
+   * longer the one kept at its height (a reorg under way).
+   */
+  async withTransactions(numbers: number[]): Promise<BlockHeader[] | null> {
+    const read = await this.read(numbers);
+    if (!read) return null;
+    for (const block of read) {
+      const kept = this.recent.get(block.number);
+      if (kept && kept.hash !== block.hash) return null;
+      if (kept) this.recent.set(block.number, { ...kept, transactions: block.transactions });
+    }
+    return read;
+  }
+
+  /** Stops polling (and the head subscription) for good. */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    this.options.heads?.stop();
     await this.polling?.catch(() => {});
   }
 
+  /** The next poll: a check while a subscription announces heads, else timed to the chain's pace. */
   private schedule(): void {
-    if (this.stopped || this.subscribers.size === 0 || this.timer) return;
+    if (this.stopped || this.subscribers.size === 0) return;
+    clearTimeout(this.timer);
+    const delay = this.subscribed ? this.silenceAfter() : nextPollDelay(this.arrivals, Date.now(), this.options.pollMs);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.poke();
-    }, this.options.pollMs);
+      this.pollNow();
+    }, delay);
   }
 
-  private async poll(): Promise<void> {
+  /**
+   * How long a subscription may announce nothing before a poll checks the head: three blocks of a
+   * steady chain (at least SILENT_AFTER_MS), else `checkPollMs`. Each announcement puts it off, so
+   * a healthy subscription on a busy chain costs no poll at all.
+   */
+  private silenceAfter(): number {
+    const interval = steadyInterval(this.arrivals);
+    const check = this.options.checkPollMs ?? DEFAULT_CHECK_POLL_MS;
+    return interval === undefined ? check : Math.min(check, Math.max(SILENT_AFTER_MS, 3 * interval));
+  }
+
+  /** The chain's steady block interval (ms), when the feed has seen one. */
+  get interval(): number | undefined {
+    return steadyInterval(this.arrivals);
+  }
+
+  /** A poll; `knownHead` when an announcement already told the head (no eth_blockNumber then). */
+  private async poll(knownHead?: number): Promise<void> {
     let head: number;
-    try {
-      const asked = this.rpc.call<string>("eth_blockNumber", []).then((answer) => Number(BigInt(answer)));
-      head = await (this.options.liveness?.watch(asked) ?? asked);
-    } catch {
-      return; // the chain is away: try again at the next poll
+    if (knownHead !== undefined) head = knownHead;
+    else {
+      try {
+        const asked = this.rpc.call<string>("eth_blockNumber", []).then((answer) => Number(BigInt(answer)));
+        head = await (this.options.liveness?.watch(asked) ?? asked);
+      } catch {
+        return; // the chain is away: try again at the next poll
+      }
+      this.checkSubscription(head);
     }
     let blocks: BlockHeader[] = [];
     let complete = true;
@@ -171,8 +306,48 @@ export class BlockFeed {
     } catch {
       complete = false; // blocks could not be read: subscribers look up what they need themselves
     }
-    this.lastHead = head;
+    this.newHead(head, blocks);
     for (const subscriber of this.subscribers) this.deliver(subscriber, { head, blocks, complete });
+  }
+
+  /** Records a head: the pace of the chain, how late the feed knew the new blocks. */
+  private newHead(head: number, blocks: BlockHeader[]): void {
+    const last = this.lastHead;
+    this.lastHead = head;
+    if (last === undefined || head <= last) return;
+    const now = Date.now();
+    // Only heads one block apart tell the pace: a jump (a missed block, a restart) starts it again.
+    if (head === last + 1) this.arrivals = [...this.arrivals, now].slice(-ARRIVALS_KEPT);
+    else this.arrivals = [now];
+    for (const block of blocks) {
+      if (block.number > last && block.timestamp !== undefined) this.options.onSeen?.(now / 1000 - block.timestamp);
+    }
+  }
+
+  /**
+   * A poll found `head` while a subscription is said to announce heads: one it never announced,
+   * long after its last announcement, means a silent socket. It is started again; meanwhile the
+   * feed polls at the chain's pace.
+   */
+  private checkSubscription(head: number): void {
+    const heads = this.options.heads;
+    if (!heads?.live) return;
+    const announced = this.announcedAt;
+    if (announced && (head <= announced.number || Date.now() - announced.at < SILENT_AFTER_MS)) return;
+    if (!announced && this.lastHead === undefined) return; // the first poll: nothing announced yet
+    heads.stop();
+    heads.start(
+      (h) => this.announced(h),
+      () => this.replan(),
+    );
+  }
+
+  /** The subscription came up or went down: the next poll is planned again (a check, or at the chain's pace). */
+  private replan(): void {
+    if (this.polling) return; // planned when it ends
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.schedule();
   }
 
   /** Reads the blocks after the last head up to `head`, and back to the fork when they do not link. */
@@ -266,12 +441,21 @@ function range(from: number, to: number): number[] {
 
 function toHeader(json: unknown): BlockHeader | null {
   if (json === null || typeof json !== "object") return null;
-  const b = json as { number?: string; hash?: string; parentHash?: string; transactions?: unknown[] };
+  const b = json as {
+    number?: string;
+    hash?: string;
+    parentHash?: string;
+    transactions?: unknown[];
+    logsBloom?: unknown;
+    timestamp?: unknown;
+  };
   if (!b.number || !b.hash || !b.parentHash) return null;
   return {
     number: Number(BigInt(b.number)),
     hash: b.hash.toLowerCase(),
     parentHash: b.parentHash.toLowerCase(),
     transactions: (b.transactions ?? []).map((tx) => String(tx).toLowerCase()),
+    ...(typeof b.logsBloom === "string" ? { logsBloom: b.logsBloom.toLowerCase() } : {}),
+    ...(typeof b.timestamp === "string" ? { timestamp: Number(BigInt(b.timestamp)) } : {}),
   };
 }

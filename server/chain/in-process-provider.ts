@@ -1,10 +1,14 @@
 import { Network, type JsonRpcPayload, type JsonRpcResult } from "ethers";
 import type { RpcObserver } from "../metrics/metrics";
+import { toAnnouncedHead, type AnnouncedHead, type HeadSource } from "./head-subscription";
 import { ObservedJsonRpcProvider } from "./provider";
 
 /** An EIP-1193 provider living in this process (Hardhat's `hre.network.provider`). */
 export interface Eip1193Provider {
   request(args: { method: string; params?: unknown[] | object }): Promise<unknown>;
+  /** Hardhat's provider emits each subscription's notifications as "message" events. */
+  on?(event: "message", listener: (message: unknown) => void): unknown;
+  removeListener?(event: "message", listener: (message: unknown) => void): unknown;
 }
 
 /** JSON-RPC's "internal error", for a failure that carries no code of its own. */
@@ -45,9 +49,53 @@ export class InProcessJsonRpcProvider extends ObservedJsonRpcProvider {
 export async function connectInProcess(
   chain: Eip1193Provider,
   observer?: RpcObserver,
-): Promise<{ provider: InProcessJsonRpcProvider; chainId: bigint }> {
+): Promise<{ provider: InProcessJsonRpcProvider; chainId: bigint; heads?: HeadSource }> {
   const chainId = BigInt((await chain.request({ method: "eth_chainId", params: [] })) as string);
-  return { provider: new InProcessJsonRpcProvider(chain, Network.from(chainId), observer), chainId };
+  return {
+    provider: new InProcessJsonRpcProvider(chain, Network.from(chainId), observer),
+    chainId,
+    ...(chain.on && chain.removeListener ? { heads: new InProcessHeads(chain) } : {}),
+  };
+}
+
+/**
+ * New heads of a chain in this process: its own `eth_subscribe` `newHeads`, whose notifications
+ * Hardhat's provider emits as "message" events the moment a block is mined (no poll, no socket).
+ */
+export class InProcessHeads implements HeadSource {
+  private subscription?: string;
+  private listener?: (message: unknown) => void;
+
+  constructor(private readonly chain: Eip1193Provider) {}
+
+  get live(): boolean {
+    return this.subscription !== undefined;
+  }
+
+  start(onHead: (head: AnnouncedHead) => void, onLive?: (live: boolean) => void): void {
+    this.listener = (message) => {
+      const m = message as { type?: unknown; data?: { subscription?: unknown; result?: unknown } };
+      if (m?.type !== "eth_subscription" || m.data?.subscription !== this.subscription) return;
+      const head = toAnnouncedHead(m.data?.result);
+      if (head) onHead(head);
+    };
+    this.chain.on!("message", this.listener);
+    this.chain.request({ method: "eth_subscribe", params: ["newHeads"] }).then(
+      (id) => {
+        this.subscription = String(id);
+        onLive?.(true);
+      },
+      () => {}, // no subscription: the block feed polls
+    );
+  }
+
+  stop(): void {
+    if (this.listener) this.chain.removeListener!("message", this.listener);
+    this.listener = undefined;
+    const id = this.subscription;
+    this.subscription = undefined;
+    if (id) this.chain.request({ method: "eth_unsubscribe", params: [id] }).catch(() => {});
+  }
 }
 
 /** The JSON-RPC error member Hardhat's server would send for `err` (code, message, data.data = revert data). */

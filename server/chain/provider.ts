@@ -7,7 +7,8 @@ import {
   type JsonRpcResult,
 } from "ethers";
 import type { RpcObserver } from "../metrics/metrics";
-import { FailoverTransport, type RpcUrlObserver, type RpcUrlState } from "./rpc-failover";
+import { WsHeadSubscription, type HeadSource } from "./head-subscription";
+import { FailoverTransport, isWebSocketUrl, type RpcUrlObserver, type RpcUrlState } from "./rpc-failover";
 
 /** What carries a provider's JSON-RPC: one call or a batch in, the parsed JSON answer out. */
 export interface JsonRpcSender {
@@ -101,6 +102,8 @@ export interface RpcUrlsSpec {
   /** The chain id every URL must answer; unset = the id the first URL that answers gives. */
   chainId?: bigint;
   rpcUrls: string[];
+  /** Where to subscribe to new heads (a chain entry's `wsUrl`); unset = the first ws(s):// URL of `rpcUrls`, if any. */
+  wsUrl?: string;
   /** RPC_TIMEOUT_MS: bound on one round trip to one URL. */
   timeoutMs: number;
   /** RPC_MAX_LAG_BLOCKS. */
@@ -117,6 +120,8 @@ export interface ConnectedRpcUrls {
   chainId: bigint;
   /** Each URL's state (masked URL, ok|down|behind, last error, calls), for /health and GET /chains. */
   rpcUrls(): RpcUrlState[];
+  /** New heads by `eth_subscribe`, where the chain has a WebSocket URL; not started yet. */
+  heads?: HeadSource;
 }
 
 /**
@@ -134,10 +139,14 @@ export async function connectRpcUrls(spec: RpcUrlsSpec): Promise<ConnectedRpcUrl
   try {
     const chainId = await transport.checkChainId(spec.chainId);
     transport.label(chainId.toString());
+    const wsUrl = spec.wsUrl ?? spec.rpcUrls.find(isWebSocketUrl);
     return {
       provider: new HttpJsonRpcProvider(transport, Network.from(chainId), spec.observer),
       chainId,
       rpcUrls: () => transport.states(),
+      ...(wsUrl
+        ? { heads: new WsHeadSubscription(wsUrl, { onCall: (m) => spec.observer?.rpcCall(m, 0, false) }) }
+        : {}),
     };
   } catch (err) {
     transport.close();

@@ -1,6 +1,7 @@
 import { makeError } from "ethers";
 import { credentialFragments, credentialScrubber, maskUrl } from "../config/credentials";
 import { HttpJsonRpcTransport } from "./http-transport";
+import { WsJsonRpcTransport } from "./ws-transport";
 
 /** How one RPC URL stands: answering, left out after a failure, or answering from a node that lags. */
 export type RpcUrlStatus = "ok" | "down" | "behind";
@@ -59,6 +60,12 @@ interface JsonRpcAnswer {
   error?: { code?: unknown; message?: unknown; data?: unknown };
 }
 
+/** One URL's JSON-RPC carrier: HTTP(S), or a WebSocket for a ws(s):// URL. */
+interface UrlTransport {
+  send(body: unknown): Promise<unknown>;
+  close(): void;
+}
+
 class Endpoint {
   readonly scrub: (text: string) => string;
   status: RpcUrlStatus = "ok";
@@ -71,7 +78,7 @@ class Endpoint {
   timer?: NodeJS.Timeout;
 
   constructor(
-    readonly http: HttpJsonRpcTransport,
+    readonly http: UrlTransport,
     url: string,
   ) {
     this.masked = maskUrl(url);
@@ -119,7 +126,13 @@ export class FailoverTransport {
     const several = urls.length > 1;
     // One URL: a 429 is retried there within the time bound, as before; several: the next URL is asked at once.
     this.endpoints = urls.map(
-      (url) => new Endpoint(new HttpJsonRpcTransport(url, options.timeoutMs, { retryThrottled: !several }), url),
+      (url) =>
+        new Endpoint(
+          isWebSocketUrl(url)
+            ? new WsJsonRpcTransport(url, options.timeoutMs)
+            : new HttpJsonRpcTransport(url, options.timeoutMs, { retryThrottled: !several }),
+          url,
+        ),
     );
     this.cooldownMs = options.cooldownMs ?? DEFAULT_COOLDOWN_MS;
     this.maxCooldownMs = options.maxCooldownMs ?? DEFAULT_MAX_COOLDOWN_MS;
@@ -474,4 +487,9 @@ function isRefused(err: unknown): boolean {
 function describe(err: unknown, e: Endpoint): string {
   const { code, message } = (err ?? {}) as { code?: string; message?: string };
   return e.scrub(`${code ?? "error"}: ${String(message ?? "").slice(0, 160)}`);
+}
+
+/** Whether `url` is a ws:// or wss:// URL: JSON-RPC over a WebSocket, and a head subscription. */
+export function isWebSocketUrl(url: string): boolean {
+  return /^wss?:\/\//i.test(url);
 }

@@ -1,5 +1,6 @@
 import { isError } from "ethers";
 import type { BlockFeed, BlockHeader, Subscription } from "../chain/block-feed";
+import { bloomMayHold } from "../chain/log-bloom";
 import type { Rpc } from "../chain/rpc";
 import type { Logger } from "../http/logger";
 import { collectionMetadata, deploymentBlock } from "./deployment";
@@ -382,9 +383,13 @@ export class CollectionIndexer {
       if (!withBlocks && end >= windowFrom) end = windowFrom - 1;
       const members = collections.filter((c) => positionOf(c) < end);
       const addresses = new Map(members.map((c) => [c.address, c.id]));
+      // Near the head the blocks are known first: when no block's log bloom may hold a log of any
+      // member (most blocks of a busy chain hold none of a shop's), nothing is asked of the node.
+      const known = withBlocks ? await this.feed.blocks(from, end) : undefined;
+      if (known === null) return null;
       let read: RangeLogs;
       try {
-        read = await collectionLogs(this.rpc, addresses, from, end);
+        read = known && noneMayHold(known, members) ? NO_LOGS : await collectionLogs(this.rpc, addresses, from, end);
       } catch (err) {
         if (!(err instanceof RangeRefused) && !isError(err, "TIMEOUT")) throw err;
         if (end - from + 1 <= 1) throw err;
@@ -408,9 +413,8 @@ export class CollectionIndexer {
         drops: read.drops.filter(unread),
         metadata: read.metadata.filter(unread),
       };
-      if (withBlocks) {
-        const blocks = await this.feed.blocks(from, end);
-        if (!blocks) return null;
+      if (known) {
+        const blocks = known;
         const linked = (log: { blockNumber: number; blockHash: string }) =>
           blocks[log.blockNumber - from]?.hash === log.blockHash;
         const all = [range.logs, range.editions, range.drops, range.metadata] as Array<
@@ -494,4 +498,13 @@ export class CollectionIndexer {
 /** An error's kind and message, never its parameters (a database error can carry them). */
 function describe(err: unknown): { name?: string; message?: string } {
   return err instanceof Error ? { name: err.name, message: err.message.slice(0, 300) } : {};
+}
+
+const NO_LOGS: RangeLogs = { transfers: [], editions: [], drops: [], metadata: [] };
+
+/** Whether every block has a log bloom and none of them may hold a log of any of `members`. */
+function noneMayHold(blocks: BlockHeader[], members: Array<{ address: string }>): boolean {
+  return blocks.every(
+    (block) => block.logsBloom !== undefined && members.every((c) => !bloomMayHold(block.logsBloom!, c.address)),
+  );
 }

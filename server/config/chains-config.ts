@@ -11,6 +11,8 @@ export interface ChainSpec {
   name?: string;
   /** The chain's JSON-RPC URLs, in the order they are tried; empty for the embedded chain. */
   rpcUrls: string[];
+  /** Where to subscribe to new heads (`eth_subscribe` `newHeads`); unset = the first ws(s):// URL of `rpcUrls`. */
+  wsUrl?: string;
   confirmations: number;
   finalityBlocks: number;
   txResendBlocks: number;
@@ -27,6 +29,7 @@ const ChainEntry = z
     rpcUrls: z
       .array(z.url({ protocol: /^(https?|wss?)$/, error: "must be http(s) or ws(s) URLs" }))
       .min(1, "must list at least one URL"),
+    wsUrl: z.url({ protocol: /^wss?$/, error: "must be a ws(s) URL" }).optional(),
     confirmations: z.number().int().min(1).max(64).optional(),
     finalityBlocks: z.number().int().min(1).max(10_000).optional(),
     txResendBlocks: z.number().int().min(1).max(1000).optional(),
@@ -74,6 +77,7 @@ export function parseChains(
       id,
       name: c.name ?? `chain-${id}`,
       rpcUrls: c.rpcUrls,
+      ...(c.wsUrl ? { wsUrl: c.wsUrl } : {}),
       confirmations: c.confirmations ?? defaults.confirmations,
       finalityBlocks: c.finalityBlocks ?? defaults.finalityBlocks,
       txResendBlocks: c.txResendBlocks ?? defaults.txResendBlocks,

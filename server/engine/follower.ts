@@ -49,6 +49,8 @@ export class Follower {
   private readonly finished = new Map<string, number>();
   /** The head of the last pass: blocks after it are read for our hashes. */
   private lastHead?: number;
+  /** The pass head at which a write of this process was broadcast: until another pass, its receipt can only be in a new block. */
+  private readonly sentAfter = new Map<string, number>();
   /** Set once the node's `finalized` block proved to be its head (a dev chain): FINALITY_BLOCKS then. */
   private noFinalizedTag = false;
   /** The node's last `finalized` block, where it has one behind its head. */
@@ -87,10 +89,20 @@ export class Follower {
     await this.ctx.store.releaseLeases(this.ctx.owner).catch(() => {});
   }
 
-  /** Follows `op` from now on (it is already leased to this process). */
-  track(op: Operation): void {
+  /**
+   * Follows `op` from now on (it is already leased to this process). `broadcastAfter`: the pass
+   * head (`passHead`) read before its transaction was broadcast here, which spares its first
+   * receipt lookup when no pass ran in between.
+   */
+  track(op: Operation, broadcastAfter?: number): void {
     this.tracked.set(op.id, op);
+    if (broadcastAfter !== undefined) this.sentAfter.set(op.id, broadcastAfter);
     this.listen();
+  }
+
+  /** The head of the last pass, if the follower follows anything. */
+  get passHead(): number | undefined {
+    return this.lastHead;
   }
 
   /** The operation once it is confirmed or failed, or null if it is not within `ms` (or the follower stops). */
@@ -159,6 +171,7 @@ export class Follower {
   private forget(op: Operation): void {
     this.tracked.delete(op.id);
     this.checkedAt.delete(op.id);
+    this.sentAfter.delete(op.id);
     this.finished.set(op.id, Date.now());
     // Nothing left to follow: the next operation's receipts are asked for directly, not through
     // every block mined while the follower sat idle.
@@ -357,20 +370,36 @@ export class Follower {
     const open = ops.filter((op) => op.status !== "confirmed" && op.status !== "failed");
     let looked = open;
     if (since !== undefined && head > since && head - since <= MAX_BLOCKS_PER_PASS) {
-      // The feed read these blocks for its poll already; it reads only what it did not keep.
-      const blocks = await this.ctx.blocks.blocks(since + 1, head);
-      const mined = blocks && new Set(blocks.flatMap((block) => block.transactions));
-      // Blocks we could not read: look every operation up.
-      if (mined)
-        looked = open.filter(
-          (op) =>
-            !this.checkedAt.has(op.id) ||
-            op.blockNumber !== null ||
-            op.reorgs > 0 ||
-            op.transactions.some((tx) => mined.has(tx.hash.toLowerCase())),
-        );
+      // Looked up whatever the new blocks hold: seen for the first time (taken over, a lost
+      // broadcast, or a pass ran between its broadcast and now), mined already, or sent back by a reorg.
+      const direct = (op: Operation) =>
+        (!this.checkedAt.has(op.id) && this.sentAfter.get(op.id) !== since) || op.blockNumber !== null || op.reorgs > 0;
+      const rest = open.filter((op) => !direct(op));
+      const mined = rest.length > 0 ? await this.minedHashes(since + 1, head, rest.length) : null;
+      // Blocks we could not read, or cheaper to ask every receipt: look every operation up.
+      if (mined || rest.length === 0)
+        looked = open.filter((op) => direct(op) || op.transactions.some((tx) => mined?.has(tx.hash.toLowerCase())));
     }
+    for (const op of open) this.sentAfter.delete(op.id);
     return { receipts: await this.receiptsOf([...looked, ...moved]), standing };
+  }
+
+  /**
+   * The transaction hashes of blocks `from`..`to`, from the feed's kept headers; blocks a
+   * subscription announced have none, and are read only when that costs fewer calls than asking
+   * the receipts of the `asking` operations outright (null then, as when they cannot be read).
+   */
+  private async minedHashes(from: number, to: number, asking: number): Promise<Set<string> | null> {
+    const blocks = await this.ctx.blocks.blocks(from, to);
+    if (!blocks) return null;
+    const unread = blocks.filter((block) => block.transactions === undefined);
+    if (unread.length > 0) {
+      if (asking <= unread.length) return null;
+      const read = await this.ctx.blocks.withTransactions(unread.map((block) => block.number));
+      if (!read) return null;
+      for (const block of read) blocks[block.number - from] = block;
+    }
+    return new Set(blocks.flatMap((block) => block.transactions ?? []));
   }
 
   /**

@@ -226,6 +226,8 @@ export class TransactionEngine implements RequestPath {
     const call = op.call!;
     this.holders.hold(op.id, signer.address, op.nonce!);
     let accepted: boolean;
+    /** The follower's pass head before the broadcast: see Follower.track. */
+    let passHead: number | undefined;
     try {
       try {
         for (let take = 1; ; take++) {
@@ -251,6 +253,7 @@ export class TransactionEngine implements RequestPath {
         }
         throw err;
       }
+      passHead = this.follower.passHead;
       accepted = await this.broadcastFirst(op, signer, refund);
       this.crashIfAt("broadcast");
     } finally {
@@ -277,7 +280,7 @@ export class TransactionEngine implements RequestPath {
         if (settled.response) return { ...settled.response, replayed: false };
       }
     }
-    this.follower.track(op);
+    this.follower.track(op, passHead);
     const final = await this.follower.waitFor(op.id, this.ctx.options.txTimeoutMs);
     if (final?.response) return { ...final.response, replayed: false };
     return { status: 202, body: pendingBody(final ?? op), replayed: false };

@@ -14,6 +14,7 @@ const OPERATION_STATUSES = ["queued", "sent", "confirmed", "failed"];
 export const UNMATCHED_ROUTE = "(unmatched)";
 
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const LAG_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 30];
 const RPC_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export interface MetricsOptions {
@@ -36,6 +37,7 @@ export class ServiceMetrics implements RpcObserver, RpcUrlObserver {
   private readonly operations: Counter<"status" | "chain">;
   private readonly nonceAllocations: Counter<"chain">;
   private readonly signerPoolSize: Gauge;
+  private readonly blockSeenLag: Histogram<"chain">;
 
   constructor({ processMetrics = true }: MetricsOptions = {}) {
     const registers = [this.registry];
@@ -94,6 +96,13 @@ export class ServiceMetrics implements RpcObserver, RpcUrlObserver {
     this.signerPoolSize = new Gauge({
       name: "signer_pool_size",
       help: "Signing keys held in memory by the signer pool",
+      registers,
+    });
+    this.blockSeenLag = new Histogram({
+      name: "block_seen_lag_seconds",
+      help: "From a new block's timestamp to the service knowing the block (by a head subscription or a poll), by chain; block timestamps are whole seconds",
+      labelNames: ["chain"],
+      buckets: LAG_BUCKETS,
       registers,
     });
     if (processMetrics) collectDefaultMetrics({ register: this.registry });
@@ -180,6 +189,10 @@ export class ServiceMetrics implements RpcObserver, RpcUrlObserver {
   setSignerPoolSize(size: number): void {
     this.signerPoolSize.set(size);
   }
+
+  blockSeen(lagSeconds: number, chain?: string): void {
+    this.blockSeenLag.observe(chain === undefined ? {} : { chain }, Math.max(0, lagSeconds));
+  }
 }
 
 /** One chain's view of the service's metrics: every call and operation it reports carries its id. */
@@ -208,5 +221,10 @@ export class ChainMetrics implements RpcObserver {
 
   setSignerPoolSize(size: number): void {
     this.all.setSignerPoolSize(size);
+  }
+
+  /** A new block became known `lagSeconds` after its timestamp. */
+  blockSeen(lagSeconds: number): void {
+    this.all.blockSeen(lagSeconds, this.chain);
   }
 }

@@ -29,12 +29,12 @@ export interface Setting {
  */
 export async function planSetting(chain: ChainClient, signer: TransactionSigner, setting: Setting): Promise<WritePlan> {
   const { contractAddress } = setting;
-  const [current, owner] = await chain.read(contractAddress, () =>
-    Promise.all([setting.isCurrent(), chain.view(contractAddress, "owner", [])]),
-  );
-  requireOwner(contractAddress, owner, signer);
-  if (current) return { unchanged: setting.fields, contractAddress };
-  return { call: { to: contractAddress, data: setting.data }, context: setting.fields };
+  const current = await chain.read(contractAddress, () => setting.isCurrent());
+  // A change is simulated, which refuses another caller (NOT_CONTRACT_OWNER) with no read of its
+  // own; a setting already in force sends nothing, so only there is the owner read.
+  if (!current) return { call: { to: contractAddress, data: setting.data }, context: setting.fields };
+  await checkOwner(chain, contractAddress, signer);
+  return { unchanged: setting.fields, contractAddress };
 }
 
 /** 403 NOT_CONTRACT_OWNER unless `signer` owns the collection: one view call, before any costly work. */

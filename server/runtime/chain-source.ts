@@ -1,5 +1,6 @@
 import type { JsonRpcProvider } from "ethers";
 import type { ChainClient } from "../chain/chain-client";
+import type { HeadSource } from "../chain/head-subscription";
 import type { RpcUrlState } from "../chain/rpc-failover";
 import type { RpcObserver } from "../metrics/metrics";
 
@@ -9,6 +10,8 @@ export interface ConnectedChain {
   chainId: bigint;
   /** Each RPC URL's state (the failover transport's); unset for the embedded chain. */
   rpcUrls?: () => RpcUrlState[];
+  /** What announces the chain's new heads (a WebSocket subscription, the embedded chain); unset = polling alone. */
+  heads?: HeadSource;
 }
 
 /** What a chain source's `prepare` may use of the started service (server/app/main's RunningService has it). */

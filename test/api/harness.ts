@@ -251,7 +251,7 @@ export interface ServiceOptions {
   /** The chain to connect to; unset starts the embedded chain, as `npm start` does with no configuration. */
   rpcUrl?: string;
   /** Several chains (CHAINS), instead of rpcUrl: each its id, name and URLs. */
-  chains?: { id: number; name?: string; rpcUrls: string[] }[];
+  chains?: { id: number; name?: string; rpcUrls: string[]; wsUrl?: string }[];
   env?: Record<string, string>;
   /** "ignore" sends stdout (the banner and the request logs) nowhere, as a log file would take them. */
   stdout?: "pipe" | "ignore";

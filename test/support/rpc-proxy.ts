@@ -13,7 +13,10 @@
  *   far behind, say),
  * - judge a forwarded call by its params and the node's result, and answer an error instead
  *   (`judgeAnswers`: a hosted node's caps on eth_getLogs, say),
- * - hold a call for a while before forwarding it (`delay`: a slow node, one call at a time).
+ * - hold a call for a while before forwarding it (`delay`: a slow node, one call at a time),
+ * - forward WebSocket JSON-RPC too (a `ws://` URL on the same port: `wsUrl`), counting its calls
+ *   like the others, with the same latency each way; cut every socket (`dropWebSockets`), or keep
+ *   them open but pass on no subscription notification (`silentSubscriptions`: a silent socket).
  *
  * Fault rules match a method name and, optionally, a predicate on the call's params; each applies a
  * given number of times, first rule first. In a batch (a JSON array body) with at least one matching
@@ -26,6 +29,7 @@
  */
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import WebSocket, { WebSocketServer } from "ws";
 
 /** How an answer is lost: the socket destroyed, an HTML 502 from a gateway, or no answer ever. */
 export type LossMode = "drop" | "502" | "timeout";
@@ -117,6 +121,12 @@ export class RpcProxy {
   httpRequests = 0;
   /** See ProxyMode; held requests are cut when it changes back to "forward". */
   private currentMode: ProxyMode = "forward";
+  /** True: WebSocket subscriptions' notifications are dropped (the sockets stay open). */
+  silentSubscriptions = false;
+  /** WebSocket connections made through the proxy (each reconnect is one more). */
+  webSocketConnections = 0;
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly sockets = new Set<{ client: WebSocket; upstream: WebSocket }>();
 
   private readonly rules: Rule[] = [];
   private readonly judges: Array<{ method: string; judge: AnswerJudge }> = [];
@@ -148,11 +158,66 @@ export class RpcProxy {
     server.on("request", (req, res) => {
       proxy.handle(req, res).catch(() => req.socket.destroy());
     });
+    server.on("upgrade", (req, socket, head) => {
+      proxy.wss.handleUpgrade(req, socket, head, (client) => proxy.pipeWebSocket(client));
+    });
     return proxy;
   }
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** The proxy's WebSocket URL (the node's own WebSocket JSON-RPC, on its HTTP port). */
+  get wsUrl(): string {
+    return `ws://127.0.0.1:${this.port}`;
+  }
+
+  /** Cuts every WebSocket connection through the proxy (a client reconnects). */
+  dropWebSockets(): void {
+    for (const { client, upstream } of this.sockets) {
+      client.terminate();
+      upstream.terminate();
+    }
+    this.sockets.clear();
+  }
+
+  /** One client socket, forwarded to a socket of its own to the node; calls counted as they go. */
+  private pipeWebSocket(client: WebSocket): void {
+    this.webSocketConnections += 1;
+    const target = new URL(this.target);
+    target.protocol = target.protocol === "https:" ? "wss:" : "ws:";
+    const upstream = new WebSocket(target);
+    const pair = { client, upstream };
+    this.sockets.add(pair);
+    const queued: string[] = [];
+    const close = () => {
+      this.sockets.delete(pair);
+      client.terminate();
+      upstream.terminate();
+    };
+    upstream.on("open", () => {
+      for (const message of queued.splice(0)) upstream.send(message);
+    });
+    client.on("message", (data) => {
+      const text = String(data);
+      this.record(parseCalls(Buffer.from(text))?.calls ?? []);
+      void sleep(this.latencyMs).then(() => {
+        if (upstream.readyState === WebSocket.OPEN) upstream.send(text);
+        else queued.push(text);
+      });
+    });
+    upstream.on("message", (data) => {
+      const text = String(data);
+      if (this.silentSubscriptions && text.includes('"eth_subscription"')) return;
+      void sleep(this.latencyMs).then(() => {
+        if (client.readyState === WebSocket.OPEN) client.send(text);
+      });
+    });
+    for (const socket of [client, upstream]) {
+      socket.on("close", close);
+      socket.on("error", close);
+    }
   }
 
   /** All calls received since the last `resetCounts`. */
@@ -232,6 +297,7 @@ export class RpcProxy {
     this.listening = false;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.releaseHeld();
+    this.dropWebSockets();
     this.server.closeAllConnections();
     await closed;
   }

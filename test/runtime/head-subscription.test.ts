@@ -1,0 +1,87 @@
+/**
+ * New heads by subscription, polling as the truth (API.md "Block latency and JSON-RPC cost"): a
+ * chain entry's `wsUrl` makes the block feed subscribe to `newHeads` there, through a counting
+ * proxy in front of a `hardhat node` mining a block every second. A mint is answered from the
+ * announced head without polls; a subscription that goes silent (the proxy passes on no
+ * notification) is caught by a poll, started again, and mints are still answered; one whose socket
+ * is cut reconnects.
+ */
+import { expect } from "chai";
+import { ApiClient, ChainNode, DEV_KEYS, ServiceProcess, deployWithScript, sleep } from "../api/harness";
+import { ChainControl } from "../support/chain-control";
+import { RpcProxy } from "../support/rpc-proxy";
+
+const [, MINTER_KEY] = DEV_KEYS;
+
+describe("heads by subscription, polling as the truth", function () {
+  this.timeout(180_000);
+  let node: ChainNode;
+  let proxy: RpcProxy;
+  let service: ServiceProcess;
+  let api: ApiClient;
+  let collection: string;
+
+  before(async () => {
+    node = await ChainNode.start();
+    collection = await deployWithScript(node.rpcUrl, { NFT_MAX_SUPPLY: "1000" });
+    const control = new ChainControl(node.rpcUrl);
+    await control.setAutomine(false);
+    await control.setIntervalMining(1000);
+    proxy = await RpcProxy.start(node.rpcUrl);
+    service = await ServiceProcess.start({
+      chains: [{ id: 31337, rpcUrls: [proxy.url], wsUrl: proxy.wsUrl }],
+      env: { TX_TIMEOUT_MS: "30000" },
+    });
+    api = new ApiClient(service.url);
+  });
+
+  after(async () => {
+    await service?.stop();
+    await proxy?.close();
+    await node?.stop();
+  });
+
+  const mint = () => api.post("/nft/mint", { privateKey: MINTER_KEY, contractAddress: collection, mintAmount: 1 });
+  const subscribes = () => proxy.calls.get("eth_subscribe") ?? 0;
+
+  it("answers a mint from the announced head, with no head poll and one subscription", async () => {
+    expect((await mint()).status).to.equal(200); // the key's nonce and the collection's check, once
+    await sleep(1500);
+    proxy.resetCounts();
+    for (let i = 0; i < 3; i++) {
+      const res = await mint();
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.status).to.equal("confirmed");
+    }
+    expect(proxy.calls.get("eth_blockNumber") ?? 0, [...proxy.calls].join(" ")).to.equal(0);
+    expect(subscribes()).to.equal(0); // the subscription made at the start still stands
+    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    expect(metrics).to.match(/block_seen_lag_seconds_count\{chain="31337"\} [1-9]/);
+  });
+
+  it("a silent subscription: a poll finds the head it did not announce, subscribes again, and mints are answered", async () => {
+    proxy.silentSubscriptions = true;
+    proxy.resetCounts();
+    const started = Date.now();
+    const res = await mint();
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body.status).to.equal("confirmed");
+    // Three blocks of silence (at least 3 s) and a poll: well within the write's 30 s.
+    expect(Date.now() - started).to.be.below(15_000);
+    expect(proxy.calls.get("eth_blockNumber") ?? 0).to.be.greaterThan(0);
+    expect(subscribes()).to.be.greaterThan(0);
+    proxy.silentSubscriptions = false;
+  });
+
+  it("a cut socket: the subscription reconnects, and then needs no poll again", async () => {
+    const connections = proxy.webSocketConnections;
+    proxy.dropWebSockets();
+    for (let i = 0; i < 50 && proxy.webSocketConnections === connections; i++) await sleep(100);
+    expect(proxy.webSocketConnections).to.be.greaterThan(connections);
+    await sleep(2000); // subscribed again, a block or two announced
+    proxy.resetCounts();
+    const res = await mint();
+    expect(res.status, res.text).to.equal(200);
+    expect(proxy.calls.get("eth_blockNumber") ?? 0, [...proxy.calls].join(" ")).to.equal(0);
+  });
+});
