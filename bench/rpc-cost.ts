@@ -103,7 +103,11 @@ async function newMinter(control: ChainControl): Promise<Wallet> {
 /** Waits until `phase` (0..1) of the block interval has passed since the newest block reached the node. */
 async function atPhase(arrivals: BlockArrivals, phase: number): Promise<void> {
   const start = arrivals.last().number;
-  while (arrivals.last().number === start) await sleep(5); // a block that just came: phases from there
+  const until = Date.now() + 10 * BLOCK_MS;
+  while (arrivals.last().number === start) {
+    if (Date.now() > until) throw new Error(`no block announced for ${10 * BLOCK_MS} ms`);
+    await sleep(5); // a block that just came: phases from there
+  }
   const { at } = arrivals.last();
   await sleep(Math.max(0, at + phase * BLOCK_MS - Date.now()));
 }
@@ -138,9 +142,11 @@ async function measureService(
     const blockToAnswer: number[] = [];
     for (let k = 0; k < MINTS; k++) {
       await atPhase(arrivals, k / MINTS);
+      const sent = Date.now();
       const res = await mint();
       const answered = Date.now();
       if (res.status !== 200) throw new Error(`mint: ${res.status} ${res.text}`);
+      if (answered - sent > 5 * BLOCK_MS) log(`${name}: mint ${k} took ${answered - sent} ms`);
       const reached = arrivals.at.get(Number(res.body.blockNumber));
       if (reached !== undefined) blockToAnswer.push(answered - reached);
     }
@@ -266,8 +272,8 @@ async function main(): Promise<void> {
 
     const checks: Check[] = [
       {
-        ok: subscribed.mintCalls <= TARGETS.mint,
-        text: `calls per mint, subscription: ${subscribed.mintCalls.toFixed(2)} (raw client ${raw.calls.toFixed(2)}; target <= ${TARGETS.mint})`,
+        ok: subscribed.burstCalls <= TARGETS.mint,
+        text: `calls per mint in a burst of ${BURST}, subscription: ${subscribed.burstCalls.toFixed(2)} (single mints ${subscribed.mintCalls.toFixed(2)}, raw client's single mints ${raw.calls.toFixed(2)}; target <= ${TARGETS.mint})`,
       },
       {
         ok: subscribed.setPausedCalls <= TARGETS.setPaused,

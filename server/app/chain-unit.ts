@@ -154,6 +154,7 @@ export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): 
     heads: chain.heads,
     onSeen: (lagSeconds) => chain.metrics.blockSeen(lagSeconds),
   });
+  client.fees.followHeads(() => blocks.baseFee());
   const engine = await openEngine({
     chain: client,
     blocks,

@@ -18,6 +18,8 @@ export interface BlockHeader {
   logsBloom?: string;
   /** Seconds. */
   timestamp?: number;
+  /** EIP-1559's base fee of the block, where the chain has one. */
+  baseFeePerGas?: bigint;
 }
 
 /**
@@ -74,6 +76,8 @@ const DEFAULT_KEEP = 256;
 const DEFAULT_CHECK_POLL_MS = 15_000;
 /** A poll that finds a head the subscription did not announce this long after the last one: it has gone silent. */
 const SILENT_AFTER_MS = 3_000;
+/** How long a polled head is taken as the head for the base fee of a quote. */
+const FRESH_HEAD_MS = 5_000;
 
 /**
  * One head feed for the whole process. Where the chain announces heads (`heads`: `eth_subscribe`
@@ -103,6 +107,8 @@ export class BlockFeed {
   /** An announcement that came while a poll was under way: taken up after it. */
   private announcedDuringPoll?: AnnouncedHead;
   private headsStarted = false;
+  /** When a poll or an announcement last told the head (ms). */
+  private toldAt = 0;
   private readonly maxBlocksPerPoll: number;
   private readonly keep: number;
 
@@ -117,6 +123,16 @@ export class BlockFeed {
   /** The head of the last poll, if any. */
   get head(): number | undefined {
     return this.lastHead;
+  }
+
+  /**
+   * The base fee of the head, while the feed follows it (a subscription, or a poll within the last
+   * 5 s): what a fee quote needs, for free. Undefined otherwise, or on a chain without one.
+   */
+  baseFee(): bigint | undefined {
+    if (this.lastHead === undefined || this.subscribers.size === 0) return undefined;
+    if (!this.subscribed && Date.now() - this.toldAt > FRESH_HEAD_MS) return undefined;
+    return this.recent.get(this.lastHead)?.baseFeePerGas;
   }
 
   /** Whether a head subscription announces the chain's heads now. */
@@ -312,6 +328,7 @@ export class BlockFeed {
 
   /** Records a head: the pace of the chain, how late the feed knew the new blocks. */
   private newHead(head: number, blocks: BlockHeader[]): void {
+    this.toldAt = Date.now();
     const last = this.lastHead;
     this.lastHead = head;
     if (last === undefined || head <= last) return;
@@ -448,6 +465,7 @@ function toHeader(json: unknown): BlockHeader | null {
     transactions?: unknown[];
     logsBloom?: unknown;
     timestamp?: unknown;
+    baseFeePerGas?: unknown;
   };
   if (!b.number || !b.hash || !b.parentHash) return null;
   return {
@@ -457,5 +475,6 @@ function toHeader(json: unknown): BlockHeader | null {
     transactions: (b.transactions ?? []).map((tx) => String(tx).toLowerCase()),
     ...(typeof b.logsBloom === "string" ? { logsBloom: b.logsBloom.toLowerCase() } : {}),
     ...(typeof b.timestamp === "string" ? { timestamp: Number(BigInt(b.timestamp)) } : {}),
+    ...(typeof b.baseFeePerGas === "string" ? { baseFeePerGas: BigInt(b.baseFeePerGas) } : {}),
   };
 }

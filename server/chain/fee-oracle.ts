@@ -1,4 +1,4 @@
-import type { FeeData, Provider } from "ethers";
+import type { FeeData, JsonRpcApiProvider } from "ethers";
 
 /** How long one fee quote from the node serves concurrent writes. */
 const FEE_QUOTE_TTL_MS = 1_000;
@@ -26,12 +26,23 @@ const BUMP_DENOMINATOR = 8n;
 export class FeeOracle {
   private quoted?: { at: number; fees: Promise<FeeData> };
   private observed?: { at: number; baseFee: bigint };
-  private tip?: { at: number; value: bigint };
+  private tip?: { at: number; value: bigint; asked?: Promise<bigint> };
+  /** The head's base fee as the block feed knows it (free: it came with the head). */
+  private headBaseFee?: () => bigint | undefined;
 
   constructor(
-    private readonly provider: Provider,
+    private readonly provider: JsonRpcApiProvider,
     private readonly maxFeePerGas?: bigint,
   ) {}
+
+  /**
+   * Takes base fees from the chain's block feed: while the feed follows the head, a quote is the
+   * head's base fee (2 × base fee + tip), with the node's tip asked once a minute: one fee quote per
+   * block at most, and no call at all for most writes.
+   */
+  followHeads(baseFee: () => bigint | undefined): void {
+    this.headBaseFee = baseFee;
+  }
 
   /** The current quote, capped; `fresh` asks the node (a fee bump must see a spike). */
   async quote(fresh = false): Promise<Fees> {
@@ -39,6 +50,11 @@ export class FeeOracle {
     const { observed, tip } = this;
     if (!fresh && observed && tip && now - observed.at < OBSERVED_BASE_FEE_TTL_MS && now - tip.at < TIP_TTL_MS) {
       return this.eip1559(observed.baseFee * 2n + tip.value, tip.value);
+    }
+    const headBaseFee = fresh ? undefined : this.headBaseFee?.();
+    if (headBaseFee !== undefined) {
+      const value = await this.currentTip(now);
+      return this.eip1559(headBaseFee * 2n + value, value);
     }
     if (fresh || !this.quoted || now - this.quoted.at > FEE_QUOTE_TTL_MS) {
       const fees = this.provider.getFeeData();
@@ -51,6 +67,27 @@ export class FeeOracle {
       return this.eip1559(fees.maxFeePerGas, fees.maxPriorityFeePerGas);
     }
     return { type: 0, gasPrice: this.cap(fees.gasPrice ?? 0n) };
+  }
+
+  /** The node's suggested tip, asked at most once a minute (concurrent writes share the question). */
+  private async currentTip(now: number): Promise<bigint> {
+    const tip = this.tip;
+    if (tip && (tip.asked || now - tip.at < TIP_TTL_MS)) return tip.asked ?? tip.value;
+    const asked = this.provider
+      .send("eth_maxPriorityFeePerGas", [])
+      .then((answer: string) => BigInt(answer))
+      .then(
+        (value) => {
+          this.tip = { at: Date.now(), value };
+          return value;
+        },
+        (err: unknown) => {
+          if (this.tip?.asked === asked) this.tip = tip; // a failed question is not served again
+          throw err;
+        },
+      );
+    this.tip = { at: tip?.at ?? 0, value: tip?.value ?? 0n, asked };
+    return asked;
   }
 
   /** Learns a recent base fee from a receipt of a type-2 transaction that paid its whole tip. */

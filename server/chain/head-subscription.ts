@@ -10,6 +10,7 @@ export interface AnnouncedHead {
   logsBloom?: string;
   /** Seconds, as the block says. */
   timestamp?: number;
+  baseFeePerGas?: bigint;
 }
 
 /** Where a head feed stands: subscribed, or (re)connecting after a failure. */
@@ -165,6 +166,7 @@ export function toAnnouncedHead(json: unknown): AnnouncedHead | null {
     parentHash?: unknown;
     logsBloom?: unknown;
     timestamp?: unknown;
+    baseFeePerGas?: unknown;
   };
   if (typeof h.number !== "string" || typeof h.hash !== "string" || typeof h.parentHash !== "string") return null;
   return {
@@ -173,5 +175,6 @@ export function toAnnouncedHead(json: unknown): AnnouncedHead | null {
     parentHash: h.parentHash.toLowerCase(),
     ...(typeof h.logsBloom === "string" ? { logsBloom: h.logsBloom.toLowerCase() } : {}),
     ...(typeof h.timestamp === "string" ? { timestamp: Number(BigInt(h.timestamp)) } : {}),
+    ...(typeof h.baseFeePerGas === "string" ? { baseFeePerGas: BigInt(h.baseFeePerGas) } : {}),
   };
 }

@@ -1,13 +1,12 @@
-import { toQuantity } from "ethers";
 import type { BlockHeader, Subscription } from "../chain/block-feed";
-import { parseReceipt, type Receipt } from "../chain/receipt";
-import type { RpcAnswer } from "../chain/rpc";
+import type { Receipt } from "../chain/receipt";
 import { ApiError, errorBody } from "../http/errors";
 import { broadcast, type BroadcastOutcome } from "./broadcast";
 import type { EngineContext, RequestPath } from "./context";
 import { askNode, nextStep, type FollowRules, type Seen, type Step } from "./next-step";
 import { currentTransaction, type Operation, type SignedTransaction } from "./operation";
 import { NonceTaken, type OperationPatch } from "./operation-store";
+import { knownToNode, latestNonces, receiptsOf, stillMined } from "./follower-reads";
 import { unheldBetween } from "./nonce-holders";
 import { feesOf, signCall, targetAddress } from "./signing";
 import { confirmedBody } from "./write-response";
@@ -256,9 +255,9 @@ export class Follower {
     );
     for (const op of standing) seen.get(op)!.mined = "mined";
     const recordedMined = ops.filter((op) => op.blockNumber !== null && !receipts.has(op.id) && !standing.has(op));
-    for (const [op, verdict] of await this.stillMined(recordedMined)) seen.get(op)!.mined = verdict;
+    for (const [op, verdict] of await stillMined(this.ctx.chain.rpc, recordedMined)) seen.get(op)!.mined = verdict;
     const asking = ops.filter((op) => !receipts.has(op.id) && askNode(op, seen.get(op)!, STILL_HEAD_RECHECK_MS));
-    for (const [op, known] of await this.knownToNode(asking)) seen.get(op)!.node = known;
+    for (const [op, known] of await knownToNode(this.ctx.chain.rpc, asking)) seen.get(op)!.node = known;
 
     const steps = new Map<Operation, Step>(ops.map((op) => [op, nextStep(op, seen.get(op)!, this.rules)]));
     // Past their resend clock: the senders' nonces, read after a receipt lookup of their own. The
@@ -266,8 +265,8 @@ export class Follower {
     // block read while it was not due would pass for unmined: re-signed, it would be minted twice.
     const needNonce = ops.filter((op) => steps.get(op)!.kind === "readNonce");
     // The nonce first: a transaction mined between the two reads then shows its receipt.
-    const chainNonces = await this.latestNonces(needNonce);
-    const late = await this.receiptsOf(needNonce);
+    const chainNonces = await latestNonces(this.ctx.chain.rpc, needNonce);
+    const late = await receiptsOf(this.ctx.chain.rpc, needNonce);
     for (const op of needNonce) {
       const chainNonce = chainNonces.get(op.from);
       const receipt = late.get(op.id);
@@ -381,7 +380,7 @@ export class Follower {
         looked = open.filter((op) => direct(op) || op.transactions.some((tx) => mined?.has(tx.hash.toLowerCase())));
     }
     for (const op of open) this.sentAfter.delete(op.id);
-    return { receipts: await this.receiptsOf([...looked, ...moved]), standing };
+    return { receipts: await receiptsOf(this.ctx.chain.rpc, [...looked, ...moved]), standing };
   }
 
   /**
@@ -415,103 +414,6 @@ export class Follower {
     return answered.filter(
       (op) => op.blockNumber === null || hashAt.get(op.blockNumber) !== op.blockHash?.toLowerCase(),
     );
-  }
-
-  /**
-   * Whether operations seen mined (whose receipt did not come this pass) still are. A reorg is
-   * proven when the block at the operation's height has another hash, or when the chain answers
-   * that its transaction is in no block (pending again, or in another block), or that neither the
-   * block nor the transaction exists any more. The same block hash, or the transaction in that
-   * block, keeps it mined; failed lookups prove nothing.
-   */
-  private async stillMined(ops: Operation[]): Promise<Map<Operation, "mined" | "reorged" | "unknown">> {
-    const verdicts = new Map<Operation, "mined" | "reorged" | "unknown">();
-    if (ops.length === 0) return verdicts;
-    const heights = [...new Set(ops.map((op) => op.blockNumber!))];
-    const calls: Array<[string, unknown[]]> = heights.map((n) => ["eth_getBlockByNumber", [toQuantity(n), false]]);
-    for (const op of ops) for (const tx of op.transactions) calls.push(["eth_getTransactionByHash", [tx.hash]]);
-    let answers: RpcAnswer[];
-    try {
-      answers = await this.ctx.chain.rpc.batch(calls);
-    } catch {
-      for (const op of ops) verdicts.set(op, "unknown");
-      return verdicts;
-    }
-    const blocks = new Map<number, RpcAnswer>(heights.map((n, i) => [n, answers[i]]));
-    let next = heights.length;
-    for (const op of ops) {
-      const block = blocks.get(op.blockNumber!)!;
-      const txs = op.transactions.map(() => answers[next++]);
-      verdicts.set(op, minedVerdict(op, block, txs));
-    }
-    return verdicts;
-  }
-
-  /**
-   * Whether the node knows each operation's current transaction. A nonce below the sender's pending
-   * count is in the node's hands; only the others are asked for by hash. A failed lookup proves nothing.
-   * "known" only spares a rebroadcast: it never makes a transaction at that nonce ours. Whether the
-   * operation was mined is told by its own hashes alone (receiptsOf), before any re-sign (issue 51).
-   */
-  private async knownToNode(ops: Operation[]): Promise<Map<Operation, "known" | "unknown">> {
-    const known = new Map<Operation, "known" | "unknown">();
-    if (ops.length === 0) return known;
-    const senders = [...new Set(ops.map((op) => op.from))];
-    const counts = await this.ctx.chain.rpc.batch(
-      senders.map((from) => ["eth_getTransactionCount", [from, "pending"]]),
-    );
-    const pending = new Map<string, number>();
-    counts.forEach((answer, i) => {
-      if ("result" in answer) pending.set(senders[i], Number(BigInt(answer.result as string)));
-    });
-    const doubtful: Operation[] = [];
-    for (const op of ops) {
-      const count = pending.get(op.from);
-      if (count === undefined) continue;
-      if (op.nonce! < count) known.set(op, "known");
-      else doubtful.push(op);
-    }
-    const answers = await this.ctx.chain.rpc.batch(
-      doubtful.map((op) => ["eth_getTransactionByHash", [currentTransaction(op)!.hash]]),
-    );
-    answers.forEach((answer, i) => {
-      if ("result" in answer) known.set(doubtful[i], answer.result === null ? "unknown" : "known");
-    });
-    return known;
-  }
-
-  /** The senders' nonces on chain (`latest`), read after this pass's receipts. */
-  private async latestNonces(ops: Operation[]): Promise<Map<string, number>> {
-    const senders = [...new Set(ops.map((op) => op.from))];
-    const nonces = new Map<string, number>();
-    if (senders.length === 0) return nonces;
-    const answers = await this.ctx.chain.rpc.batch(
-      senders.map((from) => ["eth_getTransactionCount", [from, "latest"]]),
-    );
-    answers.forEach((answer, i) => {
-      if ("result" in answer) nonces.set(senders[i], Number(BigInt(answer.result as string)));
-    });
-    return nonces;
-  }
-
-  /** The receipt of each operation's mined transaction (any of its hashes), by operation id. */
-  private async receiptsOf(ops: Operation[]): Promise<Map<string, Receipt>> {
-    const calls: Array<[string, unknown[]]> = [];
-    const owners: string[] = [];
-    for (const op of ops) {
-      for (const tx of op.transactions) {
-        calls.push(["eth_getTransactionReceipt", [tx.hash]]);
-        owners.push(op.id);
-      }
-    }
-    const receipts = new Map<string, Receipt>();
-    if (calls.length === 0) return receipts;
-    const answers = await this.ctx.chain.rpc.batch(calls);
-    answers.forEach((answer, i) => {
-      const receipt = "result" in answer ? parseReceipt(answer.result) : null;
-      if (receipt) receipts.set(owners[i], receipt);
-    });
-    return receipts;
   }
 
   /**
@@ -567,7 +469,8 @@ export class Follower {
       case "nonceTooHigh": {
         const chainNonce = await this.ctx.chain.transactionCount(op.from, "latest");
         if (chainNonce < op.nonce!) return this.fillBelow(op, chainNonce, head, filling);
-        if (chainNonce > op.nonce! && (await this.receiptsOf([op])).size === 0) return this.resignAtNewNonce(op);
+        if (chainNonce > op.nonce! && (await receiptsOf(this.ctx.chain.rpc, [op])).size === 0)
+          return this.resignAtNewNonce(op);
         return;
       }
       case "underpriced":
@@ -782,30 +685,6 @@ export class Follower {
     this.warned.add(key);
     this.ctx.logger.warn({ operationId: op.id }, message);
   }
-}
-
-/** See Follower.stillMined. */
-function minedVerdict(op: Operation, block: RpcAnswer, txs: RpcAnswer[]): "mined" | "reorged" | "unknown" {
-  const blockHash = op.blockHash?.toLowerCase();
-  let blockSays: "same" | "other" | "missing" | "unknown" = "unknown";
-  if ("result" in block) {
-    const found = block.result as { hash?: string } | null;
-    if (found === null) blockSays = "missing";
-    else if (typeof found.hash === "string") blockSays = found.hash.toLowerCase() === blockHash ? "same" : "other";
-  }
-  if (blockSays === "same") return "mined";
-  if (blockSays === "other") return "reorged";
-  const where = txs.map((answer) => {
-    if (!("result" in answer)) return "unknown";
-    const tx = answer.result as { blockHash?: string | null } | null;
-    if (tx === null) return "absent";
-    if (!tx.blockHash) return "unmined";
-    return tx.blockHash.toLowerCase() === blockHash ? "here" : "elsewhere";
-  });
-  if (where.includes("here")) return "mined";
-  if (where.includes("elsewhere") || where.includes("unmined")) return "reorged";
-  if (blockSays === "missing" && where.length > 0 && where.every((w) => w === "absent")) return "reorged";
-  return "unknown";
 }
 
 function withoutHash(transactions: SignedTransaction[], hash: string): SignedTransaction[] {

@@ -48,6 +48,8 @@ const GAP_WAIT_MS = 10_000;
 const SEED_AHEAD_MS = 2_000;
 /** Free nonces (gaps below a held one) handed out again at most, per address and seed. */
 const MAX_FREE_AT_SEED = 1_000;
+/** A steady block interval at least this long is a chain with block time, not one that mines on demand. */
+const STEADY_BLOCKS_MS = 250;
 /** Addresses remembered as seeded in this process, at most. */
 const MAX_SEEDED = 10_000;
 
@@ -296,6 +298,10 @@ export class TransactionEngine implements RequestPath {
   }
 
   private expectReceiptAtOnce(): boolean {
+    // A chain that makes blocks at a steady pace has no receipt before its next block: the follower
+    // reads it when the block comes (a found receipt would tell it nothing about automining).
+    const interval = this.ctx.blocks.interval;
+    if (interval !== undefined && interval >= STEADY_BLOCKS_MS) return false;
     if (this.immediateMisses < 2) return true;
     return ++this.skippedChecks % 16 === 0;
   }
