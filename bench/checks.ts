@@ -160,6 +160,9 @@ export function indexChecks(f: {
 
 /** bench/blocktime.ts: one pair of bursts, the service's against the raw client's. */
 export const BLOCKTIME_TARGETS = { ratio: 0.8, maxBlocks: 2 };
+
+/** bench/rpc-cost.ts: JSON-RPC calls a mint (burst) and a setPaused, idle calls a minute with a subscription, block to answer p50. */
+export const RPC_COST_TARGETS = { mint: 3.2, setPaused: 3.5, idlePerMinute: 6, blockToAnswerMs: 150 };
 export function blocktimeBurstChecks(
   name: string,
   f: {
