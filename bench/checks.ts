@@ -65,6 +65,25 @@ export function editionsGasChecks(f: { mint: number; airdrop: number }): Check[]
   ];
 }
 
+/**
+ * bench/gas.ts (checkout): a token-priced mint(5)'s gas as a share of a native-priced mint(5) plus one bare
+ * ERC-20 transferFrom of the price, measured side by side; NFTCollection and an edition of NFTEditions.
+ */
+export const CHECKOUT_GAS_TARGET = 1.1;
+export function checkoutGasChecks(f: { collection: number; editions: number }): Check[] {
+  const target = CHECKOUT_GAS_TARGET;
+  return [
+    check(
+      f.collection <= target,
+      `NFTCollection token mint(5) = ${x(f.collection, 3)} native mint(5) + a bare transferFrom (target <= ${target}x)`,
+    ),
+    check(
+      f.editions <= target,
+      `NFTEditions token mint(id, 5) = ${x(f.editions, 3)} native mint(id, 5) + a bare transferFrom (target <= ${target}x)`,
+    ),
+  ];
+}
+
 /** A measured rate against its baseline's, with the errors of the measured side. */
 export interface Ratio {
   name: string;

@@ -10,14 +10,20 @@ import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
 import {IERC4906} from "@openzeppelin/contracts/interfaces/IERC4906.sol";
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+// The payment errors are declared there, at file level, and imported by name so that they are this contract's.
+import {TokenPayment, NativePaymentNotAccepted, NotTokenPriced, InvalidPaymentToken} from "./utils/TokenPayment.sol";
 
 /// @title NFTCollection
 /// @notice The reference ERC-721 collection that the NFT operations service acts on:
 /// sequential token ids from 1, paid minting, an owner-only free mint, a whitelist,
-/// a pause switch, a settable price and an owner withdrawal; and for drops: airdrops, a batch
+/// a pause switch, a settable price (in the native coin, or in an ERC-20 payment token, with EIP-2612 permit
+/// mints that anyone may send for the buyer) and an owner withdrawal; and for drops: airdrops, a batch
 /// whitelist, a Merkle allowlist, EIP-712 mint vouchers and ERC-2981 royalties.
 /// @dev Built on ERC721A so a batch mint writes one ownership slot instead of one per token;
-/// the price and both switches share one storage slot because `mint` reads them together.
+/// the price, both switches and whether the price is in a payment token share one storage slot because
+/// `mint` reads them together.
 /// An address's allowlist mints are counted in ERC721A's 64-bit aux field, which shares the slot
 /// its balance is written to anyway.
 contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, EIP712 {
@@ -99,6 +105,10 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     event VoucherRedeemed(bytes32 indexed id, address indexed to, uint256 amount, uint256 price);
     /// @notice The royalty of every token changed (ERC-2981): `bps` hundredths of a percent to `receiver`.
     event DefaultRoyaltyChanged(address indexed receiver, uint96 bps);
+    /// @notice The payment token changed (zero: the native coin); prices are in its smallest unit from now on.
+    event PaymentTokenChanged(address indexed previousToken, address indexed token);
+    /// @notice `amount` of the payment token `token` were sent to `to`.
+    event PaymentTokenWithdrawn(address indexed to, address indexed token, uint256 amount);
 
     /// @notice The largest number of tokens that will ever exist.
     uint256 public immutable maxSupply;
@@ -110,6 +120,8 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     uint128 private _cost;
     bool private _paused;
     bool private _whitelistOnly;
+    // Whether `_paymentToken` is set: the native mint path reads only this bit, not the token's slot.
+    bool private _tokenPriced;
 
     string private _baseTokenURI;
     mapping(address account => bool listed) private _whitelist;
@@ -168,6 +180,9 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     /// @notice The longest delay between the commit and the reveal block.
     uint256 public constant MAX_REVEAL_DELAY = 256;
 
+    /// @dev The ERC-20 the price is in; zero for the native coin (`_tokenPriced` mirrors it).
+    address private _paymentToken;
+
     /// @param name_ The collection name.
     /// @param symbol_ The collection symbol.
     /// @param baseURI_ The prefix of every token URI (the id and ".json" follow it).
@@ -190,19 +205,84 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
         maxMintAmountPerTx = maxMintAmountPerTx_;
     }
 
-    /// @notice Mints `amount` tokens to the caller for `cost() * amount` wei.
+    /// @notice Mints `amount` tokens to the caller for `cost() * amount` wei, or, when a payment token is set,
+    /// for `cost() * amount` of that token, taken from the caller (who must have approved this contract).
     /// @dev Reverts while paused, for a caller off the whitelist in whitelist-only mode,
     /// for an amount of 0 or above `maxMintAmountPerTx`, past `maxSupply`, or when underpaid.
-    /// Ether above the price is kept by the contract.
+    /// Ether above the price is kept by the contract. With a payment token, any ether sent reverts
+    /// (`NativePaymentNotAccepted`), and the token is pulled after the mint (the last interaction).
     /// @param amount The number of tokens to mint.
     function mint(uint256 amount) external payable {
-        uint256 price = _cost;
-        if (_paused) revert ContractPaused();
-        if (_whitelistOnly && !_whitelist[msg.sender]) revert NotWhitelisted(msg.sender);
+        (uint256 price, bool paused_, bool whitelistOnly_, bool tokenPriced) = (
+            _cost,
+            _paused,
+            _whitelistOnly,
+            _tokenPriced
+        );
+        if (paused_) revert ContractPaused();
+        if (whitelistOnly_ && !_whitelist[msg.sender]) revert NotWhitelisted(msg.sender);
         _checkMintAmount(amount);
         uint256 required = price * amount;
+        if (tokenPriced) {
+            if (msg.value != 0) revert NativePaymentNotAccepted();
+            _safeMint(msg.sender, amount);
+            TokenPayment.pull(_paymentToken, msg.sender, required);
+            return;
+        }
         if (msg.value < required) revert InsufficientPayment(required, msg.value);
         _safeMint(msg.sender, amount);
+    }
+
+    /// @notice Mints `amount` tokens to `buyer` for `cost() * amount` of the payment token, taken from `buyer`
+    /// with `buyer`'s EIP-2612 permit of exactly that price to this contract. Anyone may send it: the sender
+    /// pays the gas, never the price.
+    /// @dev The whitelist (of `buyer`), the pause, `maxMintAmountPerTx` and `maxSupply` apply as for `mint`.
+    /// A permit someone else already applied does not block the mint (see `TokenPayment.permit`).
+    /// Reverts with `NotTokenPriced` when the price is in the native coin.
+    /// @param buyer The account that signed the permit, pays and receives the tokens.
+    /// @param amount The number of tokens to mint.
+    /// @param deadline The permit's deadline (unix seconds).
+    /// @param v The permit signature's v.
+    /// @param r The permit signature's r.
+    /// @param s The permit signature's s.
+    function mintWithPermit(
+        address buyer,
+        uint256 amount,
+        uint256 deadline,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external nonReentrant {
+        uint256 price = _cost;
+        if (!_tokenPriced) revert NotTokenPriced();
+        if (_paused) revert ContractPaused();
+        if (_whitelistOnly && !_whitelist[buyer]) revert NotWhitelisted(buyer);
+        _checkMintAmount(amount);
+        uint256 required = price * amount;
+        address token = _paymentToken;
+        TokenPayment.permit(token, buyer, required, deadline, v, r, s);
+        _safeMint(buyer, amount);
+        TokenPayment.pull(token, buyer, required);
+    }
+
+    /// @notice Sets the ERC-20 token prices are in (`cost`, allowlist leaves' and vouchers' prices, in its
+    /// smallest unit); zero for the native coin. Owner only.
+    /// @dev The price is not converted: set `cost` in the new unit too. `withdraw` sends the balance of the
+    /// current payment token only, so withdraw before changing it.
+    /// @param token The payment token, a contract; or zero.
+    function setPaymentToken(address token) external onlyOwner {
+        if (token != address(0) && token.code.length == 0) revert InvalidPaymentToken(token);
+        address previous = _paymentToken;
+        if (previous == token) return;
+        _paymentToken = token;
+        _tokenPriced = token != address(0);
+        emit PaymentTokenChanged(previous, token);
+    }
+
+    /// @notice The ERC-20 token prices are in; zero when they are in the native coin (wei).
+    /// @return The payment token.
+    function paymentToken() external view returns (address) {
+        return _paymentToken;
     }
 
     /// @notice Mints `amount` tokens to `receiver` at no cost; owner only, works while paused.
@@ -245,7 +325,7 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
         emit PausedChanged(paused_);
     }
 
-    /// @notice Sets the price of one token in wei; owner only.
+    /// @notice Sets the price of one token in wei (in the payment token's smallest unit when one is set); owner only.
     /// @param newCost The new price; at most 2^128 - 1.
     function setCost(uint256 newCost) external onlyOwner {
         if (newCost > type(uint128).max) revert CostTooHigh(newCost, type(uint128).max);
@@ -329,12 +409,21 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
         return plusOne == 0 ? 0 : plusOne - 1;
     }
 
-    /// @notice Sends the contract's whole balance to the owner; owner only.
-    /// @dev Guarded against reentrancy; the event is emitted before the transfer (checks, effects, interactions).
+    /// @notice Sends the contract's whole balance to the owner, and its whole balance of the payment token
+    /// when one is set; owner only.
+    /// @dev Guarded against reentrancy; each event is emitted before its transfer (checks, effects, interactions).
+    /// Reverts with `NothingToWithdraw` only when both balances are zero; `Withdrawn` is emitted when ether is sent.
     function withdraw() external onlyOwner nonReentrant {
         uint256 amount = address(this).balance;
-        if (amount == 0) revert NothingToWithdraw();
+        address token = _paymentToken;
+        uint256 tokenAmount = token == address(0) ? 0 : IERC20(token).balanceOf(address(this));
+        if (amount == 0 && tokenAmount == 0) revert NothingToWithdraw();
         address to = owner();
+        if (tokenAmount != 0) {
+            emit PaymentTokenWithdrawn(to, token, tokenAmount);
+            SafeERC20.safeTransfer(IERC20(token), to, tokenAmount);
+        }
+        if (amount == 0) return;
         emit Withdrawn(to, amount);
         (bool sent, ) = payable(to).call{value: amount}("");
         if (!sent) revert WithdrawFailed(to, amount);
@@ -393,7 +482,8 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
         emit AllowlistSet(previous, root);
     }
 
-    /// @notice Mints `amount` tokens to the caller as an allowlisted address, at `price` wei each.
+    /// @notice Mints `amount` tokens to the caller as an allowlisted address, at `price` wei each (of the payment
+    /// token, sending no ether, when one is set).
     /// @dev Reverts while paused, for an amount of 0 or above `maxMintAmountPerTx`, past `maxSupply`,
     /// for a leaf that the proof does not tie to the root, past the caller's allowance, or for a value that
     /// is not exactly the price (an overpayment would be kept).
@@ -418,11 +508,12 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
             revert AllowanceExceeded(msg.sender, allowance, minted, amount);
         }
         uint256 required = price * amount;
-        if (msg.value != required) revert IncorrectPayment(required, msg.value);
+        bool tokenPriced = _checkExactPayment(required);
         // minted + amount never nears 2^64: each call adds at most maxMintAmountPerTx.
         _setAux(msg.sender, uint64(minted + amount));
         emit AllowlistMinted(msg.sender, amount);
         _safeMint(msg.sender, amount);
+        if (tokenPriced) TokenPayment.pull(_paymentToken, msg.sender, required);
     }
 
     /// @notice Sets the address whose EIP-712 signature makes a voucher valid; owner only. Zero turns vouchers off.
@@ -435,7 +526,7 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     }
 
     /// @notice Mints `voucher.amount` tokens to the caller, who must be `voucher.to`, for
-    /// `voucher.price * voucher.amount` wei; the voucher signer signed it (EIP-712, domain: the
+    /// `voucher.price * voucher.amount` wei (of the payment token, sending no ether, when one is set); the voucher signer signed it (EIP-712, domain: the
     /// collection's name, version "1"). Each voucher id mints once.
     /// @dev Reverts while paused, past `validUntil`, for a used id, for another caller than `to`, for a
     /// signature that is not the voucher signer's, for an amount of 0 or above `maxMintAmountPerTx`,
@@ -466,10 +557,11 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
         }
         _checkMintAmount(voucher.amount);
         uint256 required = voucher.price * voucher.amount;
-        if (msg.value != required) revert IncorrectPayment(required, msg.value);
+        bool tokenPriced = _checkExactPayment(required);
         _voucherUsed[voucher.id] = true;
         emit VoucherRedeemed(voucher.id, voucher.to, voucher.amount, voucher.price);
         _safeMint(voucher.to, voucher.amount);
+        if (tokenPriced) TokenPayment.pull(_paymentToken, msg.sender, required);
     }
 
     /// @notice Sets the royalty of every token (ERC-2981); owner only.
@@ -507,7 +599,7 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
             ERC2981.supportsInterface(interfaceId);
     }
 
-    /// @notice The price of one token in wei.
+    /// @notice The price of one token in wei, or in the payment token's smallest unit when one is set.
     /// @return The price.
     function cost() external view returns (uint256) {
         return _cost;
@@ -546,6 +638,16 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     function tokenURI(uint256 tokenId) public view override(ERC721A, IERC721A) returns (string memory) {
         if (!_exists(tokenId)) revert NonexistentToken(tokenId);
         return string.concat(_baseTokenURI, _toString(tokenId), ".json");
+    }
+
+    /// @dev For the allowlist and voucher mints, which keep no overpayment: in the native coin the value must be
+    /// exactly `required`; with a payment token it must be zero (the caller pays `required` of the token,
+    /// pulled after the mint). Returns whether the price is in a payment token.
+    function _checkExactPayment(uint256 required) private view returns (bool tokenPriced) {
+        tokenPriced = _tokenPriced;
+        if (tokenPriced) {
+            if (msg.value != 0) revert NativePaymentNotAccepted();
+        } else if (msg.value != required) revert IncorrectPayment(required, msg.value);
     }
 
     function _checkMintAmount(uint256 amount) private view {

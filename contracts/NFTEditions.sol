@@ -8,14 +8,19 @@ import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol
 import {ERC2981} from "@openzeppelin/contracts/token/common/ERC2981.sol";
 import {IERC4906} from "@openzeppelin/contracts/interfaces/IERC4906.sol";
 import {Strings} from "@openzeppelin/contracts/utils/Strings.sol";
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+// The payment errors are declared there, at file level, and imported by name so that they are this contract's.
+import {TokenPayment, NativePaymentNotAccepted, NotTokenPriced, InvalidPaymentToken} from "./utils/TokenPayment.sol";
 
 /// @title NFTEditions
 /// @notice The reference ERC-1155 editions contract that the NFT operations service acts on: each
 /// token id, from 1 in order, is an edition with its own price, cap (0 = an open edition), per-transaction
 /// cap and pause; the contract has the ERC-721 collection's whitelist, a pause of its own, an owner-only
-/// free mint, airdrops, an owner withdrawal and ERC-2981 royalties.
+/// free mint, airdrops, an owner withdrawal and ERC-2981 royalties. Prices are in the native coin, or in an
+/// ERC-20 payment token, with EIP-2612 permit mints that anyone may send for the buyer.
 /// @dev Built on OpenZeppelin's ERC1155Supply. An edition's four settings share one storage slot because
-/// `mint` reads them together; the contract's pause and whitelist switch share another.
+/// `mint` reads them together; the contract's pause, whitelist switch and payment token share another.
 /// An edition exists when its `maxMintAmountPerTx` is non-zero, which `createEdition` requires, so that
 /// `mint` needs no read of the edition count.
 contract NFTEditions is ERC1155Supply, Ownable, ReentrancyGuard, ERC2981 {
@@ -74,16 +79,22 @@ contract NFTEditions is ERC1155Supply, Ownable, ReentrancyGuard, ERC2981 {
     event BaseURIChanged(string baseURI);
     /// @notice The royalty of every token changed (ERC-2981): `bps` hundredths of a percent to `receiver`.
     event DefaultRoyaltyChanged(address indexed receiver, uint96 bps);
+    /// @notice The payment token changed (zero: the native coin); prices are in its smallest unit from now on.
+    event PaymentTokenChanged(address indexed previousToken, address indexed token);
+    /// @notice `amount` of the payment token `token` were sent to `to`.
+    event PaymentTokenWithdrawn(address indexed to, address indexed token, uint256 amount);
 
     /// @dev ERC-4906's interface id (the EIP fixes it; IERC4906 declares no function of its own).
     bytes4 private constant ERC4906_INTERFACE_ID = bytes4(0x49064906);
 
     mapping(uint256 tokenId => Edition edition) private _editions;
 
-    // One slot: both switches `mint` checks, and the count `createEdition` bumps.
+    // One slot: both switches `mint` checks, the count `createEdition` bumps, and the payment token
+    // (zero: the native coin), which `mint` reads with the switches.
     bool private _paused;
     bool private _whitelistOnly;
     uint64 private _editionCount;
+    address private _paymentToken;
 
     string private _name;
     string private _symbol;
@@ -137,33 +148,94 @@ contract NFTEditions is ERC1155Supply, Ownable, ReentrancyGuard, ERC2981 {
         emit TransferSingle(msg.sender, address(0), address(0), tokenId, 0);
     }
 
-    /// @notice Mints `amount` tokens of edition `tokenId` to the caller for `cost(tokenId) * amount` wei.
+    /// @notice Mints `amount` tokens of edition `tokenId` to the caller for `cost(tokenId) * amount` wei, or,
+    /// when a payment token is set, for that much of the token, taken from the caller (who must have approved
+    /// this contract).
     /// @dev Reverts for an edition that does not exist, while the contract or the edition is paused, for a
     /// caller off the whitelist in whitelist-only mode, for an amount of 0 or above the edition's
     /// `maxMintAmountPerTx`, past its `maxSupply`, or when underpaid. Ether above the price is kept.
+    /// With a payment token, any ether sent reverts (`NativePaymentNotAccepted`), and the token is pulled after
+    /// the mint (the last interaction).
     /// @param tokenId The edition.
     /// @param amount The number of tokens to mint.
     function mint(uint256 tokenId, uint256 amount) external payable {
         Edition storage e = _editions[tokenId];
-        // One SLOAD: the optimizer reads the four packed fields together.
+        // One SLOAD each: the optimizer reads the four packed fields of the edition together, and the
+        // switches with the payment token.
         (uint256 price, uint256 max, uint256 maxPerTx, bool editionPaused_) = (
             e.cost,
             e.maxSupply,
             e.maxMintAmountPerTx,
             e.paused
         );
+        (bool paused_, bool whitelistOnly_, address token) = (_paused, _whitelistOnly, _paymentToken);
         if (maxPerTx == 0) revert NonexistentToken(tokenId);
-        if (_paused) revert ContractPaused();
+        if (paused_) revert ContractPaused();
         if (editionPaused_) revert EditionPaused(tokenId);
-        if (_whitelistOnly && !_whitelist[msg.sender]) revert NotWhitelisted(msg.sender);
+        if (whitelistOnly_ && !_whitelist[msg.sender]) revert NotWhitelisted(msg.sender);
         _checkMintAmount(tokenId, max, maxPerTx, amount);
         uint256 required;
         // A 128-bit price times an amount of at most 2^32 - 1 (checked above) cannot overflow.
         unchecked {
             required = price * amount;
         }
+        if (token != address(0)) {
+            if (msg.value != 0) revert NativePaymentNotAccepted();
+            _mint(msg.sender, tokenId, amount, "");
+            TokenPayment.pull(token, msg.sender, required);
+            return;
+        }
         if (msg.value < required) revert InsufficientPayment(required, msg.value);
         _mint(msg.sender, tokenId, amount, "");
+    }
+
+    /// @notice Mints `amount` tokens of edition `tokenId` to `buyer` for `cost(tokenId) * amount` of the payment
+    /// token, taken from `buyer` with `buyer`'s EIP-2612 permit of exactly that price to this contract. Anyone
+    /// may send it: the sender pays the gas, never the price.
+    /// @dev The whitelist (of `buyer`), both pauses and the edition's caps apply as for `mint`. A permit someone
+    /// else already applied does not block the mint (see `TokenPayment.permit`). Reverts with `NotTokenPriced`
+    /// when prices are in the native coin.
+    /// @param buyer The account that signed the permit, pays and receives the tokens.
+    /// @param amount The number of tokens to mint.
+    /// @param tokenId The edition.
+    /// @param deadline The permit's deadline (unix seconds).
+    /// @param v The permit signature's v.
+    /// @param r The permit signature's r.
+    /// @param s The permit signature's s.
+    function mintWithPermit(
+        address buyer,
+        uint256 amount,
+        uint256 tokenId,
+        uint256 deadline,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external nonReentrant {
+        address token = _paymentToken;
+        if (token == address(0)) revert NotTokenPriced();
+        uint256 required = _checkMint(tokenId, amount, buyer);
+        TokenPayment.permit(token, buyer, required, deadline, v, r, s);
+        _mint(buyer, tokenId, amount, "");
+        TokenPayment.pull(token, buyer, required);
+    }
+
+    /// @notice Sets the ERC-20 token every edition's price is in (in its smallest unit); zero for the native
+    /// coin. Owner only.
+    /// @dev Prices are not converted: set each edition's `cost` in the new unit too. `withdraw` sends the
+    /// balance of the current payment token only, so withdraw before changing it.
+    /// @param token The payment token, a contract; or zero.
+    function setPaymentToken(address token) external onlyOwner {
+        if (token != address(0) && token.code.length == 0) revert InvalidPaymentToken(token);
+        address previous = _paymentToken;
+        if (previous == token) return;
+        _paymentToken = token;
+        emit PaymentTokenChanged(previous, token);
+    }
+
+    /// @notice The ERC-20 token prices are in; zero when they are in the native coin (wei).
+    /// @return The payment token.
+    function paymentToken() external view returns (address) {
+        return _paymentToken;
     }
 
     /// @notice Mints `amount` tokens of edition `tokenId` to `receiver` at no cost; owner only, works while
@@ -295,12 +367,21 @@ contract NFTEditions is ERC1155Supply, Ownable, ReentrancyGuard, ERC2981 {
         emit DefaultRoyaltyChanged(receiver, bps);
     }
 
-    /// @notice Sends the contract's whole balance to the owner; owner only.
-    /// @dev Guarded against reentrancy; the event is emitted before the transfer (checks, effects, interactions).
+    /// @notice Sends the contract's whole balance to the owner, and its whole balance of the payment token
+    /// when one is set; owner only.
+    /// @dev Guarded against reentrancy; each event is emitted before its transfer (checks, effects, interactions).
+    /// Reverts with `NothingToWithdraw` only when both balances are zero; `Withdrawn` is emitted when ether is sent.
     function withdraw() external onlyOwner nonReentrant {
         uint256 amount = address(this).balance;
-        if (amount == 0) revert NothingToWithdraw();
+        address token = _paymentToken;
+        uint256 tokenAmount = token == address(0) ? 0 : IERC20(token).balanceOf(address(this));
+        if (amount == 0 && tokenAmount == 0) revert NothingToWithdraw();
         address to = owner();
+        if (tokenAmount != 0) {
+            emit PaymentTokenWithdrawn(to, token, tokenAmount);
+            SafeERC20.safeTransfer(IERC20(token), to, tokenAmount);
+        }
+        if (amount == 0) return;
         emit Withdrawn(to, amount);
         (bool sent, ) = payable(to).call{value: amount}("");
         if (!sent) revert WithdrawFailed(to, amount);
@@ -342,7 +423,8 @@ contract NFTEditions is ERC1155Supply, Ownable, ReentrancyGuard, ERC2981 {
         return (e.cost, e.maxSupply, e.maxMintAmountPerTx, e.paused, totalSupply(tokenId));
     }
 
-    /// @notice The price of one token of edition `tokenId` in wei.
+    /// @notice The price of one token of edition `tokenId` in wei, or in the payment token's smallest unit when
+    /// one is set.
     /// @param tokenId The edition.
     /// @return The price.
     function cost(uint256 tokenId) external view returns (uint256) {
@@ -406,6 +488,28 @@ contract NFTEditions is ERC1155Supply, Ownable, ReentrancyGuard, ERC2981 {
             interfaceId == ERC4906_INTERFACE_ID ||
             ERC1155.supportsInterface(interfaceId) ||
             ERC2981.supportsInterface(interfaceId);
+    }
+
+    /// @dev The checks of a paid mint of `amount` of edition `tokenId` to `minter` (the edition exists, neither
+    /// pause is on, the whitelist, the caps); returns the price of the mint.
+    function _checkMint(uint256 tokenId, uint256 amount, address minter) private view returns (uint256 required) {
+        Edition storage e = _editions[tokenId];
+        // One SLOAD: the optimizer reads the four packed fields together.
+        (uint256 price, uint256 max, uint256 maxPerTx, bool editionPaused_) = (
+            e.cost,
+            e.maxSupply,
+            e.maxMintAmountPerTx,
+            e.paused
+        );
+        if (maxPerTx == 0) revert NonexistentToken(tokenId);
+        if (_paused) revert ContractPaused();
+        if (editionPaused_) revert EditionPaused(tokenId);
+        if (_whitelistOnly && !_whitelist[minter]) revert NotWhitelisted(minter);
+        _checkMintAmount(tokenId, max, maxPerTx, amount);
+        // A 128-bit price times an amount of at most 2^32 - 1 (checked above) cannot overflow.
+        unchecked {
+            required = price * amount;
+        }
     }
 
     function _checkMintAmount(uint256 tokenId, uint256 max, uint256 maxPerTx, uint256 amount) private view {

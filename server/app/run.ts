@@ -74,6 +74,7 @@ export async function runService(
           : (config.rpcUrls ?? []).map((url) => maskUrl(url)).join(", "),
         contractAddress: prepared.contractAddress ?? config.contractAddress,
         ownerKey: prepared.ownerKey,
+        testToken: prepared.testToken,
         apiKey: config.apiKey ? undefined : { key: apiKey, kept },
         embedded: chainSource !== undefined,
       }),
@@ -134,6 +135,8 @@ function banner(
     rpc: string;
     contractAddress?: string;
     ownerKey?: string;
+    /** The embedded chain's test stablecoin (TUSD). */
+    testToken?: string;
     apiKey?: { key: string; kept?: KeptRootKey };
     embedded: boolean;
   },
@@ -151,6 +154,9 @@ function banner(
     ...(shown.contractAddress ? [`  Contract       ${shown.contractAddress}`] : []),
     // Only the embedded chain's owner, Hardhat's public account #0, is ever printed.
     ...(shown.ownerKey ? [`  Owner key      ${shown.ownerKey}   (Hardhat account #0, public: dev only)`] : []),
+    ...(shown.testToken
+      ? [`  TUSD           ${shown.testToken}   (test stablecoin, 6 decimals, EIP-2612; dev chain only)`]
+      : []),
     `  API_KEY        ${apiKeyLine(shown.apiKey)}`,
     `  Store          ${config.databaseUrl ? maskUrl(config.databaseUrl) : `PGlite in ${path.join(config.dataDir, "pglite")}`}`,
     `  Master key     ${masterKeyLine(service.masterKey)}`,

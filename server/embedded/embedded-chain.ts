@@ -1,4 +1,4 @@
-import { Wallet } from "ethers";
+import { ContractFactory, Interface, Wallet, getCreateAddress } from "ethers";
 /**
  * The embedded dev chain of `npm start`: Hardhat used as a library in the service's own process.
  * The service calls the in-process network directly (no HTTP loopback); the same network is also
@@ -28,7 +28,7 @@ export async function compileContracts(): Promise<void> {
 /**
  * Compiles, serves the in-process Hardhat network on 127.0.0.1:CHAIN_PORT, and describes it for
  * `runService`: the service connects in process and, unless CONTRACT_ADDRESS is set, deploys the
- * reference collection from account #0 once it listens.
+ * reference collection from account #0 once it listens; then the test stablecoin TUSD (`deployTestUsd`).
  */
 export async function startEmbeddedChain(config: Config): Promise<ChainSource> {
   await compileContracts();
@@ -46,8 +46,10 @@ export async function startEmbeddedChain(config: Config): Promise<ChainSource> {
     connect: (observer) => connectInProcess(hre.network.provider, observer),
     fundingHint: (address, wei) => fundingHint(port, address, wei),
     prepare: async (service) => ({
+      // The collection first: it keeps account #0's first address (nonce 0), as the README shows it.
       contractAddress: config.contractAddress ?? (await deployReference(service)),
       ownerKey: DEV_OWNER_KEY,
+      testToken: await deployTestUsd(service),
     }),
     close: () => close(server),
   };
@@ -70,6 +72,34 @@ async function deployReference({ chain, collections }: PreparedService): Promise
   if (!receipt?.contractAddress) throw new Error("Deploying the reference collection did not confirm");
   await collections.register(receipt.contractAddress, "deploy", receipt.blockNumber);
   return receipt.contractAddress;
+}
+
+/** What each of Hardhat's dev accounts is given of TUSD: 1,000 (6 decimals). */
+export const TEST_USD_PER_ACCOUNT = 1_000n * 10n ** 6n;
+
+/**
+ * The dev chain's test stablecoin, TUSD (contracts/test/TestUSD.sol: 6 decimals, EIP-2612 permits, an open
+ * `mint`), deployed from account #0, and 1,000 TUSD to each of Hardhat's dev accounts: two transactions, the
+ * second sent without waiting for the first. For checkout on the dev chain only; never on a real one.
+ */
+async function deployTestUsd({ chain }: PreparedService): Promise<string> {
+  const owner = new Wallet(DEV_OWNER_KEY, chain.provider);
+  const artifact = await hre.artifacts.readArtifact("TestUSD");
+  const accounts = (await hre.network.provider.request({ method: "eth_accounts" })) as string[];
+  const nonce = await chain.provider.getTransactionCount(owner.address, "pending");
+  const address = getCreateAddress({ from: owner.address, nonce });
+  const factory = new ContractFactory(artifact.abi, artifact.bytecode, owner);
+  const deploy = await owner.sendTransaction({ ...(await factory.getDeployTransaction()), nonce });
+  const fund = await owner.sendTransaction({
+    to: address,
+    data: new Interface(artifact.abi).encodeFunctionData("mintBatch", [accounts, TEST_USD_PER_ACCOUNT]),
+    nonce: nonce + 1,
+    // Estimating would run before the deploy is mined: a fixed limit instead (20 first balances, ~50,000 each).
+    gasLimit: 100_000n + 30_000n * BigInt(accounts.length),
+  });
+  const [deployed, funded] = await Promise.all([deploy.wait(), fund.wait()]);
+  if (deployed?.contractAddress !== address || funded?.status !== 1) throw new Error("Deploying TUSD did not confirm");
+  return address;
 }
 
 /**

@@ -31,7 +31,7 @@ export interface ChainSource {
   /** How to reach the chain, reporting each JSON-RPC call to `observer`. */
   connect: (observer: RpcObserver) => Promise<ConnectedChain>;
   /** Runs once the service listens (deploys the reference collection); its answer goes in the banner. */
-  prepare?(service: PreparedService): Promise<{ contractAddress?: string; ownerKey?: string }>;
+  prepare?(service: PreparedService): Promise<{ contractAddress?: string; ownerKey?: string; testToken?: string }>;
   /** How to fund an address on this chain, for the 402 INSUFFICIENT_FUNDS message. */
   fundingHint?: (address: string, wei: bigint) => string;
   /** Runs after the service has closed. */

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { JsonRpcProvider } from "ethers";
+import { Contract, JsonRpcProvider, Wallet } from "ethers";
 import { ApiClient, DEV_KEYS, freePort, ServiceProcess, sleep, TEST_API_KEY } from "./harness";
 
 /** The value printed after `label` in the start banner. */
@@ -81,6 +81,30 @@ describe("npm start with no configuration (embedded chain)", function () {
   it("serves the embedded chain as JSON-RPC on CHAIN_PORT", async function () {
     const provider = new JsonRpcProvider(bannerValue(banner, "RPC"), 31337, { staticNetwork: true });
     expect(await provider.getCode(bannerValue(banner, "Contract"))).to.not.equal("0x");
+    provider.destroy();
+  });
+
+  it("deploys the test stablecoin TUSD (6 decimals, EIP-2612), names it in the banner and gives each dev account 1,000", async function () {
+    expect(banner).to.match(
+      /^\s+TUSD\s+0x[0-9a-fA-F]{40}\s+\(test stablecoin, 6 decimals, EIP-2612; dev chain only\)$/m,
+    );
+    const provider = new JsonRpcProvider(bannerValue(banner, "RPC"), 31337, { staticNetwork: true });
+    const tusd = new Contract(
+      bannerValue(banner, "TUSD"),
+      [
+        "function symbol() view returns (string)",
+        "function decimals() view returns (uint8)",
+        "function balanceOf(address) view returns (uint256)",
+        "function nonces(address) view returns (uint256)",
+      ],
+      provider,
+    );
+    expect(await tusd.symbol()).to.equal("TUSD");
+    expect(await tusd.decimals()).to.equal(6n);
+    expect(await tusd.nonces(new Wallet(DEV_KEYS[0]).address)).to.equal(0n);
+    const accounts = (await provider.send("eth_accounts", [])) as string[];
+    expect(accounts).to.have.length(20);
+    for (const account of accounts) expect(await tusd.balanceOf(account)).to.equal(1_000_000_000n);
     provider.destroy();
   });
 

@@ -7,6 +7,7 @@ import {
   accessChecks,
   apiChecks,
   blocktimeBurstChecks,
+  checkoutGasChecks,
   editionsGasChecks,
   failoverChecks,
   gasChecks,
@@ -47,15 +48,22 @@ const index = {
 /** Per bench: figures that meet every target, and failing variants of them, each named. */
 const benches: Array<{ bench: string; passing: Check[]; failing: Record<string, Check[]> }> = [
   {
-    // bench/gas.ts checks the ERC-721 side and the editions side in one verdict.
+    // bench/gas.ts checks the ERC-721 side, the editions side and checkout (token-priced mints) in one verdict.
     bench: "gas",
-    passing: [...gasChecks({ vsErc721a: 1, vsEnumerable: 0.3 }), ...editionsGasChecks({ mint: 1.05, airdrop: 1 })],
+    passing: [
+      ...gasChecks({ vsErc721a: 1, vsEnumerable: 0.3 }),
+      ...editionsGasChecks({ mint: 1.05, airdrop: 1 }),
+      ...checkoutGasChecks({ collection: 1.1, editions: 0.9 }),
+    ],
     failing: {
       "ours over ERC721A": gasChecks({ vsErc721a: 1.2, vsEnumerable: 0.3 }),
       "ours over Enumerable": gasChecks({ vsErc721a: 1, vsEnumerable: 0.5 }),
       "an edition's mint over ERC1155Supply's": editionsGasChecks({ mint: 1.06, airdrop: 1 }),
       "an edition's airdrop over ERC1155Supply's": editionsGasChecks({ mint: 1, airdrop: 1.06 }),
       "an edition's mint not measured": editionsGasChecks({ mint: NaN, airdrop: 1 }),
+      "a token-priced mint over native + transferFrom": checkoutGasChecks({ collection: 1.11, editions: 0.9 }),
+      "a token-priced edition mint over native + transferFrom": checkoutGasChecks({ collection: 0.9, editions: 1.11 }),
+      "a token-priced mint not measured": checkoutGasChecks({ collection: NaN, editions: 0.9 }),
     },
   },
   {
