@@ -123,7 +123,12 @@ describe("ERC-1155 editions through the API", function () {
       const res = await expectNoGasSpent(f.provider, f.owner.address, () =>
         post("/nft/createEdition", { cost: 1, maxSupply: (2n ** 64n).toString(), maxMintAmountPerTx: 1 }),
       );
-      expect(expectError(res, 400, "VALIDATION_ERROR").message).to.include("InvalidEdition");
+      const error = expectError(res, 400, "VALIDATION_ERROR");
+      expect(error.message).to.include(
+        "An edition needs maxMintAmountPerTx from 1 to 4294967295 and maxSupply at most",
+      );
+      expect(error.details[0]).to.deep.include({ path: "revert" });
+      expect(error.details[0].message).to.match(/^InvalidEdition\(/);
     });
   });
 
@@ -298,7 +303,11 @@ describe("ERC-1155 editions through the API", function () {
       expect(await onChain.editionPaused(tokenId)).to.equal(true);
       expect(await onChain.paused()).to.equal(false);
       const paused = await expectNoGasSpent(f.provider, minter.address, () => mint(tokenId.toString(), 1));
-      expect(expectError(paused, 409, "CONTRACT_PAUSED").message).to.include("EditionPaused");
+      const error = expectError(paused, 409, "CONTRACT_PAUSED");
+      expect(error.message).to.equal(
+        `Minting of edition ${tokenId} of ${editions} is paused; its owner resumes it with POST /nft/setPaused {"tokenId":"${tokenId}","state":false}`,
+      );
+      expect(error.details).to.deep.equal([{ path: "revert", message: `EditionPaused(tokenId=${tokenId})` }]);
       expect((await mint(other.toString(), 1)).status).to.equal(200);
       expect((await post("/nft/setPaused", { tokenId: tokenId.toString(), state: false })).body.changed).to.equal(true);
       expect((await mint(tokenId.toString(), 1)).status).to.equal(200);
