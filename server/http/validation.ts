@@ -78,6 +78,8 @@ function issueWords(issue: z.core.$ZodRawIssue): string | undefined {
     case "invalid_type":
       if (issue.input === undefined) return "required";
       if (issue.expected === "int") return "must be an integer";
+      // A query's `?limit=abc`, coerced: NaN is the coercion's, not the caller's.
+      if (typeof issue.input === "number" && Number.isNaN(issue.input)) return `must be ${article(issue.expected)}`;
       return `must be ${article(issue.expected)}, not ${issue.input === null ? "null" : article(kindOf(issue.input))}`;
     case "invalid_union":
       return issue.input === undefined ? "required" : undefined;
@@ -217,11 +219,7 @@ function unwrapObject(schema: z.core.$ZodType | undefined): z.core.$ZodType | un
 
 const article = (kind: string) => (/^[aeiou]/.test(kind) ? `an ${kind}` : `a ${kind}`);
 
-function kindOf(input: unknown): string {
-  if (Array.isArray(input)) return "array";
-  if (typeof input === "number" && Number.isNaN(input)) return "NaN";
-  return typeof input;
-}
+const kindOf = (input: unknown): string => (Array.isArray(input) ? "array" : typeof input);
 
 /**
  * The top-level fields an object schema declares, through the wrappers a route's body may have
