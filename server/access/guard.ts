@@ -73,7 +73,7 @@ export class AccessControl {
     const principal = secret === undefined ? null : await this.authenticator.authenticate(secret);
     if (!principal) {
       if (secret !== undefined) await this.failures.penalty(ctx.ip).catch(() => {});
-      throw unauthorized(declaration.unauthorizedCode ?? "UNAUTHORIZED", secret !== undefined);
+      throw unauthorized(declaration.unauthorizedCode ?? "UNAUTHORIZED", secret !== undefined, "this route", ctx);
     }
     ctx.state.access = principal;
     this.check(ctx, { scope: declaration.scope });
@@ -93,7 +93,7 @@ export class AccessControl {
     const principal = ctx.state.access as AccessPrincipal | undefined;
     if (!principal) {
       if (body.from !== undefined)
-        throw unauthorized(declaration.unauthorizedCode ?? "UNAUTHORIZED", false, "signing with a wallet (from)");
+        throw unauthorized(declaration.unauthorizedCode ?? "UNAUTHORIZED", false, "signing with a wallet (from)", ctx);
       return;
     }
     const collection = declaration.bodyCollection ? body[declaration.bodyCollection] : undefined;
@@ -181,9 +181,22 @@ export function presentedKey(ctx: Context): string | undefined {
   return header ? header : undefined;
 }
 
-function unauthorized(code: "UNAUTHORIZED" | "INVALID_API_KEY", presented: boolean, what = "this route"): ApiError {
+function unauthorized(
+  code: "UNAUTHORIZED" | "INVALID_API_KEY",
+  presented: boolean,
+  what: string,
+  ctx: Context,
+): ApiError {
   const message = presented
     ? "The access key is unknown, revoked or expired"
-    : `An access key is required for ${what}: send Authorization: Bearer <key> (or X-API-Key)`;
+    : bareAuthorization(ctx)
+      ? // The key itself is never echoed: only what to add to the header.
+        `Authorization holds a key without its scheme: send Authorization: Bearer <key> (add "Bearer " before the key) for ${what}`
+      : `An access key is required for ${what}: send Authorization: Bearer <key> (or X-API-Key)`;
   return new ApiError(code, message, undefined, { "WWW-Authenticate": 'Bearer realm="nft-ops"' });
+}
+
+/** An Authorization header of one word, no scheme: a key sent without its "Bearer ". */
+function bareAuthorization(ctx: Context): boolean {
+  return /^\S+$/.test(ctx.get("Authorization").trim());
 }

@@ -241,7 +241,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   if (documents.demo) {
     api = app(deps.logger, [
       serviceRouter,
-      createDocsRouter(documents.api),
+      createDocsRouter(documents.api, { apiListener: true }),
       nftRouter,
       ...routers(accessRouter, webhookRouter, walletRouter, mcpRouter),
       createConsoleRouter(),
@@ -254,7 +254,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
   }
   api = app(deps.logger, [
     serviceRouter,
-    createDocsRouter(documents.api),
+    createDocsRouter(documents.api, { apiListener: true }),
     nftRouter,
     ...routers(accessRouter, webhookRouter, walletRouter, mcpRouter),
     userRouter,

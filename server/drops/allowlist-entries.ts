@@ -22,9 +22,10 @@ function uintOf(value: unknown, name: string): bigint | string {
     if (value > Number.MAX_SAFE_INTEGER) return `${name} is too large for a JSON number: send a decimal string`;
     return BigInt(value);
   }
+  if (typeof value === "string" && /^[0-9]{79,}$/.test(value)) return `${name} must be at most 2^256 - 1 (78 digits)`;
   if (typeof value !== "string" || !DECIMAL.test(value)) return `${name} must be a non-negative decimal integer`;
   const parsed = BigInt(value);
-  return parsed < 2n ** 256n ? parsed : `${name} must fit in 256 bits`;
+  return parsed < 2n ** 256n ? parsed : `${name} must be at most 2^256 - 1 (78 digits)`;
 }
 
 /**

@@ -17,7 +17,10 @@ export async function unlistedFor(
 ): Promise<{ unlisted: string[]; listed: string[] }> {
   const owner = await chain.read(at, () => chain.view(at, "owner", []));
   if (owner.toLowerCase() !== signer.toLowerCase()) {
-    throw new ApiError("NOT_CONTRACT_OWNER", `OwnableUnauthorizedAccount(account=${signer})`);
+    throw new ApiError(
+      "NOT_CONTRACT_OWNER",
+      `Only the owner of collection ${at}, ${owner}, may do this; the caller is ${signer}: sign as the owner`,
+    );
   }
   const calls = accounts.map((account): [string, unknown[]] => [
     "eth_call",

@@ -13,7 +13,13 @@ import "./openapi";
 export const uint = (name: string) =>
   z
     .union([
-      z.string().regex(/^[0-9]{1,78}$/, `${name} must be a non-negative decimal integer`),
+      z.string().regex(/^[0-9]{1,78}$/, {
+        // Digits past 78 are a number beyond 256 bits: say the maximum, not the form.
+        error: (issue) =>
+          typeof issue.input === "string" && /^[0-9]+$/.test(issue.input)
+            ? `${name} must be at most 2^256 - 1 (78 digits)`
+            : `${name} must be a non-negative decimal integer (digits only)`,
+      }),
       z
         .number()
         .int(`${name} must be an integer`)
@@ -21,7 +27,7 @@ export const uint = (name: string) =>
         .max(Number.MAX_SAFE_INTEGER, `${name} is too large for a JSON number: send a decimal string`),
     ])
     .transform((v) => BigInt(v))
-    .refine((v) => v < 2n ** 256n, `${name} must fit in 256 bits`)
+    .refine((v) => v < 2n ** 256n, `${name} must be at most 2^256 - 1 (78 digits)`)
     .openapi({
       example: "1",
       description: `${name}: a JSON integer, or a decimal string (needed above 2^53 - 1)`,

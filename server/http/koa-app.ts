@@ -6,6 +6,7 @@ import etag from "etag";
 import { UNMATCHED_ROUTE, type ServiceMetrics } from "../metrics/metrics";
 import { ApiError, errorBody } from "./errors";
 import type { Logger } from "./logger";
+import { knownRoutes, nearestRoutes, type KnownRoute } from "./nearest-routes";
 import { requestContext } from "./request-context";
 
 export interface KoaAppOptions {
@@ -85,6 +86,9 @@ export function createKoaApp({ logger, routers, trustProxy = false, metrics, dis
   for (const router of routers) app.use(router.routes());
   for (const { middleware } of dispatched) app.use(middleware);
 
+  // What a 404 suggests, gathered at the first one: every route is registered by then.
+  const allRouters = () => [...routers, ...dispatched.map((d) => d.matcher)];
+  let known: KnownRoute[] | undefined;
   app.use(async (ctx) => {
     if (ctx.status !== 404 || ctx.body !== undefined) return;
     const allowed = new Set(
@@ -96,10 +100,19 @@ export function createKoaApp({ logger, routers, trustProxy = false, metrics, dis
       ctx.set("Allow", [...allowed].join(", "));
       throw new ApiError("METHOD_NOT_ALLOWED", `${ctx.method} is not allowed on ${ctx.path}`);
     }
-    throw new ApiError("NOT_FOUND", `No route ${ctx.method} ${ctx.path}`);
+    throw new ApiError("NOT_FOUND", noRoute(ctx.method, ctx.path, (known ??= knownRoutes(allRouters()))));
   });
 
   return app;
+}
+
+/** "No route POST /nft/totalSupply; did you mean POST /nft/total-supply?", or where to start. */
+function noRoute(method: string, path: string, known: KnownRoute[]): string {
+  // A path is the caller's own text: a long one is cut, not echoed whole.
+  const asked = `No route ${method} ${path.length > 200 ? `${path.slice(0, 200)}…` : path}`;
+  const nearest = path.length > 200 ? [] : nearestRoutes(method, path, known);
+  if (nearest.length === 0) return `${asked}: GET /openapi.json lists every route (GET /docs shows them)`;
+  return `${asked}; did you mean ${nearest.map((r) => `${r.method} ${r.path}`).join(" or ")}?`;
 }
 
 function toApiError(err: unknown): ApiError {

@@ -81,8 +81,19 @@ export function createServiceRouter(deps: ServiceRouteDeps): Router {
  * GET /openapi.json and /docs (Swagger UI) of one listener: each listener documents the routes
  * it serves, and only those.
  */
-export function createDocsRouter(openApiDocument: () => object): Router {
+export function createDocsRouter(openApiDocument: () => object, options: { apiListener?: boolean } = {}): Router {
   const router = new Router();
+  // Where a newcomer who opens the bare address starts.
+  const start = {
+    service: "NFT contract operations service",
+    docs: "/docs",
+    openapi: "/openapi.json",
+    // The demo listener (DEMO_PORT) serves neither.
+    ...(options.apiListener ? { console: "/console", health: "/health" } : {}),
+  };
+  router.get("/", (ctx) => {
+    ctx.body = start;
+  });
   router.get("/openapi.json", (ctx) => {
     ctx.body = openApiDocument();
   });
@@ -225,8 +236,36 @@ export function registerServiceOpenApi(registry: OpenAPIRegistry): void {
   });
 }
 
-/** GET /openapi.json, in the document of every listener. */
+/** GET / and GET /openapi.json, in the document of every listener. */
 export function registerDocsOpenApi(registry: OpenAPIRegistry): void {
+  registry.registerPath({
+    method: "get",
+    path: "/",
+    operationId: "start",
+    tags: ["service"],
+    summary: "Where to start: the links to this listener's docs, OpenAPI document and console",
+    responses: {
+      200: {
+        description: "The links",
+        content: {
+          "application/json": {
+            schema: z
+              .object({
+                service: z.string(),
+                docs: z.literal("/docs").openapi({ description: "Swagger UI of this document" }),
+                openapi: z.literal("/openapi.json").openapi({ description: "This OpenAPI document" }),
+                console: z
+                  .literal("/console")
+                  .optional()
+                  .openapi({ description: "The operators' page (the API listener only)" }),
+                health: z.literal("/health").optional().openapi({ description: "Readiness (the API listener only)" }),
+              })
+              .openapi("Start"),
+          },
+        },
+      },
+    },
+  });
   registry.registerPath({
     method: "get",
     path: "/openapi.json",

@@ -53,7 +53,7 @@ function tokenIdOf(value: unknown): bigint | string {
   const text = typeof value === "number" && Number.isSafeInteger(value) ? String(value) : value;
   if (typeof text !== "string" || !DECIMAL.test(text.trim())) return "tokenId must be a whole number (decimal)";
   const id = BigInt(text.trim());
-  if (id >= 2n ** 256n) return "tokenId must fit in 256 bits";
+  if (id >= 2n ** 256n) return "tokenId must be at most 2^256 - 1 (78 digits)";
   return id;
 }
 
@@ -65,7 +65,7 @@ function amountOf(value: unknown): bigint | string {
   if (typeof text !== "string" || !DECIMAL.test(text.trim())) return "amount must be a whole number ≥ 1";
   const amount = BigInt(text.trim());
   if (amount < 1n) return "amount must be ≥ 1";
-  if (amount >= 2n ** 256n) return "amount must fit in 256 bits";
+  if (amount >= 2n ** 256n) return "amount must be at most 2^256 - 1 (78 digits)";
   return amount;
 }
 

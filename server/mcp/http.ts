@@ -89,7 +89,9 @@ export function createMcpRouter(deps: McpRouteDeps): Router {
     if (!bearer)
       throw new ApiError(
         "UNAUTHORIZED",
-        "An access key is required: send Authorization: Bearer <key> (never in the URL)",
+        /^\S+$/.test(ctx.get("Authorization").trim())
+          ? 'Authorization holds a key without its scheme: send Authorization: Bearer <key> (add "Bearer " before the key)'
+          : "An access key is required: send Authorization: Bearer <key> (never in the URL)",
         undefined,
         { "WWW-Authenticate": 'Bearer realm="nft-ops"' },
       );

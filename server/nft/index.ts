@@ -44,6 +44,7 @@ import {
   type WritePlan,
   type WriteRoute,
 } from "./route";
+import { inContractWords } from "./revert-context";
 import { setCostRoute } from "./set-cost";
 import { setPausedRoute } from "./set-paused";
 import { tokenUriRoute } from "./token-uri";
@@ -131,16 +132,18 @@ export function createNftRouter(routerDeps: NftRouterDeps): Router {
       // The chain is where the request goes, not what it asks: idempotency records are per chain already.
       const { chain: _chain, ...input } = parsed;
       const caller = await callerOf(ctx, route, input, deps);
+      // A revert is answered naming the request's collection (and its cap, read then).
+      const inWords = async (err: unknown) => Promise.reject(await inContractWords(err, input, deps.chain));
       if (route.kind === "read") {
-        ctx.body = await route.handle(input, { ...deps, caller });
+        ctx.body = await route.handle(input, { ...deps, caller }).catch(inWords);
         noticeCollection(deps, input);
         return;
       }
       if (ctx.query.dryRun === "true") {
-        ctx.body = await dryRun(route, input, caller, deps);
+        ctx.body = await dryRun(route, input, caller, deps).catch(inWords);
         return;
       }
-      const answer = await runWrite(route, input, caller, deps, ctx);
+      const answer = await runWrite(route, input, caller, deps, ctx).catch(inWords);
       if (answer.status < 300) noticeCollection(deps, route.operation === "deploy" ? {} : input, answer);
       if (answer.status < 300) await route.answered?.(answer, input, deps);
       respond(ctx, answer);

@@ -42,8 +42,20 @@ export const mintRoute = defineWrite({
     );
     const value = cost * input.mintAmount;
     // Past 256 bits no transaction can carry the price; far above any per-transaction cap.
-    if (value >= 2n ** 256n)
-      throw new ApiError("INVALID_MINT_AMOUNT", `mintAmount ${input.mintAmount} is far above maxMintAmountPerTx`);
+    if (value >= 2n ** 256n) {
+      const at = input.contractAddress;
+      const max = await (
+        tokenId === undefined
+          ? chain.view(at, "maxMintAmountPerTx", [])
+          : chain.viewEdition(at, "edition", [tokenId]).then((edition) => edition[2])
+      ).catch(() => undefined);
+      throw new ApiError(
+        "INVALID_MINT_AMOUNT",
+        max === undefined
+          ? `mintAmount ${input.mintAmount} is far above maxMintAmountPerTx: mint fewer per request`
+          : `At most ${max} per transaction; ${input.mintAmount} were asked: mint ${max} or fewer per request`,
+      );
+    }
     if (tokenId !== undefined)
       return {
         call: {

@@ -123,7 +123,12 @@ describe("ERC-1155 editions through the API", function () {
       const res = await expectNoGasSpent(f.provider, f.owner.address, () =>
         post("/nft/createEdition", { cost: 1, maxSupply: (2n ** 64n).toString(), maxMintAmountPerTx: 1 }),
       );
-      expect(expectError(res, 400, "VALIDATION_ERROR").message).to.include("InvalidEdition");
+      const error = expectError(res, 400, "VALIDATION_ERROR");
+      expect(error.message).to.include(
+        "An edition needs maxMintAmountPerTx from 1 to 4294967295 and maxSupply at most",
+      );
+      expect(error.details[0]).to.deep.include({ path: "revert" });
+      expect(error.details[0].message).to.match(/^InvalidEdition\(/);
     });
   });
 
@@ -223,7 +228,8 @@ describe("ERC-1155 editions through the API", function () {
         post("/nft/mintForFree", { tokenId: tokenId.toString(), mintAmount: 1, receiver: refuser }),
       );
       const error = expectError(res, 422, "CONTRACT_REVERTED");
-      expect(error.message).to.include("ERC1155InvalidReceiver").and.include(getAddress(refuser));
+      expect(error.message).to.include("does not accept ERC-1155 tokens").and.include(getAddress(refuser));
+      expect(error.details[0].message).to.match(/^ERC1155InvalidReceiver\(/);
     });
 
     it("airdrop mints each recipient's amount of the edition in one transaction, answering each amount", async function () {
@@ -298,7 +304,11 @@ describe("ERC-1155 editions through the API", function () {
       expect(await onChain.editionPaused(tokenId)).to.equal(true);
       expect(await onChain.paused()).to.equal(false);
       const paused = await expectNoGasSpent(f.provider, minter.address, () => mint(tokenId.toString(), 1));
-      expect(expectError(paused, 409, "CONTRACT_PAUSED").message).to.include("EditionPaused");
+      const error = expectError(paused, 409, "CONTRACT_PAUSED");
+      expect(error.message).to.equal(
+        `Minting of edition ${tokenId} of ${editions} is paused; its owner resumes it with POST /nft/setPaused {"tokenId":"${tokenId}","state":false}`,
+      );
+      expect(error.details).to.deep.equal([{ path: "revert", message: `EditionPaused(tokenId=${tokenId})` }]);
       expect((await mint(other.toString(), 1)).status).to.equal(200);
       expect((await post("/nft/setPaused", { tokenId: tokenId.toString(), state: false })).body.changed).to.equal(true);
       expect((await mint(tokenId.toString(), 1)).status).to.equal(200);
