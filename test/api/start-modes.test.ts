@@ -219,7 +219,7 @@ describe("DEMO_PORT", function () {
     expect(onApi.filter((path) => path.startsWith("/v2/user"))).to.deep.equal([]);
     const onDemo = await paths(demo);
     expect(onDemo).to.include.members(["/v2/user", "/v2/user/login", "/v2/user/{username}"]);
-    expect(onDemo.filter((path) => !path.startsWith("/v2/user"))).to.deep.equal(["/openapi.json"]);
+    expect(onDemo.filter((path) => !path.startsWith("/v2/user"))).to.deep.equal(["/", "/openapi.json"]);
     const docs = await fetch(`${demo.baseUrl}/docs`);
     expect(docs.status).to.equal(200);
     expect(await docs.text()).to.include('url: "/openapi.json"');
