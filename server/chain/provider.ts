@@ -9,6 +9,7 @@ import {
 import type { RpcObserver } from "../metrics/metrics";
 import { WsHeadSubscription, type HeadSource } from "./head-subscription";
 import { FailoverTransport, isWebSocketUrl, type RpcUrlObserver, type RpcUrlState } from "./rpc-failover";
+import { markUnanswered } from "./unanswered";
 
 /** What carries a provider's JSON-RPC: one call or a batch in, the parsed JSON answer out. */
 export interface JsonRpcSender {
@@ -47,7 +48,6 @@ export abstract class ObservedJsonRpcProvider extends JsonRpcProvider {
   }
 
   override async _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
-    if (!this.observer) return this.transport(payload);
     const started = performance.now();
     let responses: JsonRpcResult[];
     try {
@@ -55,9 +55,11 @@ export abstract class ObservedJsonRpcProvider extends JsonRpcProvider {
     } catch (err) {
       const seconds = (performance.now() - started) / 1000;
       for (const { method } of Array.isArray(payload) ? payload : [payload])
-        this.observer.rpcCall(method, seconds, true);
-      throw err;
+        this.observer?.rpcCall(method, seconds, true);
+      // No answer from the chain at all (the transport tried every URL): a request answers 503 for it.
+      throw markUnanswered(err);
     }
+    if (!this.observer) return responses;
     const seconds = (performance.now() - started) / 1000;
     if (!Array.isArray(payload)) {
       this.observer.rpcCall(
