@@ -17,6 +17,7 @@ import {
   collectionAt,
   deployWithScript,
   directProvider,
+  sleep,
   type ApiResponse,
 } from "./harness";
 import { RpcProxy } from "../support/rpc-proxy";
@@ -141,5 +142,31 @@ describe("a chain question that fails on every RPC URL answers 503 CHAIN_UNAVAIL
 
   it("eth_blockNumber (the head GET /health asks) answers 503", async function () {
     await failingEverywhere("eth_blockNumber", () => api.get("/health"));
+  });
+
+  it("eth_sendRawTransaction is no question: its answer lost on every URL, a write answers 202 pending, never 5xx, and confirms once a URL takes it", async function () {
+    const sender = new Wallet(DEV_KEYS[6]);
+    const asked = [first, second].map((p) => p.calls.get("eth_sendRawTransaction") ?? 0);
+    for (const proxy of [first, second]) proxy.failWith("eth_sendRawTransaction", 503, { times: Infinity });
+    const res = await mint(sender.privateKey);
+    expect(res.status, res.text).to.equal(202);
+    expect(res.body.status).to.equal("pending");
+    expect([first, second].map((p, i) => (p.calls.get("eth_sendRawTransaction") ?? 0) > asked[i])).to.deep.equal([
+      true,
+      true,
+    ]);
+    expect(await provider.getTransactionCount(sender.address), "nothing reached the node").to.equal(0);
+    first.clearRules();
+    second.clearRules();
+    // The follower sends it again, the same transaction, and the operation confirms.
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const op = await api.get(`/nft/operations/${res.body.operationId}`);
+      if (op.body.status === "confirmed") break;
+      if (Date.now() > deadline) throw new Error(`not confirmed: ${op.text}`);
+      await sleep(500);
+    }
+    expect(await provider.getTransactionCount(sender.address)).to.equal(1);
+    expect(service.output()).to.not.include("unhandled error");
   });
 });
