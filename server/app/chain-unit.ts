@@ -8,9 +8,9 @@ import { getAddress, type JsonRpcProvider } from "ethers";
 import { BlockFeed } from "../chain/block-feed";
 import type { HeadSource } from "../chain/head-subscription";
 import { ChainClient } from "../chain/chain-client";
-import { connectRpcUrls } from "../chain/provider";
+import { connectRpcUrls, type ChainGate } from "../chain/provider";
 import type { RpcUrlState } from "../chain/rpc-failover";
-import { bindStoreToChain, ChainBlockRecorder, type ChainDataCleared } from "../chain/store-binding";
+import { ChainBlockRecorder } from "../chain/store-binding";
 import { CollectionIndex } from "../collections";
 import type { Config } from "../config/config";
 import type { SqlDriver } from "../db";
@@ -47,6 +47,8 @@ export interface ReachedChain {
   rpcUrls?: () => RpcUrlState[];
   /** What announces new heads, where the chain offers it (see BlockFeed). */
   heads?: HeadSource;
+  /** How the chain joins when it did not answer at start; unset for the embedded chain. */
+  gate?: ChainGate;
   /** The service's metrics labelled with this chain's id. */
   metrics: ChainMetrics;
 }
@@ -98,7 +100,7 @@ export interface ChainUnit {
  */
 export async function reachChain(
   spec: ChainSpec,
-  config: Pick<Config, "rpcTimeoutMs" | "rpcMaxLagBlocks">,
+  config: Pick<Config, "rpcTimeoutMs" | "rpcMaxLagBlocks" | "chainStartTimeoutMs">,
   observer: ServiceMetrics,
   options: { connect?: (observer: RpcObserver) => Promise<ConnectedChain>; fundingHint?: ChainFundingHint } = {},
 ): Promise<ReachedChain> {
@@ -112,6 +114,8 @@ export async function reachChain(
         wsUrl: spec.wsUrl,
         timeoutMs: config.rpcTimeoutMs,
         maxLagBlocks: config.rpcMaxLagBlocks,
+        // Only a chain whose id is unknown waits for an answer: one CHAINS names starts down instead.
+        startTimeoutMs: spec.id === undefined ? config.chainStartTimeoutMs : 0,
         observer: o,
         urlObserver: observer,
       }).catch((err: unknown) => {
@@ -120,7 +124,7 @@ export async function reachChain(
       });
     });
   const metrics = observer.forChain(spec.id?.toString());
-  const { provider, chainId, rpcUrls, heads } = await connect(metrics);
+  const { provider, chainId, rpcUrls, heads, gate } = await connect(metrics);
   if (spec.id === undefined) metrics.label(chainId.toString());
   if (spec.id !== undefined && spec.id !== chainId) {
     provider.destroy();
@@ -131,15 +135,10 @@ export async function reachChain(
     maxFeePerGas: spec.maxFeePerGas,
     fundingHint: options.fundingHint,
   });
-  return { spec, name: chainNameOf(spec, chainId), chainId, provider, client, rpcUrls, heads, metrics };
+  return { spec, name: chainNameOf(spec, chainId), chainId, provider, client, rpcUrls, heads, gate, metrics };
 }
 
 export type ChainFundingHint = (address: string, wei: bigint) => string;
-
-/** Binds the store to a reached chain (see store-binding): before anything reads the store about it. */
-export function bindChain(db: SqlDriver, chain: ReachedChain, fresh: boolean): Promise<ChainDataCleared | undefined> {
-  return bindStoreToChain(db, chain.client.rpc, chain.chainId.toString(), fresh);
-}
 
 /** Builds everything one chain has, on the shared store and wallets. */
 export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): Promise<ChainUnit> {

@@ -5,7 +5,8 @@ import { openAccess } from "../access";
 import { createServiceApps } from "./service-app";
 import type { ChainClient } from "../chain/chain-client";
 import type { ChainDataCleared } from "../chain/store-binding";
-import { bindChain, buildChainUnit, reachChain, type ChainUnit, type ConnectedChain } from "./chain-unit";
+import { bindAtStart, joinWhenAnswering } from "./chain-join";
+import { buildChainUnit, reachChain, type ChainUnit, type ConnectedChain, type ReachedChain } from "./chain-unit";
 import { ChainRegistry } from "../chains/registry";
 import { chainSpecsOf } from "../chains/spec";
 import type { CollectionIndex } from "../collections";
@@ -82,6 +83,8 @@ export async function startService(
 ): Promise<RunningService> {
   const metrics = new ServiceMetrics();
   const specs = chainSpecsOf(config);
+  // RPC_URL's chain waits for an answer (its id, then its blocks) this long at most.
+  const deadline = Date.now() + config.chainStartTimeoutMs;
   // The entry's own chain (the embedded one) is the one chain of its configuration.
   const reached = await Promise.all(
     specs.map((spec) =>
@@ -96,11 +99,14 @@ export async function startService(
   metrics.watchSharedTransactions(() => countOperationsSharingTransaction(db));
   let wallets;
   let chainDataCleared: ChainDataCleared | undefined;
+  /** Chains down at start: held until they answer and the store's check of their blocks passes. */
+  const down: ReachedChain[] = [];
   try {
     // Before anything reads the store: nothing from another chain is resumed, replayed or served.
     for (const chain of reached) {
-      const cleared = await bindChain(db, chain, options.freshChain === true);
+      const { joined, cleared } = await bindAtStart(db, chain, options.freshChain === true, deadline);
       chainDataCleared ??= cleared;
+      if (!joined) down.push(chain);
     }
     const masterKey = await resolveMasterKey(config.walletMasterKey, options.masterKeyFile, new WalletStore(db));
     wallets = await openWallets({ db, masterKey, pkcs11: config.pkcs11, logger });
@@ -197,6 +203,7 @@ export async function startService(
   const hooks = new ShutdownHooks(logger);
   webhooks.worker.start();
   for (const unit of units) await unit.start();
+  const joins = down.map((chain) => joinWhenAnswering(db, chain, logger.child({ chain: chain.name })));
 
   return {
     apiUrl: urlOf(api.server, config.host),
@@ -209,6 +216,7 @@ export async function startService(
     chainDataCleared,
     onShutdown: (name, hook) => hooks.add(name, hook),
     async close() {
+      await Promise.all(joins.map((stop) => stop()));
       const drained = await Promise.all(servers.map((s) => s.close(config.shutdownTimeoutMs)));
       const cut = drained.reduce((sum, { cut }) => sum + cut, 0);
       if (cut > 0) {

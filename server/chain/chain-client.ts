@@ -243,7 +243,10 @@ export class ChainClient {
 
   /** How many transactions `address` has sent, as of "latest" (mined) or "pending" (in the node's pool too). */
   async transactionCount(address: string, tag: "latest" | "pending"): Promise<number> {
-    return Number(BigInt(await this.rpc.call<string>("eth_getTransactionCount", [address, tag])));
+    const count = await this.rpc.call<string>("eth_getTransactionCount", [address, tag]).catch((err: unknown) => {
+      throw toChainApiError(err);
+    });
+    return Number(BigInt(count));
   }
 
   async ping(): Promise<number> {

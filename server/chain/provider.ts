@@ -9,6 +9,8 @@ import {
 import type { RpcObserver } from "../metrics/metrics";
 import { WsHeadSubscription, type HeadSource } from "./head-subscription";
 import { FailoverTransport, isWebSocketUrl, type RpcUrlObserver, type RpcUrlState } from "./rpc-failover";
+import { Rpc } from "./rpc";
+import { markUnanswered } from "./unanswered";
 
 /** What carries a provider's JSON-RPC: one call or a batch in, the parsed JSON answer out. */
 export interface JsonRpcSender {
@@ -47,7 +49,6 @@ export abstract class ObservedJsonRpcProvider extends JsonRpcProvider {
   }
 
   override async _send(payload: JsonRpcPayload | JsonRpcPayload[]): Promise<JsonRpcResult[]> {
-    if (!this.observer) return this.transport(payload);
     const started = performance.now();
     let responses: JsonRpcResult[];
     try {
@@ -55,9 +56,11 @@ export abstract class ObservedJsonRpcProvider extends JsonRpcProvider {
     } catch (err) {
       const seconds = (performance.now() - started) / 1000;
       for (const { method } of Array.isArray(payload) ? payload : [payload])
-        this.observer.rpcCall(method, seconds, true);
-      throw err;
+        this.observer?.rpcCall(method, seconds, true);
+      // No answer from the chain at all (the transport tried every URL): a request answers 503 for it.
+      throw markUnanswered(err);
     }
+    if (!this.observer) return responses;
     const seconds = (performance.now() - started) / 1000;
     if (!Array.isArray(payload)) {
       this.observer.rpcCall(
@@ -108,6 +111,11 @@ export interface RpcUrlsSpec {
   timeoutMs: number;
   /** RPC_MAX_LAG_BLOCKS. */
   maxLagBlocks: number;
+  /**
+   * CHAIN_START_TIMEOUT_MS: how long a chain whose id is unknown waits for a URL to answer it,
+   * asking again with backoff after transient errors; 0 = ask once.
+   */
+  startTimeoutMs?: number;
   /** JSON-RPC calls as the provider makes them (by method), for rpc_calls_total and friends. */
   observer?: RpcObserver;
   /** Requests per URL and outcome, for rpc_requests_total{chain,url,outcome}. */
@@ -122,13 +130,33 @@ export interface ConnectedRpcUrls {
   rpcUrls(): RpcUrlState[];
   /** New heads by `eth_subscribe`, where the chain has a WebSocket URL; not started yet. */
   heads?: HeadSource;
+  /** How a chain that did not answer at start joins later (see ChainGate). */
+  gate: ChainGate;
+}
+
+/**
+ * A chain's traffic, held while the chain is not known to be the one the store has worked with:
+ * its URLs have not answered at start, so the store's check of its blocks waits for them. While
+ * held every call fails at once as the chain not answering (503 CHAIN_UNAVAILABLE on a request).
+ */
+export interface ChainGate {
+  /** Whether some URL has answered the chain id. */
+  readonly answered: boolean;
+  /** Asks the URLs that have not answered the chain id yet; whether one has now. */
+  reach(): Promise<boolean>;
+  hold(): void;
+  release(): void;
+  /** JSON-RPC through the hold: the store binding's check of the chain's blocks. */
+  readonly rpc: Rpc;
 }
 
 /**
  * A provider over `spec.rpcUrls` with failover (server/chain/rpc-failover.ts), whose every round
  * trip is bounded by `timeoutMs`, with the options of PROVIDER_OPTIONS. Every URL is asked
  * `eth_chainId` at start: one that answers another id throws (one line naming it, masked), one that
- * does not answer starts down; none answering throws the first URL's error.
+ * does not answer starts down. None answering: with `chainId` set the chain starts down (`gate`
+ * says so); without, the URLs are asked again with backoff up to `startTimeoutMs`, then the start
+ * stops (FailoverTransport.checkChainId).
  */
 export async function connectRpcUrls(spec: RpcUrlsSpec): Promise<ConnectedRpcUrls> {
   const transport = new FailoverTransport(spec.rpcUrls, {
@@ -137,16 +165,27 @@ export async function connectRpcUrls(spec: RpcUrlsSpec): Promise<ConnectedRpcUrl
     observer: spec.urlObserver,
   });
   try {
-    const chainId = await transport.checkChainId(spec.chainId);
+    const chainId = await transport.checkChainId(spec.chainId, spec.startTimeoutMs);
     transport.label(chainId.toString());
     const wsUrl = spec.wsUrl ?? spec.rpcUrls.find(isWebSocketUrl);
+    const network = Network.from(chainId);
+    const through = new HttpJsonRpcProvider({ send: (body) => transport.sendHeld(body), close() {} }, network);
     return {
-      provider: new HttpJsonRpcProvider(transport, Network.from(chainId), spec.observer),
+      provider: new HttpJsonRpcProvider(transport, network, spec.observer),
       chainId,
       rpcUrls: () => transport.states(),
       ...(wsUrl
         ? { heads: new WsHeadSubscription(wsUrl, { onCall: (m) => spec.observer?.rpcCall(m, 0, false) }) }
         : {}),
+      gate: {
+        get answered() {
+          return transport.answered;
+        },
+        reach: () => transport.reach(),
+        hold: () => transport.hold(),
+        release: () => transport.release(),
+        rpc: new Rpc(through),
+      },
     };
   } catch (err) {
     transport.close();

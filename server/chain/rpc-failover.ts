@@ -41,6 +41,9 @@ export interface FailoverOptions {
 const DEFAULT_COOLDOWN_MS = 1_000;
 const DEFAULT_MAX_COOLDOWN_MS = 60_000;
 const DEFAULT_BEHIND_RECHECK_MS = 1_000;
+/** The pause before a start asks again URLs that failed eth_chainId: it doubles up to the max. */
+const START_RETRY_MS = 500;
+const MAX_START_RETRY_MS = 4_000;
 /** A head older than this says nothing about how far a URL lags now. */
 const HEAD_FRESH_MS = 10_000;
 const SEND_RAW = "eth_sendRawTransaction";
@@ -76,6 +79,8 @@ class Endpoint {
   downUntil = 0;
   head?: { number: number; at: number };
   timer?: NodeJS.Timeout;
+  /** It failed eth_chainId at start: nothing is read from it or sent to it until it answers the chain's id. */
+  unverified = false;
 
   constructor(
     readonly http: UrlTransport,
@@ -117,6 +122,10 @@ export class FailoverTransport {
   private chainHead?: { number: number; at: number };
   private closed = false;
   private chain: string;
+  /** The chain id every URL must answer, once known. */
+  private chainId?: bigint;
+  /** Held: every call fails as the chain not answering (see hold()). */
+  private held = false;
 
   constructor(
     urls: readonly string[],
@@ -163,41 +172,112 @@ export class FailoverTransport {
   /**
    * Asks every URL `eth_chainId` at once. Answers the chain id of the URLs that answered; a URL that
    * answers another id than `expected` (or than the first URL that answered) throws, naming it
-   * masked; one that does not answer is marked down. Throws the first URL's error if none answers.
+   * masked; one that does not answer is marked down, and answers the id later (its probes ask it)
+   * before anything is read from it. With `expected` set, no answer at all is no failure: `expected`
+   * is answered and the chain is down until a URL answers. Without it, URLs that fail with a
+   * transient error (a 5xx or 429, a reset, a refused connection, a timeout) are asked again with a
+   * backoff for up to `waitMs`; then, or at another failure, the first URL's error is thrown.
    */
-  async checkChainId(expected?: bigint): Promise<bigint> {
-    const answers = await Promise.all(
-      this.endpoints.map(async (e) => {
-        try {
-          const answer = (await this.post(e, { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] })) as {
-            result?: unknown;
-          };
-          if (typeof answer?.result !== "string")
-            throw new Error("The JSON-RPC endpoint answered eth_chainId without a result");
-          return { id: BigInt(answer.result) };
-        } catch (err) {
-          this.fail(e, err);
-          return { err };
-        }
-      }),
-    );
-    let chainId = expected;
-    answers.forEach((answer, i) => {
-      if (!("id" in answer)) return;
-      chainId ??= answer.id;
-      if (answer.id !== chainId)
-        throw new Error(
-          `The RPC URL ${this.endpoints[i].masked} answers chain id ${answer.id}, not ${chainId}: every URL of a chain must serve that chain`,
-        );
-    });
-    if (chainId === undefined || answers.every((a) => "err" in a)) {
-      throw (answers[0] as { err: unknown }).err;
+  async checkChainId(expected?: bigint, waitMs = 0): Promise<bigint> {
+    this.chainId = expected;
+    const deadline = Date.now() + waitMs;
+    for (let pause = START_RETRY_MS, all = true; ; pause = Math.min(pause * 2, MAX_START_RETRY_MS), all = false) {
+      const errors = await this.askChainIds(all);
+      if (this.chainId !== undefined && (expected !== undefined || this.answered)) return this.chainId;
+      const i = errors.findIndex((err) => err !== undefined);
+      if (!errors.every(isTransient) || Date.now() + pause > deadline) {
+        if (waitMs > 0 && errors.every(isTransient))
+          throw new Error(
+            `No RPC URL of the chain (${this.endpoints.map((e) => e.masked).join(", ")}) answered eth_chainId ` +
+              `within ${waitMs} ms (CHAIN_START_TIMEOUT_MS); the last error: ${describe(errors[i], this.endpoints[i])}`,
+          );
+        throw errors[i];
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
-    return chainId;
+  }
+
+  /**
+   * Asks each URL (`all`) or each that has not answered it yet its chain id, at once: each answers
+   * it (or throws, naming it, when it is another id) or is marked down and unverified. The errors of
+   * those that failed, by URL.
+   */
+  private async askChainIds(all: boolean): Promise<unknown[]> {
+    const answers = await Promise.all(
+      this.endpoints.map(async (e) => (all || e.unverified ? this.askChainId(e) : { id: this.chainId! })),
+    );
+    answers.forEach((answer, i) => {
+      if (!("id" in answer)) return void (this.endpoints[i].unverified = true);
+      this.chainId ??= answer.id;
+      const e = this.endpoints[i];
+      if (answer.id !== this.chainId) throw this.otherChain(e, answer.id);
+      e.unverified = false;
+      if (e.status === "down") {
+        // Asked again (a start's retry, a chain joining), it answers: it takes its place back.
+        e.status = "ok";
+        e.failures = 0;
+        clearTimeout(e.timer);
+      }
+    });
+    return answers.map((answer) => ("err" in answer ? answer.err : undefined));
+  }
+
+  private async askChainId(e: Endpoint): Promise<{ id: bigint } | { err: unknown }> {
+    try {
+      const answer = (await this.post(e, { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] })) as {
+        result?: unknown;
+      };
+      if (typeof answer?.result !== "string")
+        throw new Error("The JSON-RPC endpoint answered eth_chainId without a result");
+      return { id: BigInt(answer.result) };
+    } catch (err) {
+      this.fail(e, err);
+      return { err };
+    }
+  }
+
+  private otherChain(e: Endpoint, id: bigint): Error {
+    return new Error(
+      `The RPC URL ${e.masked} answers chain id ${id}, not ${this.chainId}: every URL of a chain must serve that chain`,
+    );
+  }
+
+  /** Whether some URL has answered the chain id. */
+  get answered(): boolean {
+    return this.endpoints.some((e) => !e.unverified);
+  }
+
+  /** Asks the URLs that have not answered the chain id yet (a chain down at start); whether one has now. */
+  async reach(): Promise<boolean> {
+    if (!this.answered) await this.askChainIds(false);
+    return this.answered;
+  }
+
+  /**
+   * Holds the traffic: every call fails at once as the chain not answering, until release(). A chain
+   * that joins after the start is held until the store is bound to it (its blocks checked against
+   * those the store has seen); `sendHeld` is that check's way through.
+   */
+  hold(): void {
+    this.held = true;
+  }
+
+  release(): void {
+    this.held = false;
+  }
+
+  /** send(), through a hold. */
+  sendHeld(body: unknown): Promise<unknown> {
+    return this.sendNow(body);
   }
 
   /** Posts `body` (one JSON-RPC call or a batch) and answers the parsed JSON answer, as HttpJsonRpcTransport does. */
   async send(body: unknown): Promise<unknown> {
+    if (this.held) throw makeError("the chain has not answered since the start", "SERVER_ERROR");
+    return this.sendNow(body);
+  }
+
+  private async sendNow(body: unknown): Promise<unknown> {
     if (this.closed) throw makeError("the RPC transport is closed", "UNSUPPORTED_OPERATION", { operation: "send" });
     const calls = (Array.isArray(body) ? body : [body]) as JsonRpcCall[];
     const sends = calls.filter((c) => c?.method === SEND_RAW);
@@ -227,10 +307,10 @@ export class FailoverTransport {
     if ("answer" in first) return first.answer;
     // No URL asked answered: those left out (in a cooldown, or behind) are asked at once, before the
     // read fails (a write with it): one back, or caught up, answers. A URL behind is asked its head
-    // first, and read from only if it has caught up.
+    // first, and read from only if it has caught up; one that never answered the chain id, that id.
     const rest = this.endpoints.filter((e) => !candidates.includes(e));
-    await Promise.all(rest.filter((e) => e.status === "behind").map((e) => this.probe(e)));
-    const again = rest.filter((e) => e.status !== "behind");
+    await Promise.all(rest.filter((e) => e.status === "behind" || e.unverified).map((e) => this.probe(e)));
+    const again = rest.filter((e) => e.status !== "behind" && !e.unverified);
     const second = again.length > 0 ? await this.readFrom(again, body) : first;
     if ("answer" in second) return second.answer;
     const lastAnswer = second.lastAnswer ?? first.lastAnswer;
@@ -291,15 +371,17 @@ export class FailoverTransport {
    * first: the chain may answer there still, and there is nothing else to ask.
    */
   private readOrder(): Endpoint[] {
-    const ok = this.endpoints.filter((e) => e.status === "ok");
+    const ok = this.endpoints.filter((e) => e.status === "ok" && !e.unverified);
     if (ok.length > 0) return ok;
-    return this.endpoints.filter((e) => e.status === "down").sort((a, b) => a.downUntil - b.downUntil);
+    return this.endpoints.filter((e) => e.status === "down" && !e.unverified).sort((a, b) => a.downUntil - b.downUntil);
   }
 
   /** Transactions to every URL not down at once (every URL if all are); see the class comment. */
   private async broadcast(body: unknown, calls: JsonRpcCall[]): Promise<unknown> {
-    let targets = this.endpoints.filter((e) => e.status !== "down");
-    if (targets.length === 0) targets = [...this.endpoints];
+    const verified = this.endpoints.filter((e) => !e.unverified);
+    if (verified.length === 0) throw makeError("no RPC URL has answered the chain id yet", "SERVER_ERROR");
+    let targets = verified.filter((e) => e.status !== "down");
+    if (targets.length === 0) targets = verified;
     const ids = calls.map((c) => JSON.stringify(c.id ?? null));
     const batch = Array.isArray(body);
     return new Promise((resolve, reject) => {
@@ -397,6 +479,7 @@ export class FailoverTransport {
   /** Asks a down or behind URL its head: it takes its place back once it answers (and has caught up). */
   private async probe(e: Endpoint): Promise<void> {
     if (this.closed) return;
+    if (e.unverified) return this.probeChainId(e);
     const call = { jsonrpc: "2.0", id: 1, method: "eth_blockNumber", params: [] };
     let answer: JsonRpcAnswer;
     try {
@@ -410,6 +493,18 @@ export class FailoverTransport {
     if (e.status === "down") e.status = "ok";
     this.heard(e, [call], [answer]);
     if (e.status === "behind") this.schedule(e, this.behindRecheckMs);
+  }
+
+  /** Asks a URL that has not answered the chain id yet: it takes its place once it answers the chain's. */
+  private async probeChainId(e: Endpoint): Promise<void> {
+    const answer = await this.askChainId(e); // a failure is marked there
+    if (!("id" in answer)) return;
+    if (this.chainId !== undefined && answer.id !== this.chainId) return this.fail(e, this.otherChain(e, answer.id));
+    this.chainId ??= answer.id;
+    e.unverified = false;
+    e.status = "ok";
+    e.failures = 0;
+    clearTimeout(e.timer);
   }
 
   /** Takes the heads in `e`'s answers: it is `behind`, or back to `ok`, by the highest fresh head of any URL. */
@@ -478,6 +573,25 @@ function outcomeOf(err: unknown): RpcRequestOutcome {
   if (code === "SERVER_ERROR") return "http_error";
   return "connection_error";
 }
+
+/** A failure worth asking again at start: a 5xx or 429, a reset, a refused connection, a timeout. */
+function isTransient(err: unknown): boolean {
+  if (err === undefined) return true;
+  const { code, message } = err as { code?: string; message?: string };
+  if (code === "SERVER_ERROR") return /^server response (5\d\d|429)\b|not valid JSON/.test(String(message ?? ""));
+  return code !== undefined && TRANSIENT_CODES.has(code);
+}
+
+const TRANSIENT_CODES = new Set([
+  "TIMEOUT",
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
 
 function isRefused(err: unknown): boolean {
   return (err as { code?: string })?.code === "ECONNREFUSED";

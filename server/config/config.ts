@@ -16,6 +16,8 @@ export interface Config {
   rpcUrls: string[];
   /** RPC_MAX_LAG_BLOCKS: a URL whose head is more than this below the highest seen is `behind`. */
   rpcMaxLagBlocks: number;
+  /** CHAIN_START_TIMEOUT_MS: how long a start waits for RPC_URL's chain to answer its id (a chain in CHAINS never waits). */
+  chainStartTimeoutMs: number;
   /** CHAINS: every chain the service serves; unset = RPC_URL's chain or the embedded chain. */
   chains?: ChainSpec[];
   /** Port the embedded chain's JSON-RPC is served on. */
@@ -128,6 +130,7 @@ const EnvSchema = z
     CONFIRMATIONS: optional(z.coerce.number().int().min(1).max(64)).default(1),
     RPC_TIMEOUT_MS: optional(z.coerce.number().int().positive()).default(5_000),
     RPC_MAX_LAG_BLOCKS: optional(z.coerce.number().int().min(0).max(10_000)).default(5),
+    CHAIN_START_TIMEOUT_MS: optional(z.coerce.number().int().min(0).max(3_600_000)).default(60_000),
     LOG_LEVEL: optional(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])).default("info"),
     BLOCK_POLL_MS: optional(z.coerce.number().int().min(50).max(60_000)).default(500),
     LOG_FORMAT: optional(z.enum(["auto", "json", "pretty"])).default("auto"),
@@ -220,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rpcUrl: e.RPC_URL?.join(","),
     rpcUrls: e.RPC_URL ?? [],
     rpcMaxLagBlocks: e.RPC_MAX_LAG_BLOCKS,
+    chainStartTimeoutMs: e.CHAIN_START_TIMEOUT_MS,
     chains: e.CHAINS === undefined ? undefined : parseChains(e.CHAINS, defaults),
     chainPort: e.CHAIN_PORT,
     contractAddress: e.CONTRACT_ADDRESS,

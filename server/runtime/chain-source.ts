@@ -1,6 +1,7 @@
 import type { JsonRpcProvider } from "ethers";
 import type { ChainClient } from "../chain/chain-client";
 import type { HeadSource } from "../chain/head-subscription";
+import type { ChainGate } from "../chain/provider";
 import type { RpcUrlState } from "../chain/rpc-failover";
 import type { RpcObserver } from "../metrics/metrics";
 
@@ -12,6 +13,8 @@ export interface ConnectedChain {
   rpcUrls?: () => RpcUrlState[];
   /** What announces the chain's new heads (a WebSocket subscription, the embedded chain); unset = polling alone. */
   heads?: HeadSource;
+  /** How the chain joins when its URLs did not answer at start; unset for the embedded chain. */
+  gate?: ChainGate;
 }
 
 /** What a chain source's `prepare` may use of the started service (server/app/main's RunningService has it). */

@@ -7,9 +7,11 @@
  *   our choosing, say a null receipt for a mined transaction (`answerWith`),
  * - forward a call but lose its answer: socket destroyed, an HTML 502 from a "gateway", or no answer at
  *   all (`loseAnswer`),
+ * - answer a call with an HTTP error status (a 503 from a provider's gateway), without forwarding it
+ *   (`failWith`),
  * - stop listening altogether and come back on the same port (`down` / `up`),
  * - fail every request the same way, as an RPC provider in an outage does (`mode`): an HTML 502, a
- *   429, no answer at all, or the connection reset; and forward to another node (`retarget`: a node
+ *   503, a 429, no answer at all, or the connection reset; and forward to another node (`retarget`: a node
  *   far behind, say),
  * - judge a forwarded call by its params and the node's result, and answer an error instead
  *   (`judgeAnswers`: a hosted node's caps on eth_getLogs, say),
@@ -82,7 +84,10 @@ export interface ProxyOptions {
 export type ChosenAnswer = { result: unknown } | { error: JsonRpcErrorObject };
 
 type Action =
-  { kind: "lose"; mode: LossMode } | { kind: "answer"; answer: ChosenAnswer } | { kind: "delay"; ms: number };
+  | { kind: "lose"; mode: LossMode }
+  | { kind: "answer"; answer: ChosenAnswer }
+  | { kind: "delay"; ms: number }
+  | { kind: "status"; status: number };
 
 interface Rule extends FaultRule {
   readonly action: Action;
@@ -102,7 +107,7 @@ interface Call {
  * What the proxy does with every request, before any rule: forward it, answer an HTML 502 or a 429
  * without forwarding, hold it unanswered (until `holdMs` or `mode` changes), or reset its connection.
  */
-export type ProxyMode = "forward" | "502" | "429" | "hang" | "reset";
+export type ProxyMode = "forward" | "502" | "503" | "429" | "hang" | "reset";
 
 /** The body nginx sends with a 502. */
 export const GATEWAY_502_BODY =
@@ -245,6 +250,14 @@ export class RpcProxy {
     return this.addRule(method, { kind: "answer", answer: { error } }, opts);
   }
 
+  /**
+   * Answers the whole request that holds a matching call with HTTP `status` (a text body, as a
+   * provider's gateway sends), without forwarding any of it.
+   */
+  failWith(method: string, status: number, opts: RuleOptions = {}): FaultRule {
+    return this.addRule(method, { kind: "status", status }, opts);
+  }
+
   /** Holds matching calls (their whole request) `ms` before forwarding them; the answer then comes as usual. */
   delay(method: string, ms: number, opts: RuleOptions = {}): FaultRule {
     return this.addRule(method, { kind: "delay", ms }, opts);
@@ -354,6 +367,9 @@ export class RpcProxy {
       case "502":
         send(res, 502, "text/html", GATEWAY_502_BODY);
         return;
+      case "503":
+        send(res, 503, "text/plain", "Service Unavailable");
+        return;
       case "429":
         send(
           res,
@@ -374,6 +390,10 @@ export class RpcProxy {
     const rule = parsed ? this.takeRule(parsed.calls) : undefined;
     await sleep(this.latencyMs + (rule?.action.kind === "delay" ? rule.action.ms : 0));
 
+    if (rule?.action.kind === "status") {
+      send(res, rule.action.status, "text/plain", `HTTP ${rule.action.status} from RpcProxy`);
+      return;
+    }
     if (rule?.action.kind === "answer" && parsed) {
       await this.answerChosen(res, parsed, rule, rule.action.answer);
       return;

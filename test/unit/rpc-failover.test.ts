@@ -281,6 +281,88 @@ describe("RPC failover: the transport's rules (two URLs, one chain)", function (
       }
     });
 
+    it("with the chain id given, starts though no URL answers; reads fail until a URL answers that id, then go to it", async function () {
+      first.mode = "503";
+      second.mode = "503";
+      const other = new FailoverTransport([first.url, second.url], { timeoutMs: TIMEOUT_MS, maxLagBlocks: 5 });
+      try {
+        expect(await other.checkChainId(31337n)).to.equal(31337n);
+        expect(other.answered).to.equal(false);
+        expect(other.states().map((s) => s.status)).to.deep.equal(["down", "down"]);
+        const failed = await other.send(call("eth_blockNumber")).then(
+          () => null,
+          (e: { code?: string }) => e,
+        );
+        expect(failed?.code).to.equal("SERVER_ERROR");
+        first.mode = "forward";
+        second.mode = "forward";
+        const answer = (await other.send(call("eth_blockNumber"))) as Answer;
+        expect(answer.result).to.match(/^0x/);
+        expect(other.answered).to.equal(true);
+      } finally {
+        other.close();
+      }
+    });
+
+    it("never reads from a URL that did not answer at start and later answers another chain id", async function () {
+      second.mode = "503";
+      const other = new FailoverTransport([first.url, second.url], { timeoutMs: TIMEOUT_MS, maxLagBlocks: 5 });
+      try {
+        expect(await other.checkChainId(31337n)).to.equal(31337n);
+        second.resetCounts();
+        second.mode = "forward";
+        second.answerWith("eth_chainId", { result: "0x1" }, { times: Infinity });
+        first.mode = "503";
+        const failed = await other.send(call("eth_blockNumber")).then(
+          () => null,
+          (e: Error) => e,
+        );
+        expect(failed, "the read fails: the only URL answering serves another chain").to.not.equal(null);
+        expect(second.calls.get("eth_chainId")).to.be.at.least(1);
+        expect(second.calls.get("eth_blockNumber") ?? 0, "nothing read from it").to.equal(0);
+        expect(other.states()[1].lastError).to.include("answers chain id 1, not 31337");
+      } finally {
+        other.close();
+      }
+    });
+
+    it("without the chain id, asks again through 503s with backoff up to the wait, then names the URLs masked", async function () {
+      first.mode = "503";
+      second.mode = "503";
+      first.resetCounts();
+      const other = new FailoverTransport([`${first.url}/v2/abcdefghijklmnop0123`, second.url], {
+        timeoutMs: TIMEOUT_MS,
+        maxLagBlocks: 5,
+      });
+      try {
+        const started = Date.now();
+        const err = await other.checkChainId(undefined, 2_000).then(
+          () => null,
+          (e: Error) => e,
+        );
+        expect(Date.now() - started).to.be.at.least(1_000);
+        expect(err?.message, err?.message).to.include(
+          `No RPC URL of the chain (${first.url}/***, ${second.url}/***) answered eth_chainId within 2000 ms ` +
+            "(CHAIN_START_TIMEOUT_MS); the last error: SERVER_ERROR: server response 503",
+        );
+        expect(first.calls.get("eth_chainId"), "asked again").to.be.at.least(3);
+      } finally {
+        other.close();
+      }
+    });
+
+    it("without the chain id, a URL that answers 503 once is asked again and starts", async function () {
+      first.failWith("eth_chainId", 503);
+      second.failWith("eth_chainId", 503);
+      const other = new FailoverTransport([first.url, second.url], { timeoutMs: TIMEOUT_MS, maxLagBlocks: 5 });
+      try {
+        expect(await other.checkChainId(undefined, 5_000)).to.equal(31337n);
+        expect(other.states().map((s) => s.status)).to.deep.equal(["ok", "ok"]);
+      } finally {
+        other.close();
+      }
+    });
+
     it("marks a URL that does not answer down, and starts", async function () {
       first.mode = "reset";
       const other = new FailoverTransport([first.url, second.url], { timeoutMs: TIMEOUT_MS, maxLagBlocks: 5 });
