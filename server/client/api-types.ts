@@ -400,7 +400,7 @@ export interface operations {
                     "application/json": components["schemas"]["PendingWrite"];
                 };
             };
-            /** @description VALIDATION_ERROR */
+            /** @description VALIDATION_ERROR, CHAIN_REQUIRED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -436,7 +436,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description CONTRACT_NOT_FOUND, WALLET_NOT_FOUND */
+            /** @description CONTRACT_NOT_FOUND, WALLET_NOT_FOUND, CHAIN_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -603,6 +603,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CHAIN_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -655,7 +664,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobPlan"];
                 };
             };
-            /** @description VALIDATION_ERROR */
+            /** @description VALIDATION_ERROR, CHAIN_REQUIRED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -682,7 +691,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description WALLET_NOT_FOUND, CONTRACT_NOT_FOUND, TOKEN_NOT_FOUND */
+            /** @description WALLET_NOT_FOUND, CONTRACT_NOT_FOUND, TOKEN_NOT_FOUND, CHAIN_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
