@@ -164,6 +164,28 @@ export interface components {
                 }[];
             };
         };
+        DryRunPlan: {
+            /** @enum {boolean} */
+            dryRun: true;
+            operation: string;
+            /** @description false: the chain already has what the write asks (nothing to send) */
+            changed: boolean;
+            /** @description The transaction it would send (when changed) */
+            call?: {
+                from: string;
+                to: string | null;
+                data: string;
+                value: string;
+            };
+            gas?: string;
+            maxFeePerGas?: string;
+            /** @description The most it would cost, in wei */
+            costWei: string;
+            /** @description The answer's fields the plan already knows */
+            result: {
+                [key: string]: unknown;
+            };
+        };
         /** @description Sent, not confirmed within TX_TIMEOUT_MS (or the broadcast's answer was lost); it is followed on */
         PendingWrite: {
             /** @enum {string} */
@@ -232,7 +254,7 @@ export interface components {
              * @example 5
              */
             maxMintAmountPerTx: string | number;
-        };
+        } & (unknown | unknown);
         Operation: {
             operationId: string;
             /**
@@ -368,7 +390,12 @@ export type $defs = Record<string, never>;
 export interface operations {
     createEdition: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The chain, by id (a number or decimal string) or name (GET /chains lists them); required when several chains are configured */
+                chain?: string | number;
+                /** @description true: plan and simulate the write (200 DryRunPlan); nothing is recorded or sent */
+                dryRun?: "true" | "false";
+            };
             header?: {
                 /** @description 1-255 visible ASCII characters. A repeat with the same key and body sends nothing and answers what the first did (Idempotent-Replayed: true). */
                 "idempotency-key"?: string;
@@ -382,13 +409,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Success, or the plan of a dry run (?dryRun=true) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CreateEditionResponse"];
+                    "application/json": components["schemas"]["CreateEditionResponse"] | components["schemas"]["DryRunPlan"];
                 };
             };
             /** @description Sent, not yet confirmed (or the broadcast's answer was lost): follow operationId */

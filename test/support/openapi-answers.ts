@@ -54,7 +54,7 @@ function load(): Loaded {
     return { template, pattern, rank: segments.map((s) => (s.startsWith("{") ? "1" : "0")).join(""), item };
   });
   routes.sort((a, b) => a.rank.localeCompare(b.rank));
-  const ajv = new Ajv2020({ strict: true, allErrors: false });
+  const ajv = new Ajv2020({ strict: true, strictRequired: false, allErrors: false });
   addFormats(ajv);
   // OpenAPI's own keywords, and the document's top level, ride along as annotations.
   ajv.addVocabulary(["example", "discriminator", "xml", "externalDocs", "components", "paths"]);
