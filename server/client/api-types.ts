@@ -307,18 +307,40 @@ export interface components {
         CreateJobRequest: {
             /** @enum {string} */
             kind: "airdrop" | "whitelist";
+            /**
+             * @description contractAddress: 20 bytes of hex; checksummed (EIP-55) if mixed-case
+             * @example 0x5FbDB2315678afecb367f032d93F642f64180aa3
+             */
             contractAddress: string;
-            /** @description A wallet the service holds (address or label) */
+            /**
+             * @description A wallet the service holds (address or label)
+             * @example treasury
+             */
             from: string;
+            /**
+             * @description The chain, by id (a number or decimal string) or name (GET /chains lists them); required when several chains are configured
+             * @example 31337
+             */
+            chain?: string | number;
             dryRun?: boolean;
             recipients?: {
+                /**
+                 * @description address: 20 bytes of hex; checksummed (EIP-55) if mixed-case
+                 * @example 0x5FbDB2315678afecb367f032d93F642f64180aa3
+                 */
                 address: string;
                 amount: string | number;
                 /** @description The edition to mint: required on an ERC-1155 edition contract, refused on an ERC-721 collection */
                 tokenId?: string | number;
             }[];
             addresses?: string[];
-        };
+        } & ({
+            /** @constant */
+            kind?: "airdrop";
+        } | {
+            /** @constant */
+            kind?: "whitelist";
+        });
         Job: {
             jobId: string;
             /** @description The chain the job runs on (decimal id) */

@@ -37,11 +37,18 @@ const LocalWallet = z
       ctx.addIssue({ code: "custom", path: ["password"], message: "a keystore needs its password" });
     if (body.keystore === undefined && body.password !== undefined)
       ctx.addIssue({ code: "custom", path: ["password"], message: "password goes with a keystore" });
-  });
+  })
+  // The superRefine's rules, where a client reads them.
+  .openapi({
+    dependentRequired: { keystore: ["password"], password: ["keystore"] },
+    not: { required: ["privateKey", "keystore"] },
+  } as object);
 
 const Pkcs11Wallet = z
   .object({
-    kind: z.literal("pkcs11"),
+    kind: z.literal("pkcs11").openapi({
+      description: "Needs a PKCS#11 token configured (PKCS11_MODULE, PKCS11_TOKEN_LABEL, PKCS11_PIN); else 400",
+    }),
     label: WalletLabel,
     keyLabel: z
       .string()
@@ -145,6 +152,7 @@ export const UpdateWalletRequest = z
   .strict()
   .refine((body) => Object.keys(body).length > 0, "give at least one of label, dailySpendLimit, lowBalance, policy")
   .openapi("UpdateWalletRequest", {
+    minProperties: 1,
     example: { dailySpendLimit: "1000000000000000000", lowBalance: "100000000000000000" },
   });
 
