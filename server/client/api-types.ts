@@ -165,6 +165,8 @@ export interface components {
             };
         };
         DryRunPlan: {
+            /** @enum {string} */
+            status: "planned";
             /** @enum {boolean} */
             dryRun: true;
             operation: string;

@@ -37,6 +37,7 @@ export const uint = (name: string, bounds: { min?: 0n | 1n; max?: bigint } = {})
         ),
     ])
     .transform((v) => BigInt(v))
+    .refine((v) => v < 2n ** 256n, `${name} must fit in 256 bits`)
     .openapi({
       example: "1",
       description: `${name}: a JSON integer, or a decimal string (needed above 2^53 - 1)${range ? `;${range}` : "; below 2^256"}`,

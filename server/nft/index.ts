@@ -292,8 +292,17 @@ async function dryRun(route: WriteRoute, input: NftInput, signer: TransactionSig
   await route.precheck?.(input, { ...deps, signer });
   const plan = await route.plan(input, { ...deps, signer, dryRun: true });
   if ("unchanged" in plan)
-    return { dryRun: true, operation: route.operation, changed: false, costWei: "0", result: plan.unchanged };
+    return {
+      status: "planned",
+      dryRun: true,
+      operation: route.operation,
+      changed: false,
+      costWei: "0",
+      result: plan.unchanged,
+    };
   return {
+    // "planned" tells it from a write's answer (status confirmed or pending) in one union, for typed clients.
+    status: "planned",
     dryRun: true,
     operation: route.operation,
     changed: true,

@@ -114,6 +114,7 @@ export const IdempotencyHeaders = z.object({
 /** A write's `?dryRun=true` answer: the plan, with nothing recorded, signed or sent. */
 export const DryRunPlan = z
   .object({
+    status: z.literal("planned"),
     dryRun: z.literal(true),
     operation: z.string(),
     changed: z.boolean().openapi({ description: "false: the chain already has what the write asks (nothing to send)" }),
