@@ -77,7 +77,7 @@ export interface Answer {
 /** What is wrong with `answer` by the document (empty: nothing, or a path the document does not list). */
 export function answerProblems(answer: Answer): string[] {
   const { routes, ajv, compiled } = load();
-  const pathname = decodeURI(new URL(answer.url, "http://x").pathname);
+  const pathname = new URL(answer.url, "http://x").pathname;
   if (UNDOCUMENTED_PREFIXES.some((p) => pathname === p || pathname.startsWith(`${p}/`))) return [];
   const route = routes.find((r) => r.pattern.test(pathname));
   if (!route) return [];
