@@ -87,7 +87,13 @@ export const WalletPolicy = z
   })
   .openapi("WalletPolicy");
 
-export const UpdatedWallet = CreatedWallet.extend({ policy: WalletPolicy }).openapi("UpdatedWallet");
+export const UpdatedWallet = CreatedWallet.extend({
+  // Left out when no one chain is meant (several configured, none named): the answer says no chain's.
+  policy: WalletPolicy.optional().openapi({
+    description:
+      "The named chain's (or the only chain's) policy now; absent when several chains are configured and none is named",
+  }),
+}).openapi("UpdatedWallet");
 
 /**
  * The chain fields are those of the chain `?chain=` names (or the only one); with several chains
