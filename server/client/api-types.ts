@@ -164,6 +164,30 @@ export interface components {
                 }[];
             };
         };
+        DryRunPlan: {
+            /** @enum {string} */
+            status: "planned";
+            /** @enum {boolean} */
+            dryRun: true;
+            operation: string;
+            /** @description false: the chain already has what the write asks (nothing to send) */
+            changed: boolean;
+            /** @description The transaction it would send (when changed) */
+            call?: {
+                from: string;
+                to: string | null;
+                data: string;
+                value: string;
+            };
+            gas?: string;
+            maxFeePerGas?: string;
+            /** @description The most it would cost, in wei */
+            costWei: string;
+            /** @description The answer's fields the plan already knows */
+            result: {
+                [key: string]: unknown;
+            };
+        };
         /** @description Sent, not confirmed within TX_TIMEOUT_MS (or the broadcast's answer was lost); it is followed on */
         PendingWrite: {
             /** @enum {string} */
@@ -232,7 +256,7 @@ export interface components {
              * @example 5
              */
             maxMintAmountPerTx: string | number;
-        };
+        } & (unknown | unknown);
         Operation: {
             operationId: string;
             /**
@@ -285,18 +309,40 @@ export interface components {
         CreateJobRequest: {
             /** @enum {string} */
             kind: "airdrop" | "whitelist";
+            /**
+             * @description contractAddress: 20 bytes of hex; checksummed (EIP-55) if mixed-case
+             * @example 0x5FbDB2315678afecb367f032d93F642f64180aa3
+             */
             contractAddress: string;
-            /** @description A wallet the service holds (address or label) */
+            /**
+             * @description A wallet the service holds (address or label)
+             * @example treasury
+             */
             from: string;
+            /**
+             * @description The chain, by id (a number or decimal string) or name (GET /chains lists them); required when several chains are configured
+             * @example 31337
+             */
+            chain?: string | number;
             dryRun?: boolean;
             recipients?: {
+                /**
+                 * @description address: 20 bytes of hex; checksummed (EIP-55) if mixed-case
+                 * @example 0x5FbDB2315678afecb367f032d93F642f64180aa3
+                 */
                 address: string;
                 amount: string | number;
                 /** @description The edition to mint: required on an ERC-1155 edition contract, refused on an ERC-721 collection */
                 tokenId?: string | number;
             }[];
             addresses?: string[];
-        };
+        } & ({
+            /** @constant */
+            kind?: "airdrop";
+        } | {
+            /** @constant */
+            kind?: "whitelist";
+        });
         Job: {
             jobId: string;
             /** @description The chain the job runs on (decimal id) */
@@ -368,7 +414,12 @@ export type $defs = Record<string, never>;
 export interface operations {
     createEdition: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The chain, by id (a number or decimal string) or name (GET /chains lists them); required when several chains are configured */
+                chain?: string | number;
+                /** @description true: plan and simulate the write (200 DryRunPlan); nothing is recorded or sent */
+                dryRun?: "true" | "false";
+            };
             header?: {
                 /** @description 1-255 visible ASCII characters. A repeat with the same key and body sends nothing and answers what the first did (Idempotent-Replayed: true). */
                 "idempotency-key"?: string;
@@ -382,13 +433,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description Success, or the plan of a dry run (?dryRun=true) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CreateEditionResponse"];
+                    "application/json": components["schemas"]["CreateEditionResponse"] | components["schemas"]["DryRunPlan"];
                 };
             };
             /** @description Sent, not yet confirmed (or the broadcast's answer was lost): follow operationId */
@@ -400,7 +451,7 @@ export interface operations {
                     "application/json": components["schemas"]["PendingWrite"];
                 };
             };
-            /** @description VALIDATION_ERROR */
+            /** @description VALIDATION_ERROR, CHAIN_REQUIRED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -436,7 +487,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description CONTRACT_NOT_FOUND, WALLET_NOT_FOUND */
+            /** @description CONTRACT_NOT_FOUND, WALLET_NOT_FOUND, CHAIN_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -603,6 +654,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description CHAIN_NOT_FOUND */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description RATE_LIMITED */
             429: {
                 headers: {
@@ -655,7 +715,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobPlan"];
                 };
             };
-            /** @description VALIDATION_ERROR */
+            /** @description VALIDATION_ERROR, CHAIN_REQUIRED */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -682,7 +742,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description WALLET_NOT_FOUND, CONTRACT_NOT_FOUND, TOKEN_NOT_FOUND */
+            /** @description WALLET_NOT_FOUND, CONTRACT_NOT_FOUND, TOKEN_NOT_FOUND, CHAIN_NOT_FOUND */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -738,6 +798,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description VALIDATION_ERROR: the id is 1 to 100 characters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description UNAUTHORIZED */
@@ -873,6 +942,15 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
+            /** @description VALIDATION_ERROR: the id is 1 to 100 characters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description UNAUTHORIZED */
             401: {
                 headers: {
@@ -929,6 +1007,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description VALIDATION_ERROR: the id is 1 to 100 characters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description UNAUTHORIZED */
@@ -996,6 +1083,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description VALIDATION_ERROR: the id is 1 to 100 characters */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description UNAUTHORIZED */

@@ -281,8 +281,11 @@ async function createEdition(client: Client, args: Extract<Command, { command: "
     },
   });
   if (!created.data) return refused("the edition", created, io);
-  const { operationId } = created.data;
-  let tokenId = created.data.status === "confirmed" ? created.data.tokenId : undefined;
+  const answer = created.data;
+  // The document's 200 is also a dry run's plan; this call asks for none.
+  if ("dryRun" in answer) throw new Error("POST /nft/createEdition answered a dry run's plan");
+  const { operationId } = answer;
+  let tokenId = answer.status === "confirmed" ? answer.tokenId : undefined;
   while (tokenId === undefined) {
     await sleep(500);
     const answer = await client.GET("/nft/operations/{operationId}", { params: { path: { operationId } } });

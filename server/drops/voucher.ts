@@ -27,7 +27,7 @@ export const VoucherBody = z
     to: address("to"),
     amount: uint("amount"),
     price: uint("price"),
-    validUntil: uint("validUntil").refine((v) => v < 2n ** 64n, "validUntil must fit in 64 bits"),
+    validUntil: uint("validUntil", { max: 2n ** 64n - 1n }),
     id: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "id must be 32 bytes of hex (0x…)"),
   })
   .strict()

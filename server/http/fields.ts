@@ -8,30 +8,68 @@ import "./openapi";
 
 /**
  * An unsigned integer given as a decimal string or a JSON integer; always a bigint after parsing.
- * Documented as what it accepts: an integer (up to 2^53 - 1) or a string of decimal digits.
+ * Its bounds (`min` 0 or 1, `max` at most 2^256 - 1) are in the schema of both forms: the number's
+ * minimum and maximum (up to 2^53 - 1), the string's pattern (a range of decimals, leading zeros
+ * allowed), so that a client reads from the document what the route takes. The string's pattern
+ * is the regex the route parses it with, so the two agree by construction.
  */
-export const uint = (name: string) =>
-  z
+export const uint = (name: string, bounds: { min?: 0n | 1n; max?: bigint } = {}) => {
+  const min = bounds.min ?? 0n;
+  const range = bounds.max !== undefined ? ` ${min} to ${bounds.max}` : min === 1n ? " ≥ 1" : "";
+  const numberMax = bounds.max !== undefined && bounds.max < MAX_SAFE ? Number(bounds.max) : Number.MAX_SAFE_INTEGER;
+  return z
     .union([
-      z.string().regex(/^[0-9]{1,78}$/, {
+      z.string().regex(decimalRange(min, bounds.max), {
         // Digits past 78 are a number beyond 256 bits: say the maximum, not the form.
         error: (issue) =>
-          typeof issue.input === "string" && /^[0-9]+$/.test(issue.input)
+          bounds.max === undefined && typeof issue.input === "string" && /^[0-9]{79,}$/.test(issue.input)
             ? `${name} must be at most 2^256 - 1 (78 digits)`
-            : `${name} must be a non-negative decimal integer (digits only)`,
+            : `${name} must be a${range ? "" : " non-negative"} decimal integer${range}`,
       }),
       z
         .number()
         .int(`${name} must be an integer`)
-        .nonnegative(`${name} must be ≥ 0`)
-        .max(Number.MAX_SAFE_INTEGER, `${name} is too large for a JSON number: send a decimal string`),
+        .min(Number(min), `${name} must be ≥ ${min}`)
+        .max(
+          numberMax,
+          numberMax === Number.MAX_SAFE_INTEGER
+            ? `${name} is too large for a JSON number: send a decimal string`
+            : `${name} must be${range}`,
+        ),
     ])
     .transform((v) => BigInt(v))
     .refine((v) => v < 2n ** 256n, `${name} must be at most 2^256 - 1 (78 digits)`)
     .openapi({
       example: "1",
-      description: `${name}: a JSON integer, or a decimal string (needed above 2^53 - 1)`,
+      description: `${name}: a JSON integer, or a decimal string (needed above 2^53 - 1)${range ? `;${range}` : "; below 2^256"}`,
     });
+};
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * A regular expression of the decimals from `min` (0 or 1) to `max` (unset: any of up to 77
+ * digits), leading zeros allowed: each length below max's, then max's length digit by digit.
+ */
+export function decimalRange(min: 0n | 1n, max?: bigint): RegExp {
+  // 78 digits hold 2^256 - 1 (and more: the 256-bit bound is in the description, its regex is kilobytes).
+  if (max === undefined) return min === 0n ? /^[0-9]{1,78}$/ : /^0{0,77}[1-9][0-9]{0,77}$/;
+  const digits = max.toString();
+  const k = digits.length;
+  const alternatives: string[] = [];
+  // Shorter than max: one digit (0 allowed when min is 0), then 2 to k - 1 digits with no leading zero.
+  if (k > 1) alternatives.push(min === 0n ? "[0-9]" : "[1-9]");
+  if (k > 2) alternatives.push(`[1-9][0-9]{1,${k - 2}}`);
+  // As long as max: its first i digits, then a smaller digit, then any.
+  for (let i = 0; i < k; i++) {
+    const low = i === 0 ? (k === 1 ? Number(min) : 1) : 0;
+    const high = Number(digits[i]) - 1;
+    if (high >= low)
+      alternatives.push(`${digits.slice(0, i)}[${low}-${high}]${k - i - 1 > 0 ? `[0-9]{${k - i - 1}}` : ""}`);
+  }
+  if (max >= min) alternatives.push(digits);
+  return new RegExp(`^0*(?:${alternatives.join("|")})$`);
+}
 
 /** Checksummed form of each address seen; a checksum is a keccak hash, too dear to redo per request. */
 const checksummed = new Map<string, string | null>();
@@ -68,6 +106,8 @@ export function collectionEntry(entry: string): { chain?: string; address: strin
 export const collectionEntryField = z
   .string()
   .max(150)
+  // The form, where a client reads it; the checksum of a mixed-case address is the refine's.
+  .regex(/^(?:[^:]+:)?0x[0-9a-fA-F]{40}$/)
   .refine(
     (v) => address("collections[]").safeParse(collectionEntry(v).address).success,
     'collections[] must be an address (0x…, every chain) or "<chain>:<address>" (a chain id or name)',
@@ -87,7 +127,7 @@ export const decimal = z.string().regex(/^\d+$/);
 
 /** A request's `chain` (body) or `?chain=` (query): an id or a name; the registry checks it. */
 export const chainField = z
-  .union([z.string().min(1).max(100), z.number().int().nonnegative()])
+  .union([z.string().min(1).max(100), z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER)])
   .optional()
   .openapi({
     description:

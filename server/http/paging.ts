@@ -48,7 +48,7 @@ export const PageQuery = z.object({
     .max(300)
     .refine((v) => decodeCursor(v) !== null, "cursor must come from a previous page")
     .optional()
-    .openapi({ description: "The `cursor` of the previous page" }),
+    .openapi({ description: "The `cursor` of the previous page, as it gave it (any other string is refused)" }),
 });
 
 /** A page asked for: how many rows, and after which position (none: from the start). */

@@ -43,7 +43,8 @@ function readRoutes(): Map<string, RouteSchemas> {
       method: route.method,
       path: route.path,
       params: shapeOf(route.request?.params),
-      query: shapeOf(route.request?.query),
+      // A write tool plans by its own ?dryRun=true (server.ts): not a field an agent sets.
+      query: withoutDryRun(shapeOf(route.request?.query)),
       body: shapeOf(body),
       response: response instanceof z.ZodType ? response : undefined,
     });
@@ -58,3 +59,5 @@ const jsonSchemaOf = (content: unknown): unknown => {
 };
 
 const shapeOf = (schema: unknown): z.ZodRawShape => (schema instanceof z.ZodObject ? schema.shape : {});
+
+const withoutDryRun = ({ dryRun: _dryRun, ...shape }: z.ZodRawShape): z.ZodRawShape => shape;

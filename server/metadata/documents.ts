@@ -5,6 +5,7 @@
  */
 import canonicalizeJson from "canonicalize";
 import { z } from "zod";
+import { chainField, decimalRange } from "../http/fields";
 import { invalid } from "../http/validation";
 
 /** The most tokens one PUT takes, and its largest body. */
@@ -21,6 +22,12 @@ const MAX_TOKEN_ID = BigInt(Number.MAX_SAFE_INTEGER);
 const uri = (name: string) =>
   z
     .string()
+    // The form, where a client reads it; a data: URI's size (under 32 kB) is the refine's and the description's.
+    .regex(
+      /^(?:(?:ipfs|ar):\/\/\S+|https:\/\/\S+|data:\S*)$/,
+      `${name} must be an ipfs://, ar:// or https:// URI, or a data: URI under 32 kB`,
+    )
+    .openapi({ description: `${name}: an ipfs://, ar:// or https:// URI, or a data: URI under 32 kB` })
     .refine(
       (v) =>
         /^(ipfs|ar):\/\/[^\s]+$/.test(v) ||
@@ -52,16 +59,23 @@ export const MetadataDocument = z
   .openapi("MetadataDocument");
 
 export const MetadataToken = MetadataDocument.extend({
-  tokenId: z.union([z.string(), z.number()]).openapi({ description: "The token (1, 2, …); not part of its document" }),
+  // What checkUpload's tokenIdOf takes: 1 to 2^53 - 1, a JSON integer or up to 20 decimal digits.
+  tokenId: z
+    .union([
+      z.string().max(20).regex(decimalRange(1n, MAX_TOKEN_ID)),
+      z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+    ])
+    .openapi({ description: "The token (1, 2, …); not part of its document" }),
 }).openapi("MetadataToken");
 
 export const PutMetadataBody = z
   .object({
     placeholder: MetadataDocument.optional(),
     tokens: z.array(MetadataToken).max(MAX_TOKENS_PER_REQUEST).optional(),
-    chain: z.union([z.string(), z.number()]).optional(),
+    chain: chainField,
   })
-  .openapi("PutMetadataRequest");
+  // checkUpload's "send placeholder, tokens, or both", where a client reads it.
+  .openapi("PutMetadataRequest", { anyOf: [{ required: ["placeholder"] }, { required: ["tokens"] }] });
 
 /** A document ready to store: its canonical bytes. */
 export interface CanonicalToken {
@@ -90,7 +104,9 @@ export function checkUpload(body: unknown): MetadataUpload {
   if (typeof body !== "object" || body === null || Array.isArray(body))
     throw invalid([{ path: "(body)", message: "must be an object with placeholder and/or tokens" }]);
   const { placeholder, tokens, chain, ...rest } = body as Record<string, unknown>;
-  void chain;
+  // The chain was routed on already (when several are configured); its form is checked here too.
+  if (chain !== undefined && !chainField.safeParse(chain).success)
+    details.push({ path: "chain", message: "chain must be a chain id or name (1 to 100 characters)" });
   for (const field of Object.keys(rest))
     details.push({ path: field, message: "unknown field (this route takes placeholder, tokens, chain)" });
   let placeholderBytes: string | undefined;

@@ -267,7 +267,7 @@ export function registerMetadataOpenApi(registry: OpenAPIRegistry): void {
     summary: "A token's document as wallets read it (tokenURI); also with a .json suffix",
     description:
       "Public, Cache-Control: public, max-age=60, with an ETag: the exact canonical bytes (RFC 8785). The placeholder before the reveal; after it, document ((t - 1 + startingIndex) mod count) + 1. On an ERC-1155 edition contract, edition t's own document once the edition has a token (no reveal).",
-    request: { params: z.object({ chainId: z.string(), address: z.string(), tokenId: z.string() }) },
+    request: { params: ServePath },
     responses: {
       200: { description: "The document", content: { "application/json": { schema: MetadataDocument } } },
       400: errorResponse("VALIDATION_ERROR"),

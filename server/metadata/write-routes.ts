@@ -21,7 +21,7 @@ import { provenanceOf } from "./provenance";
 import { frozen } from "./store";
 import { requirePublicUrlFor } from "./public-url";
 
-const OwnerBody = nftBody({ ...common }).strict();
+const OwnerBody = nftBody({ ...common });
 const ACCESS = { scope: "nft:configure", key: "open", bodyCollection: "contractAddress" } as const;
 
 function metadataOf(deps: NftDeps) {
@@ -208,9 +208,7 @@ export const setBaseUriRoute = defineWrite({
   summary: "Set the prefix of every token URI (owner only; emits ERC-4906 BatchMetadataUpdate)",
   description:
     "Always sends (the contract has no view of its base URI); a tokenURI read after the answer shows the new one.",
-  body: nftBody({ ...common, baseURI: z.string().max(2048) })
-    .strict()
-    .openapi("SetBaseUriRequest"),
+  body: nftBody({ ...common, baseURI: z.string().max(2048) }).openapi("SetBaseUriRequest"),
   response: settingResponseSchema({ baseURI: z.string() }).openapi("SetBaseUriResponse"),
   errors: OWNER_SETTING_ERRORS,
   plan: (input, deps) =>

@@ -11,7 +11,7 @@ import { editionTokenId, tokenIdFor } from "./standard";
 const Recipient = z
   .object({
     address: address("address"),
-    amount: uint("amount").refine((v) => v >= 1n, "amount must be ≥ 1"),
+    amount: uint("amount", { min: 1n }),
   })
   .strict();
 
@@ -22,9 +22,9 @@ export const airdropRoute = defineWrite({
   summary: "Mint to many recipients in one transaction (owner only; works while paused)",
   description:
     "Through the contract's airdrop(address[],uint256[]). A list whose transaction would pass MAX_GAS_PER_TX is 413 TOO_LARGE_FOR_ONE_TRANSACTION, naming how many fit: larger lists go through jobs. On an ERC-1155 editions contract, `tokenId` names the edition (required there, refused on an ERC-721): airdrop(id, address[], uint256[]), and each recipient is answered with its `amount` instead of `tokenIds`.",
-  body: nftBody({ ...common, tokenId: editionTokenId, recipients: z.array(Recipient).min(1) })
-    .strict()
-    .openapi("AirdropRequest"),
+  body: nftBody({ ...common, tokenId: editionTokenId, recipients: z.array(Recipient).min(1) }).openapi(
+    "AirdropRequest",
+  ),
   response: writeResponseSchema({
     tokenId: decimal.optional().openapi({ description: "ERC-1155: the edition airdropped" }),
     recipients: z.array(

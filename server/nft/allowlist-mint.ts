@@ -14,9 +14,7 @@ export const allowlistMintRoute = defineWrite({
   summary: "Mint as an allowlisted address, at its price; the service supplies the proof",
   description:
     "The caller's allowance, price and Merkle proof come from the allowlist the service keeps (PUT /collections/{address}/allowlist); the value sent is price × mintAmount.",
-  body: nftBody({ ...common, mintAmount: uint("mintAmount") })
-    .strict()
-    .openapi("AllowlistMintRequest"),
+  body: nftBody({ ...common, mintAmount: uint("mintAmount") }).openapi("AllowlistMintRequest"),
   response: writeResponseSchema({ tokenIds: z.array(decimal), value: decimal }).openapi("AllowlistMintResponse"),
   errors: [
     "INSUFFICIENT_FUNDS",

@@ -14,9 +14,7 @@ export const batchWhitelistRoute = defineWrite({
   summary: "Add many addresses to the whitelist in one transaction (owner only)",
   description:
     "One transaction for the addresses not yet listed; nothing is sent when none is new (changed:false, no transaction fields). A list whose transaction would pass MAX_GAS_PER_TX is 413.",
-  body: nftBody({ ...common, addresses: z.array(address("address")).min(1) })
-    .strict()
-    .openapi("BatchWhitelistRequest"),
+  body: nftBody({ ...common, addresses: z.array(address("address")).min(1) }).openapi("BatchWhitelistRequest"),
   response: settingResponseSchema({ added: z.array(z.string()), alreadyListed: z.array(z.string()) }).openapi(
     "BatchWhitelistResponse",
   ),

@@ -19,9 +19,10 @@ export const createEditionRoute = defineWrite({
       description: "The most tokens of the edition that will ever exist; 0 for an open edition (no cap)",
       example: "100",
     }),
-    maxMintAmountPerTx: uint("maxMintAmountPerTx")
-      .refine((v) => v >= 1n, "maxMintAmountPerTx must be ≥ 1")
-      .openapi({ description: "The most tokens one mint may create, 1 to 2^32 - 1", example: "5" }),
+    maxMintAmountPerTx: uint("maxMintAmountPerTx", { min: 1n, max: 2n ** 32n - 1n }).openapi({
+      description: "The most tokens one mint may create, 1 to 2^32 - 1",
+      example: "5",
+    }),
   }).openapi("CreateEditionRequest"),
   response: writeResponseSchema({ tokenId: decimal }).openapi("CreateEditionResponse"),
   errors: [

@@ -23,10 +23,9 @@ export const createVoucherRoute = defineRead({
     chain: chainField,
     contractAddress: address("contractAddress"),
     to: address("to"),
-    amount: uint("amount").refine((v) => v >= 1n, "amount must be ≥ 1"),
+    amount: uint("amount", { min: 1n }),
     price: uint("price"),
-    validFor: uint("validFor")
-      .refine((v) => v >= 1n && v <= 10n ** 10n, "validFor must be 1 to 10^10 seconds")
+    validFor: uint("validFor", { min: 1n, max: 10n ** 10n })
       .default(DEFAULT_VALID_FOR)
       .openapi({ description: "Seconds from now (the chain's latest block) until it expires", default: "3600" }),
     id: z
@@ -34,9 +33,7 @@ export const createVoucherRoute = defineRead({
       .regex(/^0x[0-9a-fA-F]{64}$/, "id must be 32 bytes of hex (0x…)")
       .optional()
       .openapi({ description: "The voucher's id (bytes32); unset = 32 random bytes" }),
-  })
-    .strict()
-    .openapi("CreateVoucherRequest"),
+  }).openapi("CreateVoucherRequest"),
   response: z
     .object({
       voucher: z.object({

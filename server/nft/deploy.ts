@@ -30,19 +30,16 @@ const deployBody = nftBody({
   symbol: z.string().min(1).max(20).default(DEFAULT_COLLECTION.symbol),
   baseURI: z.string().max(2000).default(DEFAULT_COLLECTION.baseURI),
   cost: uint("cost").default(DEFAULT_COLLECTION.cost).openapi(documentedDefault(DEFAULT_COLLECTION.cost)),
-  maxSupply: uint("maxSupply")
-    .refine((v) => v >= 1n, "maxSupply must be ≥ 1")
+  maxSupply: uint("maxSupply", { min: 1n })
     .default(DEFAULT_COLLECTION.maxSupply)
     .openapi(documentedDefault(DEFAULT_COLLECTION.maxSupply)),
-  maxMintAmountPerTx: uint("maxMintAmountPerTx")
-    .refine((v) => v >= 1n, "maxMintAmountPerTx must be ≥ 1")
+  maxMintAmountPerTx: uint("maxMintAmountPerTx", { min: 1n })
     .default(DEFAULT_COLLECTION.maxMintAmountPerTx)
     .openapi(documentedDefault(DEFAULT_COLLECTION.maxMintAmountPerTx)),
   royaltyReceiver: address("royaltyReceiver")
     .optional()
     .openapi({ description: "ERC-2981: the address royalties are paid to (unset = no royalty)" }),
-  royaltyBps: uint("royaltyBps")
-    .refine((v) => v <= MAX_ROYALTY_BPS, `royaltyBps must be 0 to ${MAX_ROYALTY_BPS} (10%)`)
+  royaltyBps: uint("royaltyBps", { max: MAX_ROYALTY_BPS })
     .optional()
     .openapi({ description: "The royalty in basis points of the sale price, 0 to 1000 (needs royaltyReceiver)" }),
   voucherSigner: address("voucherSigner")
@@ -53,7 +50,12 @@ const deployBody = nftBody({
     if (body.royaltyBps !== undefined && body.royaltyReceiver === undefined)
       ctx.addIssue({ code: "custom", path: ["royaltyReceiver"], message: "royaltyBps needs royaltyReceiver" });
   })
-  .openapi("DeployRequest");
+  // The superRefine's rule and parse's (no ERC-721 field with erc1155), where a client reads them.
+  .openapi("DeployRequest", {
+    dependentRequired: { royaltyBps: ["royaltyReceiver"] },
+    if: { properties: { standard: { const: "erc1155" } }, required: ["standard"] },
+    then: { not: { anyOf: ERC721_ONLY_FIELDS.map((f) => ({ required: [f] })) } },
+  } as object);
 
 export const deployRoute = defineWrite({
   path: "/nft/deploy",

@@ -20,16 +20,25 @@ export const common = {
   chain: chainField,
 };
 
-/** An /nft request body: `shape` with exactly one of `privateKey` and `from`. */
+/**
+ * An /nft request body: `shape` with exactly one of `privateKey` and `from`, and no other field
+ * (strict: parseBody refuses an undeclared field, and the document says so).
+ */
 export function nftBody<Shape extends z.ZodRawShape>(shape: Shape) {
-  return z.object(shape).superRefine((body, ctx) => {
-    const given = ["privateKey", "from"].filter((k) => (body as Record<string, unknown>)[k] !== undefined);
-    if (given.length !== 1) {
-      ctx.addIssue({
-        code: "custom",
-        path: [given.length === 0 ? "privateKey" : "from"],
-        message: "exactly one of privateKey and from is required",
-      });
-    }
-  });
+  return (
+    z
+      .strictObject(shape)
+      .superRefine((body, ctx) => {
+        const given = ["privateKey", "from"].filter((k) => (body as Record<string, unknown>)[k] !== undefined);
+        if (given.length !== 1) {
+          ctx.addIssue({
+            code: "custom",
+            path: [given.length === 0 ? "privateKey" : "from"],
+            message: "exactly one of privateKey and from is required",
+          });
+        }
+      })
+      // The superRefine's rule, where a client reads it.
+      .openapi({ oneOf: [{ required: ["privateKey"] }, { required: ["from"] }] } as object)
+  );
 }

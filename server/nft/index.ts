@@ -19,6 +19,7 @@ import {
 } from "../engine";
 import { currentVia } from "../http/tool-call";
 import type { OpenAPIRegistry } from "../http/openapi";
+import { address } from "../http/fields";
 import { readJsonBody } from "../http/json-body";
 import { parseBody } from "../http/validation";
 import { z } from "zod";
@@ -38,6 +39,7 @@ import { mountListOperations, registerListOperationsOpenApi } from "./list-opera
 import { mountOperationRoute, registerOperationOpenApi } from "./operations";
 import {
   IdempotencyHeaders,
+  nftQuery,
   openApiResponses,
   type NftDeps,
   type NftRoute,
@@ -139,7 +141,12 @@ export function createNftRouter(routerDeps: NftRouterDeps): Router {
         noticeCollection(deps, input);
         return;
       }
-      if (ctx.query.dryRun === "true") {
+      const dryRunAsked = ctx.query.dryRun;
+      if (dryRunAsked !== undefined && dryRunAsked !== "true" && dryRunAsked !== "false")
+        throw new ApiError("VALIDATION_ERROR", "dryRun must be true or false", [
+          { path: "dryRun", message: "must be true or false" },
+        ]);
+      if (dryRunAsked === "true") {
         ctx.body = await dryRun(route, input, caller, deps).catch(inWords);
         return;
       }
@@ -288,8 +295,17 @@ async function dryRun(route: WriteRoute, input: NftInput, signer: TransactionSig
   await route.precheck?.(input, { ...deps, signer });
   const plan = await route.plan(input, { ...deps, signer, dryRun: true });
   if ("unchanged" in plan)
-    return { dryRun: true, operation: route.operation, changed: false, costWei: "0", result: plan.unchanged };
+    return {
+      status: "planned",
+      dryRun: true,
+      operation: route.operation,
+      changed: false,
+      costWei: "0",
+      result: plan.unchanged,
+    };
   return {
+    // "planned" tells it from a write's answer (status confirmed or pending) in one union, for typed clients.
+    status: "planned",
     dryRun: true,
     operation: route.operation,
     changed: true,
@@ -307,8 +323,9 @@ function respond(ctx: Context, answer: WriteAnswer): void {
 
 export function registerNftOpenApi(registry: OpenAPIRegistry): void {
   for (const route of NFT_ROUTES) {
+    // A path field stands for a body field (contractAddress): documented as that field is.
     const pathParams = route.pathFields
-      ? { params: z.object(Object.fromEntries(Object.values(route.pathFields).map((p) => [p, z.string()]))) }
+      ? { params: z.object(Object.fromEntries(Object.values(route.pathFields).map((p) => [p, address(p)]))) }
       : {};
     registry.registerPath({
       method: route.method ?? "post",
@@ -321,6 +338,7 @@ export function registerNftOpenApi(registry: OpenAPIRegistry): void {
       security: route.access.key === "always" ? [{ AccessKey: [] }] : [{}, { AccessKey: [] }],
       request: {
         ...pathParams,
+        query: nftQuery(route),
         body: { required: true, content: { "application/json": { schema: route.body } } },
         ...(route.kind === "write" ? { headers: IdempotencyHeaders } : {}),
       },

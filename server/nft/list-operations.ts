@@ -27,7 +27,11 @@ const Query = z.object({
   collection: address("collection")
     .optional()
     .openapi({ description: "Only operations on this collection (and its deployment)" }),
-  cursor: z.string().max(300).optional().openapi({ description: "The `cursor` of the previous page" }),
+  cursor: z
+    .string()
+    .max(300)
+    .optional()
+    .openapi({ description: "The `cursor` of the previous page, as it gave it (any other string is refused)" }),
   limit: z.coerce.number().int().min(1).max(500).default(50),
   chain: chainField.openapi({ description: "Only this chain's operations (by id or name); unset = every chain" }),
 });

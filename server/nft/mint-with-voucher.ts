@@ -34,9 +34,7 @@ export const mintWithVoucherRoute = defineWrite({
     ...common,
     voucher: VoucherBody,
     signature: z.string().regex(/^0x([0-9a-fA-F]{128}|[0-9a-fA-F]{130})$/, "signature must be 64 or 65 bytes of hex"),
-  })
-    .strict()
-    .openapi("MintWithVoucherRequest"),
+  }).openapi("MintWithVoucherRequest"),
   response: writeResponseSchema({ tokenIds: z.array(decimal), value: decimal, voucherId: z.string() }).openapi(
     "MintWithVoucherResponse",
   ),

@@ -23,7 +23,7 @@ const Entry = z
   .strict();
 
 const requestBody = <Entries extends z.ZodType>(entries: Entries) =>
-  nftBody({ ...common, entries: z.array(entries).min(1).max(MAX_ALLOWLIST_ENTRIES) }).strict();
+  nftBody({ ...common, entries: z.array(entries).min(1).max(MAX_ALLOWLIST_ENTRIES) });
 /** The body without a schema per entry: `plan` checks the entries once the caller is known to own the collection. */
 const shallowBody = requestBody(z.unknown());
 

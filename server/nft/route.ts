@@ -9,6 +9,7 @@ import type { Operation, TransactionEngine, WriteAnswer } from "../engine";
 import type { OperationList } from "../engine/operation-list";
 import { PendingWrite } from "../engine";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
+import { chainField } from "../http/fields";
 import { errorResponse } from "../http/openapi";
 import type { DropsDeps } from "../drops/deps";
 import type { MetadataDeps } from "../metadata/deps";
@@ -110,6 +111,38 @@ export const IdempotencyHeaders = z.object({
   }),
 });
 
+/** A write's `?dryRun=true` answer: the plan, with nothing recorded, signed or sent. */
+export const DryRunPlan = z
+  .object({
+    status: z.literal("planned"),
+    dryRun: z.literal(true),
+    operation: z.string(),
+    changed: z.boolean().openapi({ description: "false: the chain already has what the write asks (nothing to send)" }),
+    call: z
+      .object({ from: z.string(), to: z.string().nullable(), data: z.string(), value: z.string() })
+      .optional()
+      .openapi({ description: "The transaction it would send (when changed)" }),
+    gas: z.string().optional(),
+    maxFeePerGas: z.string().optional(),
+    costWei: z.string().openapi({ description: "The most it would cost, in wei" }),
+    result: z.record(z.string(), z.unknown()).openapi({ description: "The answer's fields the plan already knows" }),
+  })
+  .openapi("DryRunPlan");
+
+/** A write's query: `?chain=` and `?dryRun=`; a read's: `?chain=`. */
+export function nftQuery(route: NftRoute) {
+  return z.object({
+    chain: chainField,
+    ...(route.kind === "write"
+      ? {
+          dryRun: z.enum(["true", "false"]).optional().openapi({
+            description: "true: plan and simulate the write (200 DryRunPlan); nothing is recorded or sent",
+          }),
+        }
+      : {}),
+  });
+}
+
 /** OpenAPI responses of a route: success, pending for writes, and every error it can answer. */
 export function openApiResponses(route: NftRoute) {
   const write = route.kind === "write";
@@ -120,6 +153,18 @@ export function openApiResponses(route: NftRoute) {
       content: { "application/json": { schema: route.response } },
     },
   };
+  // A dry run answers 200 with its plan, whatever the write's own success status.
+  if (write)
+    responses["200"] =
+      successStatus === 200
+        ? {
+            description: "Success, or the plan of a dry run (?dryRun=true)",
+            content: { "application/json": { schema: z.union([route.response, DryRunPlan]) } },
+          }
+        : {
+            description: "The plan of a dry run (?dryRun=true)",
+            content: { "application/json": { schema: DryRunPlan } },
+          };
   if (write) {
     responses["202"] = {
       description: "Sent, not yet confirmed (or the broadcast's answer was lost): follow operationId",

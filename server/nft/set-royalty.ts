@@ -18,10 +18,8 @@ export const setRoyaltyRoute = defineWrite({
   body: nftBody({
     ...common,
     receiver: address("receiver"),
-    bps: uint("bps").refine((v) => v <= MAX_ROYALTY_BPS, `bps must be 0 to ${MAX_ROYALTY_BPS} (10%)`),
-  })
-    .strict()
-    .openapi("SetRoyaltyRequest"),
+    bps: uint("bps", { max: MAX_ROYALTY_BPS }),
+  }).openapi("SetRoyaltyRequest"),
   response: settingResponseSchema({ receiver: z.string(), bps: z.string() }).openapi("SetRoyaltyResponse"),
   errors: OWNER_SETTING_ERRORS,
   plan: (input, { chain, signer }) =>

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Contract, FetchRequest, JsonRpcProvider, Wallet } from "ethers";
 import { freePort } from "../support/free-port";
+import { checkAnswer } from "../support/openapi-answers";
 import { seedPglite } from "../support/pglite-template";
 import { beforeKill, trackChild, type ChildKind } from "../support/start-log";
 import {
@@ -435,6 +436,7 @@ export class ApiClient {
     const res = await fetch(`${this.baseUrl}${pathname}`, { method, headers, body });
     const text = await res.text();
     this.responseTexts.push(text);
+    checkAnswer({ method, url: pathname, status: res.status, contentType: res.headers.get("content-type"), text });
     let parsed: JsonBody = {};
     if ((res.headers.get("content-type") ?? "").includes("json") && text !== "") parsed = JSON.parse(text) as JsonBody;
     return { status: res.status, headers: res.headers, text, body: parsed };

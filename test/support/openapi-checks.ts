@@ -120,7 +120,8 @@ export function documentedValues(doc: object): DocumentedValue[] {
  * `#/components/...` references resolved in the document. OpenAPI's own keywords are known and ignored.
  */
 export function schemaValidator(doc: object): (schema: object, value: unknown) => string[] {
-  const ajv = new Ajv2020({ strict: true, allErrors: true });
+  // strictRequired off: `required` in an anyOf or a not names the properties of the schema around it.
+  const ajv = new Ajv2020({ strict: true, strictRequired: false, allErrors: true });
   addFormats(ajv);
   ajv.addVocabulary(["example", "discriminator", "xml", "externalDocs", "components"]);
   const { components } = doc as { components?: object };

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createKoaApp } from "../../server/http/koa-app";
 import { createLogger } from "../../server/http/logger";
 import { createUserRouter, type UserRouterDeps, type UserStore } from "../../server/users";
+import { checkAnswer } from "../support/openapi-answers";
 
 export interface Reply {
   status: number;
@@ -62,6 +63,13 @@ export async function startUserServer(
       });
       const text = await response.text();
       transcript.push(`${response.status} ${JSON.stringify([...response.headers])} ${text}`);
+      checkAnswer({
+        method,
+        url: path,
+        status: response.status,
+        contentType: response.headers.get("content-type"),
+        text,
+      });
       let json: unknown;
       try {
         json = JSON.parse(text);

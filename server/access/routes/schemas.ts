@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { address, collectionEntryField } from "../../http/fields";
+import { address, collectionEntryField, decimalRange } from "../../http/fields";
 import { ScopeSchema } from "../scopes";
 
 export const CreateAccessKeyRequest = z
@@ -25,7 +25,10 @@ export const CreateAccessKeyRequest = z
         description: "Chains (id or name) the key may act on; absent = all",
         example: [8453, "base-sepolia"],
       }),
-    expiresAt: z.iso.datetime({ offset: true }).optional().openapi({ example: "2027-01-01T00:00:00Z" }),
+    expiresAt: z.iso.datetime({ offset: true }).optional().openapi({
+      example: "2027-01-01T00:00:00Z",
+      description: "When the key stops working; in the future (else 400)",
+    }),
   })
   .strict()
   .openapi("CreateAccessKeyRequest", {
@@ -81,7 +84,8 @@ export const AuditQuery = z.object({
   // An event id (bigint): a larger number would reach the store as an out-of-range bigint, a 500.
   cursor: z
     .string()
-    .refine((v) => /^\d{1,19}$/.test(v) && BigInt(v) <= MAX_BIGINT, "cursor must come from a previous page")
+    .max(19)
+    .regex(decimalRange(0n, MAX_BIGINT), "cursor must come from a previous page")
     .optional()
-    .openapi({ pattern: "^\\d{1,19}$", description: "The `cursor` of the previous page" }),
+    .openapi({ description: "The `cursor` of the previous page" }),
 });

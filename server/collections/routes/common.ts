@@ -51,7 +51,11 @@ export const minBlock = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEG
 
 export const limit = (fallback: number, max: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 
-export const cursorParam = z.string().max(200).optional().openapi({ description: "The `cursor` of the previous page" });
+export const cursorParam = z
+  .string()
+  .max(200)
+  .optional()
+  .openapi({ description: "The `cursor` of the previous page, as it gave it (any other string is refused)" });
 
 /** The chain a collection answer is about: a collection is (chain, address). */
 export const chainId = decimal.openapi({ description: "The chain's id, a decimal string", example: "31337" });

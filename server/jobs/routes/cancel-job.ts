@@ -41,6 +41,7 @@ export function registerCancelJobOpenApi(registry: OpenAPIRegistry): void {
     request: { params: JobParams },
     responses: {
       200: { description: "The job, cancelled", content: { "application/json": { schema: JobView } } },
+      400: errorResponse("VALIDATION_ERROR: the id is 1 to 100 characters"),
       401: errorResponse("UNAUTHORIZED"),
       403: errorResponse("FORBIDDEN"),
       404: errorResponse("JOB_NOT_FOUND"),

@@ -60,13 +60,14 @@ const CreateBody = z
 const CreateBodyDoc = z
   .object({
     kind: Kind,
-    contractAddress: z.string(),
-    from: z.string().openapi({ description: "A wallet the service holds (address or label)" }),
+    contractAddress: address("contractAddress"),
+    from: from.openapi({ description: "A wallet the service holds (address or label)" }),
+    chain: chainField,
     dryRun: z.boolean().optional(),
     recipients: z
       .array(
         z.object({
-          address: z.string(),
+          address: address("address"),
           amount: z.union([z.string(), z.number().int()]),
           tokenId: z.union([z.string(), z.number().int()]).optional().openapi({
             description:
@@ -76,9 +77,15 @@ const CreateBodyDoc = z
       )
       .max(MAX_ROWS)
       .optional(),
-    addresses: z.array(z.string()).max(MAX_ROWS).optional(),
+    addresses: z.array(address("addresses[]")).max(MAX_ROWS).optional(),
   })
-  .openapi("CreateJobRequest");
+  // CreateBody's superRefine, where a client reads it: an airdrop's recipients, a whitelist's addresses.
+  .openapi("CreateJobRequest", {
+    oneOf: [
+      { properties: { kind: { const: "airdrop" } }, required: ["recipients"] },
+      { properties: { kind: { const: "whitelist" } }, required: ["addresses"] },
+    ],
+  } as object);
 
 /**
  * The JSON body, read to at most MAX_BODY_BYTES; a list past MAX_ROWS is refused on its length,

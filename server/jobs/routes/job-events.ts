@@ -41,6 +41,7 @@ export function registerJobEventsOpenApi(registry: OpenAPIRegistry): void {
         description: 'event: progress|final, data: {"jobId","status","rows","rowsByState","error"?}',
         content: { "text/event-stream": { schema: z.string() } },
       },
+      400: errorResponse("VALIDATION_ERROR: the id is 1 to 100 characters"),
       401: errorResponse("UNAUTHORIZED"),
       403: errorResponse("FORBIDDEN"),
       404: errorResponse("JOB_NOT_FOUND"),

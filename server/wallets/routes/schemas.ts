@@ -37,11 +37,18 @@ const LocalWallet = z
       ctx.addIssue({ code: "custom", path: ["password"], message: "a keystore needs its password" });
     if (body.keystore === undefined && body.password !== undefined)
       ctx.addIssue({ code: "custom", path: ["password"], message: "password goes with a keystore" });
-  });
+  })
+  // The superRefine's rules, where a client reads them.
+  .openapi({
+    dependentRequired: { keystore: ["password"], password: ["keystore"] },
+    not: { required: ["privateKey", "keystore"] },
+  } as object);
 
 const Pkcs11Wallet = z
   .object({
-    kind: z.literal("pkcs11"),
+    kind: z.literal("pkcs11").openapi({
+      description: "Needs a PKCS#11 token configured (PKCS11_MODULE, PKCS11_TOKEN_LABEL, PKCS11_PIN); else 400",
+    }),
     label: WalletLabel,
     keyLabel: z
       .string()
@@ -80,7 +87,13 @@ export const WalletPolicy = z
   })
   .openapi("WalletPolicy");
 
-export const UpdatedWallet = CreatedWallet.extend({ policy: WalletPolicy }).openapi("UpdatedWallet");
+export const UpdatedWallet = CreatedWallet.extend({
+  // Left out when no one chain is meant (several configured, none named): the answer says no chain's.
+  policy: WalletPolicy.optional().openapi({
+    description:
+      "The named chain's (or the only chain's) policy now; absent when several chains are configured and none is named",
+  }),
+}).openapi("UpdatedWallet");
 
 /**
  * The chain fields are those of the chain `?chain=` names (or the only one); with several chains
@@ -145,6 +158,7 @@ export const UpdateWalletRequest = z
   .strict()
   .refine((body) => Object.keys(body).length > 0, "give at least one of label, dailySpendLimit, lowBalance, policy")
   .openapi("UpdateWalletRequest", {
+    minProperties: 1,
     example: { dailySpendLimit: "1000000000000000000", lowBalance: "100000000000000000" },
   });
 

@@ -93,7 +93,10 @@ export function webhookRoute<
       });
     },
     register(registry: OpenAPIRegistry): void {
-      const invalid = route.body ? "VALIDATION_ERROR or WEBHOOK_URL_FORBIDDEN" : route.query && "VALIDATION_ERROR";
+      // The path's id is parsed too (at most 100 characters): a route with params answers 400 as well.
+      const invalid = route.body
+        ? "VALIDATION_ERROR or WEBHOOK_URL_FORBIDDEN"
+        : (route.query || params) && "VALIDATION_ERROR";
       registry.registerPath({
         method: route.method,
         path: route.path,

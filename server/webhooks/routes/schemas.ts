@@ -8,8 +8,11 @@ const url = z
   .string()
   .min(1)
   .max(2048)
+  // The guard's rules, where a client reads them: an http(s) URL (WHATWG-parsed there).
+  .regex(/^[Hh][Tt][Tt][Pp][Ss]?:\/\//, "must be http:// or https://")
   .refine((v) => !v.includes("\0"), "must not contain NUL")
   .openapi({
+    format: "uri",
     example: "https://shop.example/hooks/nft",
     description:
       "http(s) URL. Refused (400 WEBHOOK_URL_FORBIDDEN) when it resolves to a loopback, private, link-local or cloud metadata address, unless WEBHOOK_ALLOW_PRIVATE=true (loopback and private only).",

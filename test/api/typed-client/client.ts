@@ -67,7 +67,8 @@ export async function driveEveryNftOperation(options: TypedClientOptions): Promi
 
   record("withdraw", await client.POST("/nft/withdraw", { headers: { API_KEY: options.apiKey }, body: common }));
 
-  if (minted.data) {
+  // A dry run's plan (status "planned") has no operation to follow.
+  if (minted.data && minted.data.status !== "planned") {
     const operation = record(
       "getOperation",
       await client.GET("/nft/operations/{operationId}", {
