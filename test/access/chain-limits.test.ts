@@ -36,6 +36,7 @@ const NOT_CHAIN_DATA: Record<string, string> = {
   "get /metrics": "the service's metrics (scope metrics:read), every chain's series",
   "get /chains": "the configured chains and their URLs' states (masked), no chain's data",
   "get /openapi.json": "the API's description",
+  "get /": "where to start (/docs, /openapi.json, /console): no chain's data",
   "post /access-keys": "access keys: the service's own, on no chain",
   "get /access-keys": "access keys",
   "delete /access-keys/{id}": "access keys",
