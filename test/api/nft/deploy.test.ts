@@ -60,7 +60,7 @@ describe("POST /nft/deploy", function () {
       f.api.post("/nft/deploy", { privateKey: f.owner.privateKey, cost: (2n ** 128n).toString() }),
     );
     const error = expectError(res, 422, "CONTRACT_REVERTED");
-    expect(error.message).to.include("CostTooHigh");
+    expect(JSON.stringify(error.details), error.message).to.include("CostTooHigh");
   });
 
   it("with maxSupply 0 answers 400 VALIDATION_ERROR", async function () {

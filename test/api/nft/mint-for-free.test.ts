@@ -72,7 +72,7 @@ describe("POST /nft/mintForFree", function () {
       }),
     );
     const error = expectError(res, 422, "CONTRACT_REVERTED");
-    expect(error.message).to.include("MintToZeroAddress");
+    expect(JSON.stringify(error.details), error.message).to.include("MintToZeroAddress");
   });
 
   it("to a contract that cannot receive ERC-721 tokens answers 422 CONTRACT_REVERTED with the decoded reason", async function () {
@@ -83,7 +83,7 @@ describe("POST /nft/mintForFree", function () {
       receiver: f.collection,
     });
     const error = expectError(res, 422, "CONTRACT_REVERTED");
-    expect(error.message).to.include("TransferToNonERC721ReceiverImplementer");
+    expect(JSON.stringify(error.details), error.message).to.include("TransferToNonERC721ReceiverImplementer");
   });
 
   it("with a malformed receiver answers 400 VALIDATION_ERROR", async function () {
