@@ -22,6 +22,7 @@ const WITHOUT_CHAIN: Record<string, string> = {
   "GET /metrics": SERVICE_WIDE,
   "GET /chains": "lists every chain",
   "GET /openapi.json": SERVICE_WIDE,
+  "GET /": SERVICE_WIDE,
   "POST /access-keys": "a key's `chains` limit lists several chains",
   "GET /access-keys": "keys are not of a chain",
   "DELETE /access-keys/{id}": "keys are not of a chain",
