@@ -175,9 +175,14 @@ export class BlockFeed {
       this.pokeAgain = true;
       return;
     }
+    this.startPoll();
+  }
+
+  /** One poll now (`knownHead` when an announcement told it); then what waited for it, or the next one planned. */
+  private startPoll(knownHead?: number): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.polling = this.poll().finally(() => {
+    this.polling = this.poll(knownHead).finally(() => {
       this.polling = undefined;
       const announced = this.announcedDuringPoll;
       this.announcedDuringPoll = undefined;
@@ -214,15 +219,7 @@ export class BlockFeed {
     }
     // Another branch at or below the last head: read again from there, back to the fork.
     if (last !== undefined && head.number <= last) this.lastHead = head.number - 1;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.polling = this.poll(head.number).finally(() => {
-      this.polling = undefined;
-      const next = this.announcedDuringPoll;
-      this.announcedDuringPoll = undefined;
-      if (next) this.announced(next);
-      else this.schedule();
-    });
+    this.startPoll(head.number);
   }
 
   /** The kept block at `number`, if the feed read it and it is still on the chain it follows. */
