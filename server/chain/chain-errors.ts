@@ -154,6 +154,19 @@ const REVERT_WORDS: Record<string, Words> = {
   InvalidEdition: ([maxSupply, maxPerTx]) =>
     `An edition needs maxMintAmountPerTx from 1 to 4294967295 and maxSupply at most 18446744073709551615; ` +
     `got maxSupply=${maxSupply}, maxMintAmountPerTx=${maxPerTx}`,
+  // A price in a payment token (TokenPayment)
+  NativePaymentNotAccepted: (_, c) =>
+    `${collection(c)} is priced in its payment token and takes no ether: send the mint with value 0`,
+  NotTokenPriced: (_, c) =>
+    `${collection(c)} is priced in ether, so a permit pays nothing: mint with POST /nft/mint, or set a payment token first`,
+  PaymentTokenAllowanceTooLow: ([buyer, allowance, required]) =>
+    `${buyer} allows the collection ${allowance} of the payment token and the mint costs ${required}: ` +
+    `approve at least ${required}, or sign a permit for it`,
+  PermitNotApplied: ([buyer]) =>
+    `The permit of ${buyer} did not apply (expired, already used, or not signed by ${buyer}): sign a new permit`,
+  InvalidPaymentToken: ([token]) => `${token} is not a contract, so it cannot be a payment token: name an ERC-20`,
+  SafeERC20FailedOperation: ([token]) =>
+    `The payment token ${token} refused the transfer (the payer's balance or allowance is too low)`,
   // OpenZeppelin 5
   OwnableUnauthorizedAccount: ([account], c) =>
     `Only the owner of ${c.contract ?? "the collection"} may do this; the caller is ${account}: sign as the owner`,

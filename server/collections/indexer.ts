@@ -198,6 +198,20 @@ export class CollectionIndexer {
       this.subscription = undefined;
     }
     this.startBackfill();
+    this.catchUpToHead();
+  }
+
+  /**
+   * A live pass now for collections just registered a few blocks below the known head: heads come
+   * by subscription, and a chain that mines on demand may announce none for a long while.
+   */
+  private catchUpToHead(): void {
+    const head = this.feed.head;
+    if (head === undefined || !this.subscription) return;
+    const behind = [...this.followed.values()].some(
+      (c) => c.indexedBlock !== null && !c.busy && c.indexedBlock < head && head - c.indexedBlock <= LIVE_WINDOW,
+    );
+    if (behind) void this.onHead(head);
   }
 
   /** Finds where collections registered without a start block begin (and their name and symbol). */
