@@ -219,6 +219,13 @@ export class ChainNode {
     process.kill(-this.spawned.child.pid!, signal);
   }
 
+  /** Whether the node still runs, and the end of what it printed: for a failing test's message. */
+  describeState(tail = 2000): string {
+    const { exitCode, signalCode } = this.spawned.child;
+    const state = exitCode === null && signalCode === null ? "running" : `exited (${exitCode ?? signalCode})`;
+    return `hardhat node on ${this.port}: ${state}; its last output:\n${this.spawned.output().slice(-tail)}`;
+  }
+
   /** Kills the node outright, the way a crash would. */
   kill(): Promise<void> {
     return killNow(this.spawned.child);

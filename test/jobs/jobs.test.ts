@@ -71,6 +71,13 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
     await transferOwnership(deployer, collection, treasury.address as string);
   });
 
+  afterEach(function () {
+    // A failure here once came with a node that no longer answered: say what it was doing.
+    if (this.currentTest?.state !== "failed") return;
+    console.log(node?.describeState());
+    console.log(`the service's last output:\n${service?.output().slice(-2000)}`);
+  });
+
   after(async function () {
     this.timeout(30_000);
     provider?.destroy();
