@@ -154,6 +154,7 @@ export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): 
     onSeen: (lagSeconds) => chain.metrics.blockSeen(lagSeconds),
   });
   client.fees.followHeads(() => blocks.baseFee());
+  client.settledViews.followHeads(blocks);
   const engine = await openEngine({
     chain: client,
     blocks,

@@ -2,6 +2,7 @@ import { toQuantity } from "ethers";
 import { ARRIVALS_KEPT, nextPollDelay, steadyInterval } from "./block-timing";
 import type { AnnouncedHead, HeadSource } from "./head-subscription";
 import type { Rpc } from "./rpc";
+import type { BlockRef, HeadWitness } from "./settled-views";
 
 /** A block as the feed knows it: enough to link blocks, find our transactions and skip blocks without our logs. */
 export interface BlockHeader {
@@ -91,7 +92,7 @@ const FRESH_HEAD_MS = 5_000;
  * A slow subscriber never holds the others or the feed back: what it has not taken yet is merged
  * into its next event.
  */
-export class BlockFeed {
+export class BlockFeed implements HeadWitness {
   private readonly subscribers = new Set<Subscriber>();
   /** Recent canonical blocks by number, as last read. */
   private readonly recent = new Map<number, BlockHeader>();
@@ -133,6 +134,32 @@ export class BlockFeed {
     if (this.lastHead === undefined || this.subscribers.size === 0) return undefined;
     if (!this.subscribed && Date.now() - this.toldAt > FRESH_HEAD_MS) return undefined;
     return this.recent.get(this.lastHead)?.baseFeePerGas;
+  }
+
+  /**
+   * The head, while the feed follows it (a live subscription, or a poll within the last 5 s for a
+   * subscriber): what SettledViews keeps answers against.
+   */
+  followedHead(): BlockRef | undefined {
+    if (this.lastHead === undefined) return undefined;
+    if (!this.subscribed && (this.subscribers.size === 0 || Date.now() - this.toldAt > FRESH_HEAD_MS)) return undefined;
+    const block = this.recent.get(this.lastHead);
+    return block && { number: block.number, hash: block.hash };
+  }
+
+  /** The kept headers after `from` up to the followed head, linked to `from`; undefined when any is missing or `from` left the chain. */
+  headersSince(from: BlockRef): BlockHeader[] | undefined {
+    const head = this.followedHead();
+    if (!head || head.number < from.number || head.number - from.number > this.keep) return undefined;
+    if (this.recent.get(from.number)?.hash !== from.hash) return undefined;
+    const headers: BlockHeader[] = [];
+    for (let n = from.number + 1, parent = from.hash; n <= head.number; n++) {
+      const block = this.recent.get(n);
+      if (!block || block.parentHash !== parent) return undefined;
+      headers.push(block);
+      parent = block.hash;
+    }
+    return headers;
   }
 
   /** Whether a head subscription announces the chain's heads now. */

@@ -8,6 +8,7 @@ import { toChainApiError } from "./chain-errors";
 import { ChainLiveness } from "./chain-liveness";
 import { FeeOracle } from "./fee-oracle";
 import { Rpc } from "./rpc";
+import { SettledViews } from "./settled-views";
 import { SignerPool } from "./signer-pool";
 import type { CallCodec } from "./call-codec";
 import { codecsOf } from "./typed-abi";
@@ -36,6 +37,16 @@ const COLLECTION_CODECS = codecsOf(collectionInterface);
 const EDITIONS_CODECS = codecsOf(editionsInterface);
 
 /**
+ * The events that announce a change of a view SettledViews keeps: a price (per collection, or per
+ * edition) and the payment token. Found in a contract's code as the PUSH32 of their topic.
+ */
+export const SETTLED_TOPICS = {
+  cost: collectionInterface().getEvent("CostChanged")!.topicHash,
+  editionCost: editionsInterface().getEvent("CostChanged")!.topicHash,
+  paymentToken: collectionInterface().getEvent("PaymentTokenChanged")!.topicHash,
+} as const;
+
+/**
  * The service's way to the chain, usable without Koa: reads against a collection, and the
  * simulation of writes (sending them is the transaction engine's job, server/engine).
  */
@@ -51,6 +62,10 @@ export class ChainClient {
    */
   private readonly verified = new Map<string, Standard>();
   private readonly inFlight = new Map<string, Promise<unknown>>();
+  /** Per address, which of SETTLED_TOPICS its code emits (read with the code, at the first check). */
+  private readonly emits = new Map<string, Set<string>>();
+  /** Views kept while the heads show they cannot have changed (a collection's price). */
+  readonly settledViews = new SettledViews();
 
   constructor(
     readonly provider: JsonRpcApiProvider,
@@ -89,6 +104,7 @@ export class ChainClient {
     const code = await this.rpc.call<string>("eth_getCode", [address, "latest"]).catch((err) => {
       throw toChainApiError(err);
     });
+    this.emits.set(address, new Set(Object.values(SETTLED_TOPICS).filter((t) => code.includes(t.slice(2)))));
     if (code === "0x") {
       this.verified.delete(address);
       throw new ApiError("CONTRACT_NOT_FOUND", `No contract at ${address}`);
@@ -131,6 +147,15 @@ export class ChainClient {
    */
   view<K extends CollectionView>(address: string, method: K, args: ViewArgs<K>): Promise<ViewResult<K>> {
     return this.callView(COLLECTION_CODECS(method), address, args) as Promise<ViewResult<K>>;
+  }
+
+  /**
+   * `read()`, or its answer kept since a block, while no header since may hold `topic` from
+   * `address` (SettledViews). Read every time for a contract whose code does not emit that event.
+   */
+  settled<T>(address: string, key: string, topic: string, read: () => Promise<T>): Promise<T> {
+    if (!this.emits.get(address)?.has(topic)) return read();
+    return this.settledViews.get(`${address}:${key}`, address, topic, read);
   }
 
   /** One view call of the ERC-1155 editions ABI (NFTEditions), as `view` is one of the ERC-721's. */

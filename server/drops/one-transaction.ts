@@ -39,11 +39,16 @@ export interface Batch {
   field: string;
 }
 
+/** Items estimated beside one to find the gas each adds: few enough to be cheap to estimate. */
+const SLOPE_ITEMS = 11;
+
 /**
  * Checks that the whole batch fits one transaction under MAX_GAS_PER_TX, else 413
- * TOO_LARGE_FOR_ONE_TRANSACTION naming how many items fit (the longest prefix that does, found by
- * bisection over eth_estimateGas). A batch that would revert for another reason answers that
- * reason's error, as the write's own simulation would.
+ * TOO_LARGE_FOR_ONE_TRANSACTION naming how many items fit (the longest prefix that does). A batch's
+ * gas is about linear in its items (each recipient or address costs the same), so two small
+ * estimates place the cap, and one or two near it confirm the count; a bisection over
+ * eth_estimateGas settles what the line did not. A batch that would revert for another reason
+ * answers that reason's error, as the write's own simulation would.
  */
 export async function checkOneTransaction(chain: ChainClient, config: DropsConfig, batch: Batch): Promise<void> {
   const max = await maxGasPerTx(chain, config);
@@ -60,15 +65,30 @@ export async function checkOneTransaction(chain: ChainClient, config: DropsConfi
       throw err;
     }
   };
-  const fits = (gas: bigint | undefined) => gas !== undefined && gas <= max;
-  if (fits(await gasOf(batch.count))) return;
   let low = 0; // fits (none trivially does)
-  let high = batch.count; // does not fit
-  while (high - low > 1) {
-    const middle = Math.floor((low + high) / 2);
-    if (fits(await gasOf(middle))) low = middle;
-    else high = middle;
+  let high = batch.count; // does not fit, once the whole list is found too large
+  const tried = async (n: number): Promise<bigint | undefined> => {
+    const gas = await gasOf(n);
+    if (gas !== undefined && gas <= max) low = Math.max(low, n);
+    else high = Math.min(high, n);
+    return gas;
+  };
+  await tried(batch.count);
+  if (low === batch.count) return;
+  const one = high > 1 ? await tried(1) : undefined;
+  const some = low === 1 && high > 2 ? await tried(Math.min(SLOPE_ITEMS, high - 1)) : undefined;
+  if (one !== undefined && some !== undefined && low > 1) {
+    // Where the line through the two crosses the cap, then its neighbour: most lists end here.
+    const perItem = (some - one) / BigInt(low - 1);
+    const guess = perItem > 0n ? 1 + Number((max - one) / perItem) : high - 1;
+    const n = Math.max(low + 1, Math.min(guess, high - 1));
+    if (n < high) {
+      await tried(n);
+      if (low === n && n + 1 < high) await tried(n + 1);
+      else if (high === n && n - 1 > low) await tried(n - 1);
+    }
   }
+  while (high - low > 1) await tried(Math.floor((low + high) / 2));
   throw new ApiError(
     "TOO_LARGE_FOR_ONE_TRANSACTION",
     `${batch.count} ${batch.field} take more than MAX_GAS_PER_TX (${max} gas) in one transaction: ${low} fit. Send them in parts, or as a job (POST /jobs)`,

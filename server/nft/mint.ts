@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SETTLED_TOPICS } from "../chain/chain-client";
 import { collectionCalls } from "../chain/collection-abi";
 import { editionsCalls } from "../chain/editions-abi";
 import { writeResponseSchema } from "../engine";
@@ -35,15 +36,18 @@ export const mintRoute = defineWrite({
   ],
   async plan(input, { chain }) {
     const { tokenId } = await tokenIdFor(chain, input.contractAddress, input.tokenId);
-    const cost = await chain.read(input.contractAddress, () =>
+    // The price, kept per block until a header may hold its CostChanged (one call fewer a mint).
+    const at = input.contractAddress;
+    const cost = await chain.read(at, () =>
       tokenId === undefined
-        ? chain.view(input.contractAddress, "cost", [])
-        : chain.viewEdition(input.contractAddress, "cost", [tokenId]),
+        ? chain.settled(at, "cost", SETTLED_TOPICS.cost, () => chain.view(at, "cost", []))
+        : chain.settled(at, `cost:${tokenId}`, SETTLED_TOPICS.editionCost, () =>
+            chain.viewEdition(at, "cost", [tokenId]),
+          ),
     );
     const value = cost * input.mintAmount;
     // Past 256 bits no transaction can carry the price; far above any per-transaction cap.
     if (value >= 2n ** 256n) {
-      const at = input.contractAddress;
       const max = await (
         tokenId === undefined
           ? chain.view(at, "maxMintAmountPerTx", [])

@@ -45,7 +45,9 @@ describe("collections index (PGlite, behind a node that caps eth_getLogs at 1,00
   const env = () => ({ DATA_DIR: dataDir, BLOCK_POLL_MS: "200", TX_TIMEOUT_MS: "20000", RPC_TIMEOUT_MS: "30000" });
 
   before(async function () {
-    this.timeout(180_000);
+    // 20,000 tokens and 4,000 empty blocks: a minute alone, and four or more when the whole suite
+    // runs beside it on two cores (two runtimes, two parts each).
+    this.timeout(480_000);
     node = await ChainNode.start();
     provider = directProvider(node.rpcUrl);
     owner = new Wallet(DEV_KEYS[7], provider);

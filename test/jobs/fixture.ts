@@ -4,7 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { expect } from "chai";
-import { Contract, getAddress, hexlify, type JsonRpcProvider, type Wallet } from "ethers";
+import { getAddress, hexlify, type JsonRpcProvider, type Wallet } from "ethers";
 import { collectionAt, sleep, type ApiResponse, type JsonBody } from "../api/harness";
 import { ROOT_AUTH, type KeyedClient } from "../wallets/fixture";
 
@@ -83,14 +83,39 @@ export async function balancesOf(
   provider: JsonRpcProvider,
   collection: string,
   addresses: string[],
-  parallel = 50,
+  perBatch = 100,
 ): Promise<Map<string, bigint>> {
-  const contract: Contract = collectionAt(collection, provider);
+  // JSON-RPC batches over one request each, not a connection per call: 5,000 separate calls kept a
+  // loaded node so busy (load 15) that the test timed out and the service's own calls went unanswered.
+  const abi = collectionAt(collection, provider).interface;
+  const url = provider._getConnection().url;
   const balances = new Map<string, bigint>();
-  for (let i = 0; i < addresses.length; i += parallel) {
-    const slice = addresses.slice(i, i + parallel);
-    const read = await Promise.all(slice.map((a) => contract.balanceOf(a) as Promise<bigint>));
-    slice.forEach((a, j) => balances.set(a, read[j]));
+  for (let i = 0; i < addresses.length; i += perBatch) {
+    const slice = addresses.slice(i, i + perBatch);
+    const body = JSON.stringify(
+      slice.map((a, id) => ({
+        jsonrpc: "2.0",
+        id,
+        method: "eth_call",
+        params: [{ to: collection, data: abi.encodeFunctionData("balanceOf", [a]) }, "latest"],
+      })),
+    );
+    // A read: asked again when a loaded node drops the connection ("other side closed", seen at load 15).
+    let res: Response | undefined;
+    for (let attempt = 1; !res; attempt++) {
+      res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body }).catch(
+        (err: unknown) => {
+          if (attempt >= 3) throw err;
+          return undefined;
+        },
+      );
+      if (!res) await sleep(500);
+    }
+    const answers = (await res.json()) as { id: number; result?: string; error?: unknown }[];
+    for (const answer of answers) {
+      if (answer.result === undefined) throw new Error(`balanceOf failed: ${JSON.stringify(answer.error)}`);
+      balances.set(slice[answer.id], abi.decodeFunctionResult("balanceOf", answer.result)[0] as bigint);
+    }
   }
   return balances;
 }

@@ -11,7 +11,7 @@ import { ApiClient, ChainNode, DEV_KEYS, ServiceProcess, deployWithScript, sleep
 import { ChainControl } from "../support/chain-control";
 import { RpcProxy } from "../support/rpc-proxy";
 
-const [, MINTER_KEY] = DEV_KEYS;
+const [OWNER_KEY, MINTER_KEY] = DEV_KEYS;
 
 describe("heads by subscription, polling as the truth", function () {
   this.timeout(180_000);
@@ -57,6 +57,19 @@ describe("heads by subscription, polling as the truth", function () {
     expect(subscribes()).to.equal(0); // the subscription made at the start still stands
     const metrics = await (await fetch(`${service.url}/metrics`)).text();
     expect(metrics).to.match(/block_seen_lag_seconds_count\{chain="31337"\} [1-9]/);
+  });
+
+  it("reads a collection's price once while no header may hold its CostChanged; a setCost mined since is read and paid", async () => {
+    expect((await mint()).status).to.equal(200);
+    proxy.resetCounts();
+    const kept = await mint();
+    expect(kept.status, kept.text).to.equal(200);
+    expect(proxy.calls.get("eth_call") ?? 0, [...proxy.calls].join(" ")).to.equal(0);
+    const set = await api.post("/nft/setCost", { privateKey: OWNER_KEY, contractAddress: collection, cost: "123" });
+    expect(set.status, set.text).to.equal(200);
+    const repriced = await mint();
+    expect(repriced.status, repriced.text).to.equal(200);
+    expect(repriced.body.value).to.equal("123");
   });
 
   it("a silent subscription: a poll finds the head it did not announce, subscribes again, and mints are answered", async () => {
