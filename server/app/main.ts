@@ -164,6 +164,7 @@ export async function startService(
     metrics,
     collections: first.collections,
     jobs: { store: jobStore },
+    approvalTtlHours: config.approvalTtlHours,
   });
 
   const servers: DrainableServer[] = [];
