@@ -95,6 +95,8 @@ export interface ServiceApps {
   demo?: Koa;
   /** What GET /metrics serves (`deps.metrics`, or the registry made for these apps). */
   metrics: ServiceMetrics;
+  /** Held writes and their decisions (with a store): the service runs its expiry sweep. */
+  approvals?: ApprovalDesk;
 }
 
 const routers = (...list: (Router | undefined)[]): Router[] => list.filter((r): r is Router => r !== undefined);
@@ -267,6 +269,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       api,
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
       metrics,
+      approvals,
     };
   }
   api = app(deps.logger, [
@@ -277,7 +280,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     userRouter,
     createConsoleRouter(),
   ]);
-  return { api, metrics };
+  return { api, metrics, approvals };
 }
 
 /** The one chain of deps that name `chain` and `engine` rather than a registry (tests that wire an app by hand). */

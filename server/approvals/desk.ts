@@ -172,6 +172,24 @@ export class ApprovalDesk {
     });
   }
 
+  /**
+   * Expires due approvals every `everyMs` (beside the lazy checks), so an undecided write fails on
+   * time while nobody reads the approvals. Answers how to stop it.
+   */
+  startSweep(everyMs: number): () => Promise<void> {
+    let running: Promise<unknown> = Promise.resolve();
+    const timer = setInterval(() => {
+      running = this.expireDue().catch((err: unknown) =>
+        this.deps.logger.warn({ err: { message: (err as Error).message } }, "expiring approvals failed"),
+      );
+    }, everyMs);
+    timer.unref();
+    return async () => {
+      clearInterval(timer);
+      await running;
+    };
+  }
+
   /** The approval, if `decider` may decide it: 404 when it cannot see it, 403 when it asked for it (or made the key that did). */
   private async decidable(decider: AccessPrincipal, id: string): Promise<Approval> {
     const approval = await this.visible(decider, id);
