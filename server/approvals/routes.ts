@@ -93,6 +93,7 @@ export function registerApprovalOpenApi(registry: OpenAPIRegistry): void {
         description: "Sent, not yet confirmed: follow operationId",
         content: { "application/json": { schema: PendingWrite } },
       },
+      400: errorResponse("VALIDATION_ERROR"),
       ...denied,
       ...decided,
       402: errorResponse("INSUFFICIENT_FUNDS"),
