@@ -104,7 +104,7 @@ export class ApprovalDesk {
     });
     if (!inserted) {
       const answer = await engine.replay(op.from, request.idempotencyKey!, request.fingerprint);
-      if (answer) return { ...answer, held: answer.status === 202 };
+      if (answer) return answer; // held: true while the first one waits (engine.replay)
     }
     return { ...op.response, replayed: false, held: true };
   }
@@ -141,7 +141,11 @@ export class ApprovalDesk {
     const op = unit ? await unit.engine.find(decided.operationId) : null;
     if (!unit || !op) throw new ApiError("CHAIN_UNAVAILABLE", "The chain of this approval is not configured here");
     // The asker's key held the wallet when it asked; the decider's limits were checked on the approval.
-    const signer = await this.deps.wallets!.signerFor(op.from, null);
+    const signer = await this.deps.wallets!.signerFor(op.from, null).catch(async (err: unknown) => {
+      // Its wallet gone since it asked: decided, so it fails rather than wait for nothing.
+      if (err instanceof ApiError) await failAwaitingIn(this.deps.db, op.id, err);
+      throw err;
+    });
     try {
       return { approval: decided, answer: await unit.engine.sendApproved(op, signer) };
     } catch (err) {
