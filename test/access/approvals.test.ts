@@ -176,6 +176,11 @@ describe("Approvals (PGlite, a real node)", function () {
       expectError(await approve(held.body.approvalId, boss2), 409, "APPROVAL_NOT_PENDING");
       const listed = await api.getAs("/approvals?status=approved", as(boss));
       expect(listed.body.approvals[0].decidedBy).to.deep.equal({ keyId: boss.id, name: "boss" });
+      const audit = await api.getAs("/audit-events", ROOT);
+      const decision = (audit.body.auditEvents as Array<Record<string, unknown>>).find(
+        (e) => e.action === "approval.approved" && e.targetId === held.body.approvalId,
+      );
+      expect(decision?.keyId).to.equal(boss.id);
       // Once sent, its Idempotency-Key answers as any write's.
       const replay = await setCost(newCost, "cost-1");
       expect(replay.status, replay.text).to.equal(200);
@@ -226,6 +231,47 @@ describe("Approvals (PGlite, a real node)", function () {
     expect(answers.find((a) => a.status === 409)!.body.error.code).to.equal("APPROVAL_NOT_PENDING");
     expect(await cost()).to.equal(4_242n);
     expect(await nonce()).to.equal(nonceBefore + 1);
+  });
+
+  it("undecided past APPROVAL_TTL_HOURS: expired, its operation failed with APPROVAL_EXPIRED, approve 409", async function () {
+    this.timeout(120_000);
+    const masterKey = randomBytes(32).toString("hex");
+    usedSecrets.add(masterKey);
+    // 0.0005 h: 1.8 s.
+    const brief = await ServiceProcess.start({
+      rpcUrl: node.rpcUrl,
+      env: { WALLET_MASTER_KEY: masterKey, TX_TIMEOUT_MS: "30000", APPROVAL_TTL_HOURS: "0.0005" },
+    });
+    try {
+      const client = new AccessClient(brief.url);
+      expect(
+        (await client.post("/wallets", { kind: "local", label: "owner", privateKey: owner.privateKey }, ROOT)).status,
+      ).to.equal(201);
+      const asker = await client.makeKey({
+        name: "asker",
+        scopes: ["nft:configure", "nft:read"],
+        approval: { operations: ["setCost"] },
+      });
+      const held = await client.post(
+        "/nft/setCost",
+        { from: "owner", contractAddress: collection, cost: "999" },
+        bearer(asker.key),
+      );
+      expect(held.status, held.text).to.equal(202);
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      const expired = await client.getAs("/approvals?status=expired", ROOT);
+      expect(expired.body.approvals.map((a: { id: string }) => a.id)).to.include(held.body.approvalId);
+      const op = await client.getAs(`/nft/operations/${held.body.operationId}`, bearer(asker.key));
+      expect(op.body.status).to.equal("failed");
+      expect(op.body.error.code).to.equal("APPROVAL_EXPIRED");
+      expectError(
+        await client.post(`/approvals/${held.body.approvalId}/approve`, {}, ROOT),
+        409,
+        "APPROVAL_NOT_PENDING",
+      );
+    } finally {
+      await brief.stop();
+    }
   });
 
   it("a held write must sign with a wallet the service holds: privateKey is 403", async function () {
