@@ -2,7 +2,8 @@
  * Approvals end to end (API.md, "Approvals"), on a real automining `hardhat node` and the service
  * on PGlite: a key's rule holds a write (202 awaiting_approval, no nonce taken, its Idempotency-Key
  * answering the same while it waits); GET /approvals; approve by another key sends it (once, even
- * for two approvals at once), reject fails it with APPROVAL_REJECTED; the rule on keys made by keys.
+ * for two approvals at once), reject fails it with APPROVAL_REJECTED, expiry with APPROVAL_EXPIRED;
+ * the rule on keys made by keys; the webhook events and the audit event of a decision.
  */
 import { expect } from "chai";
 import { randomBytes } from "node:crypto";
@@ -18,6 +19,7 @@ import {
   usedSecrets,
   type ApiResponse,
 } from "../api/harness";
+import { Receiver } from "../webhooks/receiver";
 import { AccessClient, bearer, ROOT, type MadeKey } from "./fixture";
 
 describe("Approvals (PGlite, a real node)", function () {
@@ -33,6 +35,8 @@ describe("Approvals (PGlite, a real node)", function () {
   /** approvals:decide alone. */
   let boss: MadeKey;
   let boss2: MadeKey;
+  /** Takes approval.requested and approval.decided. */
+  let receiver: Receiver;
 
   before(async function () {
     this.timeout(180_000);
@@ -42,8 +46,9 @@ describe("Approvals (PGlite, a real node)", function () {
     usedSecrets.add(masterKey);
     const started = ServiceProcess.start({
       rpcUrl: node.rpcUrl,
-      env: { WALLET_MASTER_KEY: masterKey, TX_TIMEOUT_MS: "30000" },
+      env: { WALLET_MASTER_KEY: masterKey, TX_TIMEOUT_MS: "30000", WEBHOOK_ALLOW_PRIVATE: "true" },
     });
+    receiver = await Receiver.start();
     owner = await fundedWallet(provider);
     usedSecrets.add(owner.privateKey);
     collection = await deployDirectly(owner.connect(provider));
@@ -58,6 +63,12 @@ describe("Approvals (PGlite, a real node)", function () {
     });
     boss = await api.makeKey({ name: "boss", scopes: ["approvals:decide"] });
     boss2 = await api.makeKey({ name: "boss2", scopes: ["approvals:decide"] });
+    const endpoint = await api.post(
+      "/webhooks",
+      { url: receiver.url, events: ["approval.requested", "approval.decided"] },
+      ROOT,
+    );
+    expect(endpoint.status, endpoint.text).to.equal(201);
   });
 
   after(async function () {
@@ -65,6 +76,7 @@ describe("Approvals (PGlite, a real node)", function () {
     provider?.destroy();
     await service?.stop();
     await node?.stop();
+    await receiver?.close();
   });
 
   const as = (key: MadeKey) => bearer(key.key);
@@ -181,6 +193,15 @@ describe("Approvals (PGlite, a real node)", function () {
         (e) => e.action === "approval.approved" && e.targetId === held.body.approvalId,
       );
       expect(decision?.keyId).to.equal(boss.id);
+      const events = await receiver.until((all) =>
+        all.some((d) => d.json.type === "approval.decided" && d.json.data.id === held.body.approvalId),
+      );
+      const requested = events.find(
+        (d) => d.json.type === "approval.requested" && d.json.data.id === held.body.approvalId,
+      );
+      expect(requested?.json.data.status).to.equal("pending");
+      const decided = events.find((d) => d.json.type === "approval.decided" && d.json.data.id === held.body.approvalId);
+      expect(decided?.json.data.status).to.equal("approved");
       // Once sent, its Idempotency-Key answers as any write's.
       const replay = await setCost(newCost, "cost-1");
       expect(replay.status, replay.text).to.equal(200);
