@@ -3,14 +3,14 @@
  * server/ folders, lowest first:
  *   base      config db http metrics signers chain runtime embedded: no HTTP feature, no chain unit
  *   core      access engine chains: keys, the transaction engine, the registry a route asks its chain of
- *   features  collections drops jobs metadata nft users wallets webhooks console: routes and what they run
+ *   features  approvals collections drops jobs metadata nft users wallets webhooks console: routes and what they run
  *   over      mcp openapi: read every feature's route registrations
  *   root      app (the composition root), client (the nft-ops CLI), cli.ts: the entries
  * A folder imports its own layer or lower ones; type-only imports count (tsPreCompilationDeps).
  */
 const BASE = "^server/(config|db|http|metrics|signers|chain|runtime|embedded)/";
 const CORE = "^server/(access|engine|chains)/";
-const FEATURES = "^server/(collections|drops|jobs|metadata|nft|users|wallets|webhooks|console)/";
+const FEATURES = "^server/(approvals|collections|drops|jobs|metadata|nft|users|wallets|webhooks|console)/";
 const OVER = "^server/(mcp|openapi)/";
 const ROOT = "^server/(app/|client/|cli\\.ts$)";
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { SqlExecutor } from "../db";
 import { POSITION_AT, timestampOf, type PageRequest, type Position } from "../http/paging";
+import type { ApprovalRule } from "./approval-rule";
 import type { AccessPrincipal } from "./principal";
 import type { Scope } from "./scopes";
 
@@ -18,6 +19,8 @@ export interface AccessKeyRecord {
   lastUsedAt: Date | null;
   /** The key that made this one; null for the root key. */
   createdBy: string | null;
+  /** Writes of this key that wait for a person's decision; null = none. */
+  approval: ApprovalRule | null;
 }
 
 interface KeyRow {
@@ -31,6 +34,7 @@ interface KeyRow {
   created_at: Date | string;
   last_used_at: Date | string | null;
   created_by: string | null;
+  approval?: ApprovalRule | string | null;
   position_at?: string;
 }
 
@@ -39,7 +43,8 @@ const DESCENDANTS = `descendants(id) AS (
     SELECT id FROM access_keys WHERE created_by = $1
     UNION SELECT k.id FROM access_keys k JOIN descendants d ON k.created_by = d.id)`;
 
-const COLUMNS = "id, name, scopes, wallets, collections, chains, expires_at, created_at, last_used_at, created_by";
+const COLUMNS =
+  "id, name, scopes, wallets, collections, chains, expires_at, created_at, last_used_at, created_by, approval";
 
 /** Access keys in the store (table access_keys): a SHA-256 of each secret, never the secret. */
 export class AccessKeyStore {
@@ -52,8 +57,8 @@ export class AccessKeyStore {
   ): Promise<AccessKeyRecord> {
     const id = `ak_${randomBytes(12).toString("hex")}`;
     const { rows } = await tx.query<KeyRow>(
-      `INSERT INTO access_keys (id, name, secret_hash, scopes, wallets, collections, expires_at, created_by, chains)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+      `INSERT INTO access_keys (id, name, secret_hash, scopes, wallets, collections, expires_at, created_by, chains, approval)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
       [
         id,
         key.name,
@@ -64,6 +69,7 @@ export class AccessKeyStore {
         key.expiresAt,
         key.createdBy,
         key.chains === null ? null : JSON.stringify(key.chains),
+        key.approval === null ? null : JSON.stringify(key.approval),
       ],
     );
     return toRecord(rows[0]);
@@ -156,6 +162,7 @@ export function principalOf(key: AccessKeyRecord): AccessPrincipal {
     collections: key.collections,
     chains: key.chains,
     expiresAt: key.expiresAt,
+    approval: key.approval,
   };
 }
 
@@ -174,5 +181,6 @@ function toRecord(row: KeyRow): AccessKeyRecord {
     createdAt: date(row.created_at)!,
     lastUsedAt: date(row.last_used_at),
     createdBy: row.created_by,
+    approval: row.approval === null || row.approval === undefined ? null : json(row.approval),
   };
 }

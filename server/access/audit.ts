@@ -12,7 +12,7 @@ export interface AuditActor {
 /** A change to keys, wallets, webhooks or policies. `details` must never hold a secret. */
 export interface AuditEntry {
   action: string;
-  targetType: "access-key" | "wallet" | "webhook" | "master-key" | "mcp-tool";
+  targetType: "access-key" | "wallet" | "webhook" | "master-key" | "mcp-tool" | "approval";
   targetId: string;
   details?: Record<string, unknown>;
 }

@@ -22,6 +22,7 @@ export {
   type AccessPrincipal,
 } from "./principal";
 export { SCOPES, type Scope } from "./scopes";
+export { ApprovalRuleSchema, ruleHolds, ruleLooser, type ApprovalRule } from "./approval-rule";
 export type { AccessRouteDeps };
 
 /** Access control and the audit trail on the service's store. */

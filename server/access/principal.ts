@@ -1,4 +1,5 @@
 import { collectionEntry } from "../http/fields";
+import type { ApprovalRule } from "./approval-rule";
 import type { Scope } from "./scopes";
 import { SCOPES } from "./scopes";
 
@@ -18,6 +19,8 @@ export interface AccessPrincipal {
   /** Chains (decimal ids) the key may act on; null (or absent) = all. */
   chains?: readonly string[] | null;
   expiresAt: Date | null;
+  /** Writes that wait for a person's decision (approval-rule.ts); null or absent = none. */
+  approval?: ApprovalRule | null;
 }
 
 export const ROOT_PRINCIPAL: AccessPrincipal = {

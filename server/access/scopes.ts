@@ -15,6 +15,7 @@ export const SCOPES = [
   "webhooks:manage",
   "access-keys:manage",
   "metrics:read",
+  "approvals:decide",
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -23,6 +23,9 @@ import { SqlUserStore } from "../users";
 import { openWebhooks, type WebhookWorkerOptions } from "../webhooks";
 import { openWallets, resolveMasterKey, WalletStore, type MasterKeySource } from "../wallets";
 
+/** How often held writes past APPROVAL_TTL_HOURS are failed with APPROVAL_EXPIRED (besides on every read of them). */
+const APPROVAL_SWEEP_MS = 60_000;
+
 export type { ConnectedChain };
 
 export interface StartOptions {
@@ -164,6 +167,7 @@ export async function startService(
     metrics,
     collections: first.collections,
     jobs: { store: jobStore },
+    approvalTtlHours: config.approvalTtlHours,
   });
 
   const servers: DrainableServer[] = [];
@@ -202,6 +206,8 @@ export async function startService(
   publicUrl ??= urlOf(api.server, config.host);
   const hooks = new ShutdownHooks(logger);
   webhooks.worker.start();
+  // Held writes past APPROVAL_TTL_HOURS fail on time, read or not.
+  const stopApprovalSweep = apps.approvals?.startSweep(APPROVAL_SWEEP_MS);
   for (const unit of units) await unit.start();
   const joins = down.map((chain) => joinWhenAnswering(db, chain, logger.child({ chain: chain.name })));
 
@@ -223,6 +229,7 @@ export async function startService(
         logger.warn({ cut, shutdownTimeoutMs: config.shutdownTimeoutMs }, "requests still in flight were cut");
       }
       // Each chain's jobs, engine and index stop; what is unfinished stays in the store for the next start.
+      await stopApprovalSweep?.();
       await Promise.all(units.map((unit) => unit.stop()));
       // Attempts in flight are cut and given back: the next start (or another process) sends them.
       await webhooks.worker.stop();

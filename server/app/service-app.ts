@@ -1,6 +1,7 @@
 import Router from "@koa/router";
 import type Koa from "koa";
 import { createAccessRouter, type AccessControl, type AuditLog } from "../access";
+import { ApprovalDesk, createApprovalRouter, DEFAULT_APPROVAL_TTL_HOURS } from "../approvals";
 import type { ChainClient } from "../chain/chain-client";
 import { createCollectionsRouter, REGISTER_ACCESS, type CollectionIndex } from "../collections";
 import type { SqlDriver } from "../db";
@@ -83,6 +84,8 @@ export interface ServiceAppDeps {
   metadata?: MetadataDeps;
   /** MCP: the /mcp endpoint; false = not served (unset = served). */
   mcp?: boolean;
+  /** APPROVAL_TTL_HOURS: how long a held write waits (approvals need `database`). */
+  approvalTtlHours?: number;
 }
 
 export interface ServiceApps {
@@ -92,6 +95,8 @@ export interface ServiceApps {
   demo?: Koa;
   /** What GET /metrics serves (`deps.metrics`, or the registry made for these apps). */
   metrics: ServiceMetrics;
+  /** Held writes and their decisions (with a store): the service runs its expiry sweep. */
+  approvals?: ApprovalDesk;
 }
 
 const routers = (...list: (Router | undefined)[]): Router[] => list.filter((r): r is Router => r !== undefined);
@@ -113,12 +118,26 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
     metricsAccess: deps.access.require({ scope: "metrics:read", key: "open" }),
   });
   mountChainsRoute(serviceRouter, chains, deps.access);
+  // Writes held by their key's approval rule wait in the store: no store, no approvals.
+  const approvals = database
+    ? new ApprovalDesk({
+        db: database,
+        audit: deps.audit,
+        access: deps.access,
+        chains,
+        wallets: deps.wallets,
+        ttlMs: (deps.approvalTtlHours ?? DEFAULT_APPROVAL_TTL_HOURS) * 3_600_000,
+        logger: deps.logger,
+      })
+    : undefined;
   const nftRouter = createNftRouter({
     chains,
     access: deps.access,
     wallets: deps.wallets,
     operationList: database ? new OperationList(database) : undefined,
+    approvals,
   });
+  const approvalRouter = approvals ? createApprovalRouter({ desk: approvals, access: deps.access }) : undefined;
   // Each chain's metadata routes, built once: /collections/…/metadata* and /metadata/{chainId}/… share them.
   const metadataRouters = new Map(
     chains.units.flatMap((unit) =>
@@ -243,24 +262,25 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
       serviceRouter,
       createDocsRouter(documents.api, { apiListener: true }),
       nftRouter,
-      ...routers(accessRouter, webhookRouter, walletRouter, mcpRouter),
+      ...routers(accessRouter, approvalRouter, webhookRouter, walletRouter, mcpRouter),
       createConsoleRouter(),
     ]);
     return {
       api,
       demo: app(deps.logger.child({ listener: "demo" }), [createDocsRouter(documents.demo), userRouter]),
       metrics,
+      approvals,
     };
   }
   api = app(deps.logger, [
     serviceRouter,
     createDocsRouter(documents.api, { apiListener: true }),
     nftRouter,
-    ...routers(accessRouter, webhookRouter, walletRouter, mcpRouter),
+    ...routers(accessRouter, approvalRouter, webhookRouter, walletRouter, mcpRouter),
     userRouter,
     createConsoleRouter(),
   ]);
-  return { api, metrics };
+  return { api, metrics, approvals };
 }
 
 /** The one chain of deps that name `chain` and `engine` rather than a registry (tests that wire an app by hand). */

@@ -164,6 +164,50 @@ export interface components {
                 }[];
             };
         };
+        ApprovalPlan: {
+            /** @example setCost */
+            operation: string;
+            call: {
+                from: string;
+                to: string | null;
+                data: string;
+                value: string;
+            };
+            chain: {
+                id: string;
+                name: string;
+            };
+            /** @description The collection acted on; null for a deployment */
+            collection: string | null;
+            /** @description What the call pays, in wei */
+            value: string;
+            /** @description The gas its simulation used (with the margin a send adds) */
+            gas: string;
+            /** @description The answer's fields the plan already knows */
+            context: {
+                [key: string]: unknown;
+            };
+            /** @description The key that asked */
+            requestedBy: {
+                keyId: string;
+                name: string;
+            };
+        };
+        /** @description Sent, not confirmed within TX_TIMEOUT_MS (or the broadcast's answer was lost); it is followed on */
+        PendingWrite: {
+            /** @enum {string} */
+            status: "pending";
+            /** @description GET /nft/operations/{operationId} follows it */
+            operationId: string;
+            /**
+             * @description The chain the operation is on (decimal id)
+             * @example 31337
+             */
+            chainId: string;
+            transactionHash: string;
+            from: string;
+            contractAddress: string;
+        };
         DryRunPlan: {
             /** @enum {string} */
             status: "planned";
@@ -188,10 +232,10 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        /** @description Sent, not confirmed within TX_TIMEOUT_MS (or the broadcast's answer was lost); it is followed on */
-        PendingWrite: {
+        /** @description Held by the key's approval rule: simulated, nothing signed or sent, until a person decides */
+        AwaitingApproval: {
             /** @enum {string} */
-            status: "pending";
+            status: "awaiting_approval";
             /** @description GET /nft/operations/{operationId} follows it */
             operationId: string;
             /**
@@ -199,9 +243,9 @@ export interface components {
              * @example 31337
              */
             chainId: string;
-            transactionHash: string;
-            from: string;
-            contractAddress: string;
+            /** @description POST /approvals/{approvalId}/approve or …/reject decides it */
+            approvalId: string;
+            plan: components["schemas"]["ApprovalPlan"];
         };
         CreateEditionResponse: {
             /** @enum {string} */
@@ -267,7 +311,7 @@ export interface components {
             /** @example mint */
             operation: string;
             /** @enum {string} */
-            status: "queued" | "sent" | "confirmed" | "failed";
+            status: "queued" | "sent" | "confirmed" | "failed" | "awaiting_approval";
             from: string;
             contractAddress?: string;
             nonce?: number;
@@ -442,13 +486,13 @@ export interface operations {
                     "application/json": components["schemas"]["CreateEditionResponse"] | components["schemas"]["DryRunPlan"];
                 };
             };
-            /** @description Sent, not yet confirmed (or the broadcast's answer was lost): follow operationId */
+            /** @description Sent, not yet confirmed (or the broadcast's answer was lost): follow operationId; or held by the key's approval rule (awaiting_approval) */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PendingWrite"];
+                    "application/json": components["schemas"]["PendingWrite"] | components["schemas"]["AwaitingApproval"];
                 };
             };
             /** @description VALIDATION_ERROR, CHAIN_REQUIRED */
@@ -496,7 +540,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description IDEMPOTENCY_KEY_IN_USE */
+            /** @description IDEMPOTENCY_KEY_IN_USE, APPROVAL_REJECTED, APPROVAL_EXPIRED */
             409: {
                 headers: {
                     [name: string]: unknown;

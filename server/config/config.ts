@@ -77,6 +77,8 @@ export interface Config {
   publicUrl?: string;
   /** REVEAL_DELAY_BLOCKS: blocks from a metadata commit to the block whose hash fixes the reveal. */
   revealDelayBlocks: number;
+  /** APPROVAL_TTL_HOURS: how long a write held for approval waits before it fails with APPROVAL_EXPIRED. */
+  approvalTtlHours: number;
   /** METADATA_REQUESTS_PER_MINUTE: public metadata documents one client address may fetch a minute; 0 = no limit. */
   metadataRequestsPerMinute: number;
 }
@@ -179,6 +181,7 @@ const EnvSchema = z
     ),
     // The contract takes 1 to 256 (MAX_REVEAL_DELAY).
     REVEAL_DELAY_BLOCKS: optional(z.coerce.number().int().min(1).max(256)).default(5),
+    APPROVAL_TTL_HOURS: optional(z.coerce.number().positive().max(8760)).default(24),
     METADATA_REQUESTS_PER_MINUTE: optional(z.coerce.number().int().min(0).max(1_000_000)).default(1_200),
   })
   .superRefine((env, ctx) => {
@@ -258,6 +261,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobConcurrency: e.JOB_CONCURRENCY,
     publicUrl: e.PUBLIC_URL,
     revealDelayBlocks: e.REVEAL_DELAY_BLOCKS,
+    approvalTtlHours: e.APPROVAL_TTL_HOURS,
     metadataRequestsPerMinute: e.METADATA_REQUESTS_PER_MINUTE,
   };
 }

@@ -24,6 +24,7 @@ import { INDEX_WITHOUT_FOREIGN_KEYS_MIGRATION } from "./migration-32-index-witho
 import { ONE_OPERATION_PER_TRANSACTION_MIGRATION } from "./migration-33-one-operation-per-transaction";
 import { EDITIONS_INDEX_MIGRATION } from "./migration-34-editions-index";
 import { JOB_EDITION_ROWS_MIGRATION } from "./migration-35-job-edition-rows";
+import { APPROVALS_MIGRATION } from "./migration-36-approvals";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -689,6 +690,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   ONE_OPERATION_PER_TRANSACTION_MIGRATION,
   EDITIONS_INDEX_MIGRATION,
   JOB_EDITION_ROWS_MIGRATION,
+  APPROVALS_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

@@ -9,7 +9,13 @@ export {
   type SpendGuard,
   type SpendRefund,
 } from "./context";
-export { OperationStore, countOperationsSharingTransaction } from "./operation-store";
+export {
+  OperationStore,
+  countOperationsSharingTransaction,
+  failAwaitingIn,
+  insertHeldIn,
+  NotAwaitingApproval,
+} from "./operation-store";
 export { MemoryNonceAllocator, SqlNonceAllocator, type NonceAllocator } from "./nonce-allocator";
 export type { Operation, OperationStatus } from "./operation";
 export { fingerprintOf, idempotencyKeyOf } from "./idempotency";

@@ -1,4 +1,5 @@
 import { SqlError, type SqlDriver, type SqlExecutor } from "../db";
+import { errorBody, type ApiError } from "../http/errors";
 import type { Operation, OperationError, OperationStatus, SignedTransaction } from "./operation";
 
 /** The columns toOperation reads (also GET /nft/operations' list, server/engine/operation-list.ts). */
@@ -64,6 +65,9 @@ export class IdempotencyKeyTaken extends Error {}
  * hash another operation holds (migration 33): whoever wrote second must take another nonce.
  */
 export class NonceTaken extends Error {}
+
+/** An approved operation was resumed by another request meanwhile: this one must send nothing. */
+export class NotAwaitingApproval extends Error {}
 
 /** Whether `err` is the store refusing a nonce or a transaction hash held by another operation. */
 function nonceTakenError(err: unknown): NonceTaken | null {
@@ -197,6 +201,44 @@ export class OperationStore {
     return refused;
   }
 
+  /**
+   * Turns a held operation (awaiting_approval) into a queued one holding its nonce and signed
+   * transaction, leased to `lease.owner`: a conditional UPDATE, so one request alone resumes it.
+   * Throws NonceTaken as an insert would, NotAwaitingApproval when it is not held any more.
+   */
+  async resumeApproved(op: Operation, lease: { owner: string; ms: number }): Promise<void> {
+    const call = op.call!;
+    try {
+      const { rowCount } = await this.db.query(
+        `UPDATE operations SET status = 'queued', final = false, nonce = $2, contract_address = $3, tx_to = $4,
+           tx_data = $5, tx_value = $6, gas_limit = $7, transactions = $8::jsonb, response_status = NULL,
+           response_body = NULL, lease_owner = $9, lease_until = now() + $10 * interval '1 millisecond',
+           updated_at = now()
+         WHERE id = $1 AND status = 'awaiting_approval'`,
+        [
+          op.id,
+          op.nonce,
+          op.contractAddress,
+          call.to,
+          call.data,
+          call.value.toString(),
+          call.gasLimit.toString(),
+          JSON.stringify(op.transactions),
+          lease.owner,
+          lease.ms,
+        ],
+      );
+      if (rowCount === 0) throw new NotAwaitingApproval(`Operation ${op.id} is not awaiting approval`);
+    } catch (err) {
+      throw nonceTakenError(err) ?? err;
+    }
+  }
+
+  /** Fails a held operation with `error` (a simulation that refused it once approved); false when it is not held. */
+  failAwaiting(id: string, error: ApiError): Promise<boolean> {
+    return failAwaitingIn(this.db, id, error);
+  }
+
   async find(id: string): Promise<Operation | null> {
     const { rows } = await this.db.query<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = $1`, [id]);
     return rows.length > 0 ? toOperation(rows[0]) : null;
@@ -301,6 +343,32 @@ export async function countOperationsSharingTransaction(db: SqlExecutor): Promis
                 GROUP BY chain_id, from_address, nonce HAVING count(*) > 1) d))::text AS count`,
   );
   return Number(rows[0].count);
+}
+
+/**
+ * Records a held operation (awaiting_approval) on `tx`, the transaction that records its approval:
+ * false when its Idempotency-Key is already taken (the caller answers the first one's state).
+ */
+export async function insertHeldIn(tx: SqlExecutor, op: Operation): Promise<boolean> {
+  // Final and leased to nobody: the follower never claims it while it waits.
+  const inserted = await insertRows(tx, [{ op, lease: { owner: "", ms: 0 } }]);
+  return inserted.has(op.id);
+}
+
+/** Fails a held operation with `error`, on `tx`; false when it is not awaiting approval (any more). */
+export async function failAwaitingIn(tx: SqlExecutor, id: string, error: ApiError): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `UPDATE operations SET status = 'failed', final = true, error = $2::jsonb, response_status = $3,
+       response_body = $4, updated_at = now()
+     WHERE id = $1 AND status = 'awaiting_approval'`,
+    [
+      id,
+      JSON.stringify({ code: error.code, message: error.message }),
+      error.status,
+      JSON.stringify(errorBody(error, id)),
+    ],
+  );
+  return (rowCount ?? 0) > 0;
 }
 
 const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.parse(value) as T) : value);

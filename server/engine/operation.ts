@@ -1,3 +1,5 @@
+import type { ErrorCode } from "../http/errors";
+
 /**
  * An operation is one write the service sends for a request, stored before its transaction is
  * broadcast. This file is the lifecycle in one place: every state an operation can be in.
@@ -5,12 +7,15 @@
  *   queued    recorded and signed; the broadcast has not been answered yet
  *   sent      broadcast (or its answer was lost): the follower watches it until it is final
  *   confirmed mined and CONFIRMATIONS deep (or a no-op that needed no transaction)
- *   failed    reverted on chain (CONTRACT_REVERTED) or given up (TRANSACTION_ABANDONED)
+ *   failed    reverted on chain (CONTRACT_REVERTED) or given up (TRANSACTION_ABANDONED); a held
+ *             write rejected (APPROVAL_REJECTED), expired (APPROVAL_EXPIRED) or refused when approved
+ *   awaiting_approval  held by its key's approval rule: simulated, not signed, no nonce; final (the
+ *             follower leaves it) until approved, when it becomes queued as a new write would
  *
  * A confirmed or failed operation with a block is still followed until that block is final: a reorg
  * that removes its receipt sends it back to sent (`reorgs` counts it). `final` marks the end.
  */
-export type OperationStatus = "queued" | "sent" | "confirmed" | "failed";
+export type OperationStatus = "queued" | "sent" | "confirmed" | "failed" | "awaiting_approval";
 
 export const UNFINISHED: readonly OperationStatus[] = ["queued", "sent"];
 
@@ -28,9 +33,12 @@ export interface SignedTransaction {
   unsent?: true;
 }
 
-/** What an operation answers on failure: an API error code and its message. */
+/**
+ * What an operation answers on failure: an API error code and its message (CONTRACT_REVERTED,
+ * TRANSACTION_ABANDONED; APPROVAL_REJECTED, APPROVAL_EXPIRED or a simulation's refusal for a held write).
+ */
 export interface OperationError {
-  code: "CONTRACT_REVERTED" | "TRANSACTION_ABANDONED";
+  code: ErrorCode;
   message: string;
 }
 

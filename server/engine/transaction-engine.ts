@@ -2,11 +2,11 @@ import { randomUUID } from "node:crypto";
 import type { TransactionSigner } from "../signers/signer";
 import type { Fees } from "../chain/fee-oracle";
 import { parseReceipt } from "../chain/receipt";
-import { ApiError } from "../http/errors";
+import { ApiError, errorBody } from "../http/errors";
 import { broadcast } from "./broadcast";
 import type { EngineContext, RequestPath, SpendRefund } from "./context";
 import { Follower } from "./follower";
-import { IdempotencyKeyTaken, NonceTaken } from "./operation-store";
+import { IdempotencyKeyTaken, NonceTaken, NotAwaitingApproval } from "./operation-store";
 import { currentTransaction, type Operation } from "./operation";
 import type { NonceSeed } from "./nonce-allocator";
 import { mayStartAgainAt, NonceHolders, seedOf } from "./nonce-holders";
@@ -36,6 +36,8 @@ export interface WriteAnswer {
   status: number;
   body: string;
   replayed: boolean;
+  /** Held by its key's approval rule (202 awaiting_approval): nothing was signed or sent. */
+  held?: boolean;
 }
 
 /** How often an in-request broadcast is tried again after a nonce refusal before the follower takes over. */
@@ -73,6 +75,8 @@ export class TransactionEngine implements RequestPath {
   private readonly beforeNonce = new Map<string, number>();
   /** "address:Idempotency-Key" of the keyed writes this process is sending, from before their nonce to their answer. */
   private readonly keysInFlight = new Map<string, string>(); // to the fingerprint of its body
+  /** Held operations this process is sending once approved: their row is resumed, not inserted, and failed, not forgotten. */
+  private readonly approved = new Set<string>();
   private immediateMisses = 0;
   private skippedChecks = 0;
 
@@ -118,6 +122,7 @@ export class TransactionEngine implements RequestPath {
     if (!op) return null;
     if (op.fingerprint !== fingerprint) throw keyReused();
     if (op.status === "queued") throw keyInUse();
+    if (op.status === "awaiting_approval") return { ...op.response!, replayed: true, held: true };
     if (op.response) return { ...op.response, replayed: true };
     return { status: 202, body: pendingBody(op), replayed: true };
   }
@@ -152,6 +157,63 @@ export class TransactionEngine implements RequestPath {
       maxFeePerGas: maxFeePerGas.toString(),
       costWei: spendOf({ value, gasLimit }, fees).toString(),
     };
+  }
+
+  /**
+   * A write held for approval: simulated as a send would be (a refusal throws its API error), then
+   * built as an `awaiting_approval` operation with its call and gas, no nonce, nothing signed. The
+   * caller records it (insertHeldIn) in the transaction that records its approval.
+   */
+  async planHold(request: WriteRequest): Promise<Operation> {
+    const from = request.signer.address;
+    const gasLimit = await this.ctx.chain.simulate({ from, to: request.to, data: request.data, value: request.value });
+    const op = this.newOperation(request, request.to ?? null);
+    op.status = "awaiting_approval";
+    op.final = true; // the follower leaves it alone until it is approved
+    op.call = { to: request.to ?? null, data: request.data, value: request.value ?? 0n, gasLimit };
+    return op;
+  }
+
+  /**
+   * Sends a held operation once approved, as if its write had just arrived: simulated again (a
+   * refusal fails the operation with its error, and throws it), then nonce, sign, broadcast and
+   * wait. Its row is resumed only while it is still held, so two approvals send one transaction.
+   */
+  async sendApproved(held: Operation, signer: TransactionSigner): Promise<WriteAnswer> {
+    if (held.status !== "awaiting_approval" || !held.call) throw new NotAwaitingApproval(held.id);
+    const request: WriteRequest = {
+      operation: held.operation,
+      signer,
+      to: held.call.to ?? undefined,
+      data: held.call.data,
+      value: held.call.value,
+      context: held.context,
+      fingerprint: held.fingerprint,
+      idempotencyKey: held.idempotencyKey ?? undefined,
+      accessKeyId: held.accessKeyId,
+      via: held.via,
+    };
+    const taken = await this.simulateAndTakeNonce(request, held.id).catch(async (err: unknown) => {
+      if (err instanceof ApiError) await this.ctx.store.failAwaiting(held.id, err);
+      throw err;
+    });
+    const op: Operation = {
+      ...held,
+      status: "queued",
+      final: false,
+      response: null,
+      call: taken.call,
+      nonce: taken.nonce,
+      contractAddress: targetAddress(signer.address, taken.call, taken.nonce) ?? held.contractAddress,
+    };
+    this.approved.add(op.id);
+    this.inRequest.add(op.id);
+    try {
+      return await this.send(request, op, taken.fees, taken.refund);
+    } finally {
+      this.inRequest.delete(op.id);
+      this.approved.delete(op.id);
+    }
   }
 
   /** Simulates, records, signs, broadcasts and waits for `request`; see the class comment. */
@@ -235,7 +297,8 @@ export class TransactionEngine implements RequestPath {
         for (let take = 1; ; take++) {
           op.transactions = [await signCall(signer, this.ctx.options.chainId, op.nonce!, call, fees)];
           try {
-            await this.insert(op);
+            if (this.approved.has(op.id)) await this.resumeLeased(op);
+            else await this.insert(op);
             break;
           } catch (err) {
             // Another operation holds this nonce (or this very transaction): it is not ours to give back.
@@ -395,7 +458,15 @@ export class TransactionEngine implements RequestPath {
 
   /** Forgets an operation whose transaction never entered a mempool, gives its nonce back and throws `error`. */
   private async giveUpUnsent(op: Operation, error: ApiError, refund: SpendRefund): Promise<never> {
-    await this.ctx.store.delete(op.id);
+    // An approved write keeps its row (its approval names it): failed, where a new one is forgotten.
+    if (this.approved.has(op.id))
+      await this.ctx.store.update(op.id, {
+        status: "failed",
+        error: { code: error.code, message: error.message },
+        response: { status: error.status, body: JSON.stringify(errorBody(error, op.id)) },
+        final: true,
+      });
+    else await this.ctx.store.delete(op.id);
     await this.ctx.nonces.recycle(op.from, op.nonce!);
     await refund();
     this.ctx.logger.info(
@@ -555,6 +626,15 @@ export class TransactionEngine implements RequestPath {
 
   async insert(op: Operation): Promise<void> {
     await this.insertLeased(op);
+    this.ctx.metrics?.operationStatus(op.status);
+  }
+
+  /** An approved operation's row, from held to queued with its nonce and transaction, leased as an insert is. */
+  private async resumeLeased(op: Operation): Promise<void> {
+    await this.ctx.store.resumeApproved(op, {
+      owner: this.ctx.owner,
+      ms: this.ctx.options.txTimeoutMs + this.ctx.options.leaseMs,
+    });
     this.ctx.metrics?.operationStatus(op.status);
   }
 

@@ -37,6 +37,41 @@ export const PendingWrite = z
     description: "Sent, not confirmed within TX_TIMEOUT_MS (or the broadcast's answer was lost); it is followed on",
   });
 
+/** What a held write would send, as a person deciding on it reads it (API.md, "Approvals"). */
+export const ApprovalPlan = z
+  .object({
+    operation: z.string().openapi({ example: "setCost" }),
+    call: z.object({ from: z.string(), to: z.string().nullable(), data: z.string(), value: z.string() }),
+    chain: z.object({ id: z.string(), name: z.string() }),
+    collection: z.string().nullable().openapi({ description: "The collection acted on; null for a deployment" }),
+    value: z.string().openapi({ description: "What the call pays, in wei" }),
+    gas: z.string().openapi({ description: "The gas its simulation used (with the margin a send adds)" }),
+    context: z.record(z.string(), z.unknown()).openapi({ description: "The answer's fields the plan already knows" }),
+    requestedBy: z.object({ keyId: z.string(), name: z.string() }).openapi({ description: "The key that asked" }),
+  })
+  .openapi("ApprovalPlan");
+
+export const AwaitingApproval = z
+  .object({
+    status: z.literal("awaiting_approval"),
+    operationId,
+    chainId,
+    approvalId: z.string().openapi({ description: "POST /approvals/{approvalId}/approve or …/reject decides it" }),
+    plan: ApprovalPlan,
+  })
+  .openapi("AwaitingApproval", {
+    description: "Held by the key's approval rule: simulated, nothing signed or sent, until a person decides",
+  });
+
+/** The 202 body of a write held for approval (a replay of its Idempotency-Key answers it while it waits). */
+export function awaitingApprovalBody(
+  op: Pick<Operation, "id" | "chainId">,
+  approvalId: string,
+  plan: z.infer<typeof ApprovalPlan>,
+): string {
+  return JSON.stringify({ status: "awaiting_approval", operationId: op.id, chainId: op.chainId, approvalId, plan });
+}
+
 /** The success schema of a write route: the common fields and the route's own. */
 export const writeResponseSchema = (extra: z.ZodRawShape) => ConfirmedWriteFields.extend(extra);
 
@@ -90,7 +125,7 @@ export const OperationView = z
     operationId: z.string(),
     chainId,
     operation: z.string().openapi({ example: "mint" }),
-    status: z.enum(["queued", "sent", "confirmed", "failed"]),
+    status: z.enum(["queued", "sent", "confirmed", "failed", "awaiting_approval"]),
     from: z.string(),
     contractAddress: z.string().optional(),
     nonce: z.number().int().optional(),

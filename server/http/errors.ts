@@ -46,6 +46,10 @@ export const ERROR_STATUS = {
   METADATA_NOT_REVEALED: 409,
   PROVENANCE_NOT_SET: 409,
   REVEAL_TOO_EARLY: 409,
+  APPROVAL_NOT_PENDING: 409,
+  /** Operation failures of a held write (its error.code), and what a replay of its Idempotency-Key answers. */
+  APPROVAL_REJECTED: 409,
+  APPROVAL_EXPIRED: 409,
   INVALID_MINT_AMOUNT: 422,
   INCORRECT_PAYMENT: 422,
   UNSUPPORTED_CONTRACT: 422,

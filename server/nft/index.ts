@@ -1,6 +1,7 @@
 import Router from "@koa/router";
 import type { Context } from "koa";
-import type { AccessControl, AccessPrincipal } from "../access";
+import { ruleHolds, type AccessControl, type AccessPrincipal } from "../access";
+import type { ApprovalDesk } from "../approvals";
 import type { ChainClient } from "../chain/chain-client";
 import type { ChainRegistry, RegisteredChain } from "../chains/registry";
 import type { CollectionIndex } from "../collections";
@@ -130,6 +131,7 @@ export function createNftRouter(routerDeps: NftRouterDeps): Router {
         ]);
       routerDeps.access.checkChain(ctx, unit);
       const deps = unitDeps.get(unit)!;
+      const held = { desk: routerDeps.approvals, chain: { id: unit.id, name: unit.name } };
       const parsed = (route.parse ? route.parse(body) : parseBody(route.body, body)) as NftInput;
       // The chain is where the request goes, not what it asks: idempotency records are per chain already.
       const { chain: _chain, ...input } = parsed;
@@ -150,9 +152,10 @@ export function createNftRouter(routerDeps: NftRouterDeps): Router {
         ctx.body = await dryRun(route, input, caller, deps).catch(inWords);
         return;
       }
-      const answer = await runWrite(route, input, caller, deps, ctx).catch(inWords);
+      const answer = await runWrite(route, input, caller, deps, ctx, held).catch(inWords);
       if (answer.status < 300) noticeCollection(deps, route.operation === "deploy" ? {} : input, answer);
-      if (answer.status < 300) await route.answered?.(answer, input, deps);
+      // A held write has done nothing yet: what a route keeps beside its answer waits (see docs/approvals.md).
+      if (answer.status < 300 && !answer.held) await route.answered?.(answer, input, deps);
       respond(ctx, answer);
     });
   }
@@ -178,6 +181,14 @@ export interface NftRouterDeps {
   access: AccessControl;
   wallets?: HeldWallets;
   operationList?: OperationList;
+  /** Where a write its key's approval rule holds waits for a decision; unset = no write is held. */
+  approvals?: ApprovalDesk;
+}
+
+/** Where a write of this request would be held: the desk, and the chain it is on. */
+interface HeldAt {
+  desk?: ApprovalDesk;
+  chain: { id: string; name: string };
 }
 
 /** `?chain=`, when the query names one. */
@@ -241,6 +252,7 @@ async function runWrite(
   signer: TransactionSigner,
   deps: NftDeps,
   ctx: Context,
+  held: HeldAt,
 ): Promise<WriteAnswer> {
   const idempotencyKey = idempotencyKeyOf(ctx.get("Idempotency-Key") || undefined);
   await route.precheck?.(input, { ...deps, signer });
@@ -252,13 +264,13 @@ async function runWrite(
   const plan = await route.plan(input, { ...deps, signer });
   if (route.failed && !("unchanged" in plan)) {
     try {
-      return await submitPlan(route, input, signer, deps, ctx, plan, fingerprint, idempotencyKey);
+      return await submitPlan(route, input, signer, deps, ctx, plan, fingerprint, idempotencyKey, held);
     } catch (err) {
       await route.failed(input, deps).catch(() => {});
       throw err;
     }
   }
-  return submitPlan(route, input, signer, deps, ctx, plan, fingerprint, idempotencyKey);
+  return submitPlan(route, input, signer, deps, ctx, plan, fingerprint, idempotencyKey, held);
 }
 
 function submitPlan(
@@ -270,6 +282,7 @@ function submitPlan(
   plan: WritePlan,
   fingerprint: string,
   idempotencyKey: ReturnType<typeof idempotencyKeyOf>,
+  held: HeldAt,
 ): Promise<WriteAnswer> {
   const principal = ctx.state.access as AccessPrincipal | undefined;
   const request = {
@@ -283,7 +296,19 @@ function submitPlan(
   if ("unchanged" in plan) {
     return deps.engine.recordUnchanged({ ...request, context: plan.unchanged }, plan.contractAddress);
   }
-  return deps.engine.submit({ ...request, ...plan.call, context: plan.context });
+  const write = { ...request, ...plan.call, context: plan.context };
+  const mintAmount = typeof input.mintAmount === "bigint" ? input.mintAmount : undefined;
+  if (
+    principal &&
+    ruleHolds(principal.approval, { operation: route.operation, value: write.value ?? 0n, mintAmount })
+  ) {
+    if (!held.desk)
+      throw new ApiError("FORBIDDEN", "This access key's writes need approval, and no approvals are kept here");
+    const named = typeof input.contractAddress === "string" ? input.contractAddress : plan.call.to;
+    const collection = route.operation === "deploy" ? null : (named ?? null);
+    return held.desk.hold({ request: write, engine: deps.engine, chain: held.chain, collection, principal });
+  }
+  return deps.engine.submit(write);
 }
 
 /**

@@ -22,7 +22,7 @@ export interface OperationListDeps {
 export const LIST_ACCESS = { scope: "nft:read", key: "always" } as const;
 
 const Query = z.object({
-  status: z.enum(["queued", "sent", "confirmed", "failed"]).optional(),
+  status: z.enum(["queued", "sent", "confirmed", "failed", "awaiting_approval"]).optional(),
   wallet: address("wallet").optional().openapi({ description: "Only operations signed by this address" }),
   collection: address("collection")
     .optional()

@@ -7,7 +7,7 @@ import type { CollectionIndex } from "../collections";
 import type { HeldWallets, TransactionSigner } from "../signers/signer";
 import type { Operation, TransactionEngine, WriteAnswer } from "../engine";
 import type { OperationList } from "../engine/operation-list";
-import { PendingWrite } from "../engine";
+import { AwaitingApproval, PendingWrite } from "../engine";
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
 import { chainField } from "../http/fields";
 import { errorResponse } from "../http/openapi";
@@ -167,8 +167,9 @@ export function openApiResponses(route: NftRoute) {
           };
   if (write) {
     responses["202"] = {
-      description: "Sent, not yet confirmed (or the broadcast's answer was lost): follow operationId",
-      content: { "application/json": { schema: PendingWrite } },
+      description:
+        "Sent, not yet confirmed (or the broadcast's answer was lost): follow operationId; or held by the key's approval rule (awaiting_approval)",
+      content: { "application/json": { schema: z.union([PendingWrite, AwaitingApproval]) } },
     };
   }
   const codes: ErrorCode[] = ["VALIDATION_ERROR", ...route.errors];
@@ -181,7 +182,8 @@ export function openApiResponses(route: NftRoute) {
     "RATE_LIMITED",
     "SIGNER_UNAVAILABLE",
   );
-  if (write) codes.push("IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED");
+  // A held write: rejected or expired, as a replay of its Idempotency-Key answers it.
+  if (write) codes.push("IDEMPOTENCY_KEY_IN_USE", "IDEMPOTENCY_KEY_REUSED", "APPROVAL_REJECTED", "APPROVAL_EXPIRED");
   codes.push("CHAIN_UNAVAILABLE", "INTERNAL_ERROR");
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {

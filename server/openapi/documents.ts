@@ -3,6 +3,7 @@
  * tools: /openapi.json is built from them, and each MCP tool reads its route's schemas here.
  */
 import { registerAccessOpenApi } from "../access";
+import { registerApprovalOpenApi } from "../approvals";
 import { registerChainsOpenApi } from "../chains/status";
 import { registerCollectionsOpenApi } from "../collections";
 import { registerDropsOpenApi } from "../drops/routes";
@@ -53,6 +54,7 @@ export function registerApiOpenApi(api: OpenAPIRegistry): void {
   registerChainsOpenApi(api);
   registerDocsOpenApi(api);
   registerAccessOpenApi(api);
+  registerApprovalOpenApi(api);
   registerWebhookOpenApi(api);
   registerWalletOpenApi(api);
   registerNftOpenApi(api);

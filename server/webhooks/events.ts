@@ -13,6 +13,8 @@ export const EVENT_TYPES = [
   "collection.metadata_updated",
   "job.completed",
   "job.failed",
+  "approval.requested",
+  "approval.decided",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

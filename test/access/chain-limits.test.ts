@@ -41,6 +41,10 @@ const NOT_CHAIN_DATA: Record<string, string> = {
   "get /access-keys": "access keys",
   "delete /access-keys/{id}": "access keys",
   "get /audit-events": "the audit trail of the service's own changes",
+  "get /approvals":
+    "held writes of every chain, filtered to the key's chains (each approval names its own; no ?chain=)",
+  "post /approvals/{id}/approve": "the id names its chain: another chain's is 404 NOT_FOUND, as an unknown one",
+  "post /approvals/{id}/reject": "the id names its chain: another chain's is 404 NOT_FOUND, as an unknown one",
   "post /webhooks": "webhook endpoints: the service's configuration (they filter chains like collections)",
   "get /webhooks": "webhook endpoints",
   "get /webhooks/{id}": "webhook endpoints",

@@ -61,6 +61,11 @@ const ACCESS_OPERATIONS = [
   "DELETE /access-keys/{id} revokeAccessKey",
   "GET /audit-events listAuditEvents",
 ];
+const APPROVAL_OPERATIONS = [
+  "GET /approvals listApprovals",
+  "POST /approvals/{id}/approve approveApproval",
+  "POST /approvals/{id}/reject rejectApproval",
+];
 const WEBHOOK_OPERATIONS = [
   "POST /webhooks createWebhook",
   "GET /webhooks listWebhooks",
@@ -125,6 +130,7 @@ describe("the OpenAPI documents", function () {
         ...METADATA_OPERATIONS,
         ...SERVICE_OPERATIONS,
         ...ACCESS_OPERATIONS,
+        ...APPROVAL_OPERATIONS,
         ...WEBHOOK_OPERATIONS,
         ...WALLET_OPERATIONS,
         ...JOB_OPERATIONS,
@@ -140,6 +146,7 @@ describe("the OpenAPI documents", function () {
         ...METADATA_OPERATIONS,
         ...SERVICE_OPERATIONS,
         ...ACCESS_OPERATIONS,
+        ...APPROVAL_OPERATIONS,
         ...WEBHOOK_OPERATIONS,
         ...WALLET_OPERATIONS,
         ...JOB_OPERATIONS,

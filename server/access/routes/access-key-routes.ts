@@ -11,6 +11,7 @@ import { auditActor, type AuditLog } from "../audit";
 import type { AccessControl } from "../guard";
 import { pageOf, PageQuery, pageRequest } from "../../http/paging";
 import { collectionEntry, grantExceeds, type AccessPrincipal } from "../principal";
+import { ruleLooser } from "../approval-rule";
 import { accessKeyHash, newAccessKeySecret } from "../secrets";
 import { AccessKeyParams, AccessKeyView, CreateAccessKeyRequest, CreatedAccessKey } from "./schemas";
 
@@ -45,6 +46,13 @@ export function mountAccessKeyRoutes(router: Router, deps: AccessRouteDeps): voi
     }
     const beyond = grantExceeds(granter, grant);
     if (beyond) throw new ApiError("FORBIDDEN", `A key can grant only what it holds: this one does not hold ${beyond}`);
+    // A key made by a key carries at least its maker's approval rule: none given inherits it.
+    const approval = input.approval ?? granter.approval ?? null;
+    const looser = ruleLooser(granter.approval, approval);
+    if (looser)
+      throw new ApiError("FORBIDDEN", `A key can grant only what it holds: this one cannot grant ${looser}`, [
+        { path: "approval", message: looser },
+      ]);
     const secret = newAccessKeySecret();
     const record = await db.transaction(async (tx) => {
       // Revoked meanwhile: the key it would make would outlive it.
@@ -62,6 +70,7 @@ export function mountAccessKeyRoutes(router: Router, deps: AccessRouteDeps): voi
           chains: grant.chains,
           expiresAt: grant.expiresAt,
           createdBy: granter.keyId,
+          approval,
         },
         accessKeyHash(secret),
       );
@@ -76,6 +85,7 @@ export function mountAccessKeyRoutes(router: Router, deps: AccessRouteDeps): voi
           collections: created.collections,
           ...(created.chains ? { chains: created.chains } : {}),
           expiresAt: created.expiresAt,
+          ...(created.approval ? { approval: created.approval } : {}),
         },
       });
       return created;
@@ -154,6 +164,7 @@ function viewOf(key: AccessKeyRecord) {
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
     expiresAt: key.expiresAt?.toISOString() ?? null,
     createdBy: key.createdBy,
+    ...(key.approval ? { approval: key.approval } : {}),
   };
 }
 

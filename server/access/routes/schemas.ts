@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { address, collectionEntryField, decimalRange } from "../../http/fields";
+import { ApprovalRuleSchema } from "../approval-rule";
 import { ScopeSchema } from "../scopes";
 
 export const CreateAccessKeyRequest = z
@@ -29,6 +30,10 @@ export const CreateAccessKeyRequest = z
       example: "2027-01-01T00:00:00Z",
       description: "When the key stops working; in the future (else 400)",
     }),
+    approval: ApprovalRuleSchema.optional().openapi({
+      description:
+        "Writes of the key that wait for a decision; a key made by a key with a rule carries at least that rule (absent: inherited; looser: 403)",
+    }),
   })
   .strict()
   .openapi("CreateAccessKeyRequest", {
@@ -54,6 +59,7 @@ export const AccessKeyView = z
       .string()
       .nullable()
       .openapi({ description: "The id of the key that made it; null: the root key (API_KEY)" }),
+    approval: ApprovalRuleSchema.optional(),
   })
   .openapi("AccessKey");
 

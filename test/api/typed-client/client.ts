@@ -75,7 +75,7 @@ export async function driveEveryNftOperation(options: TypedClientOptions): Promi
         params: { path: { operationId: minted.data.operationId } },
       }),
     );
-    const status: "queued" | "sent" | "confirmed" | "failed" | undefined = operation.data?.status;
+    const status: "queued" | "sent" | "confirmed" | "failed" | "awaiting_approval" | undefined = operation.data?.status;
     void status;
   }
   return calls;

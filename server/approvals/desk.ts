@@ -1,0 +1,271 @@
+import type { AccessControl, AccessPrincipal, AuditActor, AuditLog } from "../access";
+import type { ChainRegistry, RegisteredChain } from "../chains/registry";
+import type { SqlDriver, SqlExecutor } from "../db";
+import {
+  awaitingApprovalBody,
+  failAwaitingIn,
+  insertHeldIn,
+  NotAwaitingApproval,
+  type TransactionEngine,
+  type WriteAnswer,
+  type WriteRequest,
+} from "../engine";
+import { ApiError } from "../http/errors";
+import type { Logger } from "../http/logger";
+import type { HeldWallets } from "../signers/signer";
+import { emitEvent } from "../webhooks/events";
+import { ApprovalStore, newApprovalId, type Approval, type KeyRef } from "./approval-store";
+
+/** What the desk needs of a chain: its engine (a held write is sent on its own chain). */
+export interface ApprovalChain extends RegisteredChain {
+  readonly engine: TransactionEngine;
+}
+
+export interface ApprovalDeskDeps {
+  db: SqlDriver;
+  audit: AuditLog;
+  access: AccessControl;
+  chains: ChainRegistry<ApprovalChain>;
+  /** Who signs an approved write: the wallet it names (a held write always signs with one). */
+  wallets?: HeldWallets;
+  /** APPROVAL_TTL_HOURS in ms: how long a write waits before it fails with APPROVAL_EXPIRED. */
+  ttlMs: number;
+  logger: Logger;
+}
+
+/** What a held write's plan says beside its call: where it goes, and who asked. */
+export interface HoldRequest {
+  request: WriteRequest;
+  engine: TransactionEngine;
+  chain: { id: string; name: string };
+  /** The collection acted on; null for a deployment. */
+  collection: string | null;
+  principal: AccessPrincipal;
+}
+
+/** The access key id an approval records for a principal (the root key has none). */
+const keyRefOf = (principal: AccessPrincipal): KeyRef => ({ keyId: principal.keyId ?? "root", name: principal.name });
+
+/**
+ * Approvals (API.md, "Approvals"): a write its key's rule holds waits here, simulated and unsigned,
+ * until a person with approvals:decide (not the key that asked) approves or rejects it, or it expires.
+ */
+export class ApprovalDesk {
+  readonly store: ApprovalStore;
+
+  constructor(private readonly deps: ApprovalDeskDeps) {
+    this.store = new ApprovalStore(deps.db);
+  }
+
+  /**
+   * Holds a write: simulated (a refusal throws as a send's would), recorded as an operation
+   * awaiting approval with its approval and the approval.requested event, in one transaction.
+   * Answers 202 awaiting_approval; a repeat of its Idempotency-Key answers the first one's state.
+   */
+  async hold(held: HoldRequest): Promise<WriteAnswer> {
+    const { request, engine, chain, principal } = held;
+    if (!this.deps.wallets || request.signer.kind === "request")
+      throw new ApiError(
+        "FORBIDDEN",
+        "This access key's write needs approval: sign with a wallet the service holds (from), not a privateKey",
+        [{ path: "from", message: "a held wallet is needed for a write that waits for approval" }],
+      );
+    const op = await engine.planHold(request);
+    const call = op.call!;
+    const approvalId = newApprovalId();
+    const plan = {
+      operation: op.operation,
+      call: { from: op.from, to: call.to, data: call.data, value: call.value.toString() },
+      chain,
+      collection: held.collection,
+      value: call.value.toString(),
+      gas: call.gasLimit.toString(),
+      context: op.context,
+      requestedBy: keyRefOf(principal),
+    };
+    op.response = { status: 202, body: awaitingApprovalBody(op, approvalId, plan) };
+    const inserted = await this.deps.db.transaction(async (tx) => {
+      if (!(await insertHeldIn(tx, op))) return false;
+      const approval = await this.store.insert(
+        tx,
+        {
+          id: approvalId,
+          operationId: op.id,
+          chainId: op.chainId,
+          from: op.from,
+          collection: held.collection,
+          plan,
+          requestedBy: plan.requestedBy,
+        },
+        this.deps.ttlMs,
+      );
+      await emitEvent(tx, { type: "approval.requested", ...eventOf(approval) });
+      return true;
+    });
+    if (!inserted) {
+      const answer = await engine.replay(op.from, request.idempotencyKey!, request.fingerprint);
+      if (answer) return answer; // held: true while the first one waits (engine.replay)
+    }
+    return { ...op.response, replayed: false, held: true };
+  }
+
+  /** An approval `viewer` may see and decide (its chains, wallets and collections); null otherwise. */
+  async visible(viewer: AccessPrincipal, id: string): Promise<Approval | null> {
+    await this.expireDue();
+    const approval = await this.store.find(id);
+    if (!approval) return null;
+    if (viewer.chains && !viewer.chains.includes(approval.chainId)) return null;
+    if (viewer.wallets && !viewer.wallets.includes(approval.from)) return null;
+    const collections = viewer.collections;
+    if (
+      collections &&
+      (approval.collection === null ||
+        !(
+          collections.includes(approval.collection) ||
+          collections.includes(`${approval.chainId}:${approval.collection}`)
+        ))
+    )
+      return null;
+    return approval;
+  }
+
+  /** Approves and sends it as if it had just arrived: the write's answer (or its refusal, which fails the operation). */
+  async approve(
+    actor: AuditActor,
+    decider: AccessPrincipal,
+    id: string,
+  ): Promise<{ approval: Approval; answer: WriteAnswer }> {
+    const approval = await this.decidable(decider, id);
+    const decided = await this.decide(actor, decider, approval, "approved", null);
+    const unit = this.deps.chains.find(decided.chainId);
+    const op = unit ? await unit.engine.find(decided.operationId) : null;
+    if (!unit || !op) throw new ApiError("CHAIN_UNAVAILABLE", "The chain of this approval is not configured here");
+    // The asker's key held the wallet when it asked; the decider's limits were checked on the approval.
+    const signer = await this.deps.wallets!.signerFor(op.from, null).catch(async (err: unknown) => {
+      // Its wallet gone since it asked: decided, so it fails rather than wait for nothing.
+      if (err instanceof ApiError) await failAwaitingIn(this.deps.db, op.id, err);
+      throw err;
+    });
+    try {
+      return { approval: decided, answer: await unit.engine.sendApproved(op, signer) };
+    } catch (err) {
+      if (err instanceof NotAwaitingApproval) throw notPending(decided);
+      throw err;
+    }
+  }
+
+  /** Rejects it: its operation fails with APPROVAL_REJECTED and the reason. */
+  async reject(actor: AuditActor, decider: AccessPrincipal, id: string, reason: string): Promise<Approval> {
+    const approval = await this.decidable(decider, id);
+    return this.decide(actor, decider, approval, "rejected", reason);
+  }
+
+  /**
+   * Fails the writes that waited past APPROVAL_TTL_HOURS with APPROVAL_EXPIRED (lazily, before any
+   * read or decision, and by the sweep): how many.
+   */
+  async expireDue(): Promise<number> {
+    return this.deps.db.transaction(async (tx) => {
+      const expired = await this.store.expireDue(tx);
+      for (const approval of expired) {
+        const error = new ApiError("APPROVAL_EXPIRED", `Nobody decided on approval ${approval.id} in time`);
+        await failAwaitingIn(tx, approval.operationId, error);
+        await emitEvent(tx, { type: "approval.decided", ...eventOf(approval) });
+      }
+      return expired.length;
+    });
+  }
+
+  /**
+   * Expires due approvals every `everyMs` (beside the lazy checks), so an undecided write fails on
+   * time while nobody reads the approvals. Answers how to stop it.
+   */
+  startSweep(everyMs: number): () => Promise<void> {
+    let running: Promise<unknown> = Promise.resolve();
+    const timer = setInterval(() => {
+      running = this.expireDue().catch((err: unknown) =>
+        this.deps.logger.warn({ err: { message: (err as Error).message } }, "expiring approvals failed"),
+      );
+    }, everyMs);
+    timer.unref();
+    return async () => {
+      clearInterval(timer);
+      await running;
+    };
+  }
+
+  /** The approval, if `decider` may decide it: 404 when it cannot see it, 403 when it asked for it (or made the key that did). */
+  private async decidable(decider: AccessPrincipal, id: string): Promise<Approval> {
+    const approval = await this.visible(decider, id);
+    if (!approval) throw new ApiError("NOT_FOUND", "No approval with this id is visible to this access key");
+    const asker = approval.requestedBy.keyId;
+    const asked =
+      decider.keyId === asker ||
+      (decider.keyId !== null && (await this.deps.access.keys.isDescendant(asker, decider.keyId)));
+    if (asked)
+      throw new ApiError(
+        "FORBIDDEN",
+        "A write is decided by another key than the one that asked for it (or a key it made)",
+      );
+    if (approval.status !== "pending") throw notPending(approval);
+    return approval;
+  }
+
+  /** The decision, its audit event and approval.decided in one transaction; 409 when another decision won. */
+  private async decide(
+    actor: AuditActor,
+    decider: AccessPrincipal,
+    approval: Approval,
+    status: "approved" | "rejected",
+    reason: string | null,
+  ): Promise<Approval> {
+    const decided = await this.deps.db.transaction(async (tx: SqlExecutor) => {
+      const row = await this.store.decide(tx, approval.id, status, keyRefOf(decider), reason);
+      if (!row) return null;
+      if (status === "rejected") {
+        const error = new ApiError("APPROVAL_REJECTED", `Rejected by ${decider.name}: ${reason}`);
+        await failAwaitingIn(tx, row.operationId, error);
+      }
+      await this.deps.audit.record(tx, actor, {
+        action: `approval.${status}`,
+        targetType: "approval",
+        targetId: row.id,
+        details: { operationId: row.operationId, operation: row.plan.operation, ...(reason ? { reason } : {}) },
+      });
+      await emitEvent(tx, { type: "approval.decided", ...eventOf(row) });
+      return row;
+    });
+    if (!decided) throw notPending((await this.store.find(approval.id)) ?? approval);
+    return decided;
+  }
+}
+
+function notPending(approval: Approval): ApiError {
+  return new ApiError("APPROVAL_NOT_PENDING", `Approval ${approval.id} is ${approval.status}, not pending`);
+}
+
+/** What an approval event carries; its collection and wallet let endpoint filters and key limits apply. */
+function eventOf(approval: Approval) {
+  return {
+    data: approvalView(approval),
+    wallet: approval.from,
+    ...(approval.collection ? { collection: approval.collection } : {}),
+  };
+}
+
+/** An approval as answered and as its events carry it. */
+export function approvalView(approval: Approval) {
+  return {
+    id: approval.id,
+    status: approval.status,
+    operationId: approval.operationId,
+    chainId: approval.chainId,
+    plan: approval.plan,
+    requestedBy: approval.requestedBy,
+    createdAt: approval.createdAt.toISOString(),
+    expiresAt: approval.expiresAt.toISOString(),
+    ...(approval.decidedAt ? { decidedAt: approval.decidedAt.toISOString() } : {}),
+    ...(approval.decidedBy ? { decidedBy: approval.decidedBy } : {}),
+    ...(approval.reason !== null ? { reason: approval.reason } : {}),
+  };
+}
