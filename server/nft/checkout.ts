@@ -5,7 +5,7 @@ import { address, chainField, decimal, uint } from "./fields";
 import { permitTypedData, readPermitToken } from "./permit";
 import { defineRead } from "./route";
 import { editionTokenId } from "./standard";
-import { nowSeconds, tokenSale } from "./token-sale";
+import { chainNow, tokenSale } from "./token-sale";
 
 /** How long a checkout's permit stays valid when the request names no deadline. */
 export const DEFAULT_PERMIT_SECONDS = 30n * 60n;
@@ -55,8 +55,9 @@ export const checkoutRoute = defineRead({
     "UNSUPPORTED_CONTRACT",
   ],
   async handle(input, { chain }) {
-    const deadline = input.deadline ?? nowSeconds() + DEFAULT_PERMIT_SECONDS;
-    if (deadline < nowSeconds())
+    const now = await chainNow(chain);
+    const deadline = input.deadline ?? now + DEFAULT_PERMIT_SECONDS;
+    if (deadline < now)
       throw new ApiError("PERMIT_EXPIRED", `deadline ${deadline} has passed: give a later one, or none (30 minutes)`);
     const sale = await tokenSale(chain, input);
     const { domain, nonce } = await readPermitToken(chain, sale.paymentToken, input.buyer);

@@ -12,7 +12,7 @@ import { readPermitToken } from "./permit";
 import { mintedTokenIds } from "./receipt-events";
 import { defineWrite } from "./route";
 import { editionTokenId } from "./standard";
-import { nowSeconds, tokenSale } from "./token-sale";
+import { chainNow, tokenSale } from "./token-sale";
 
 export const mintWithPermitRoute = defineWrite({
   path: "/nft/mintWithPermit",
@@ -57,7 +57,7 @@ export const mintWithPermitRoute = defineWrite({
     "CONTRACT_REVERTED",
   ],
   async plan(input, { chain }) {
-    if (input.deadline < nowSeconds())
+    if (input.deadline < (await chainNow(chain)))
       throw new ApiError(
         "PERMIT_EXPIRED",
         `The permit's deadline ${input.deadline} has passed: the buyer signs a new one (POST /nft/checkout)`,

@@ -1,5 +1,6 @@
 import type { ChainClient } from "../chain/chain-client";
 import type { PaymentToken } from "../chain/payment-token";
+import { toChainApiError } from "../chain/chain-errors";
 import { invalid } from "../http/validation";
 import { priceOf } from "./price";
 import { tokenIdFor } from "./standard";
@@ -34,5 +35,17 @@ export async function tokenSale(
   return { tokenId, value, paymentToken };
 }
 
-/** Unix seconds now. */
-export const nowSeconds = () => BigInt(Math.floor(Date.now() / 1000));
+/**
+ * Unix seconds now, as a permit's deadline is checked: the later of this clock and the chain's head
+ * (a chain whose blocks run ahead, a dev chain moved forward, expires a permit on its own time).
+ */
+export async function chainNow(chain: ChainClient): Promise<bigint> {
+  const wall = BigInt(Math.floor(Date.now() / 1000));
+  const head = await chain.rpc
+    .call<{ timestamp: string } | null>("eth_getBlockByNumber", ["latest", false])
+    .catch((err: unknown) => {
+      throw toChainApiError(err);
+    });
+  const mined = head ? BigInt(head.timestamp) : 0n;
+  return mined > wall ? mined : wall;
+}
