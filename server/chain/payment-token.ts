@@ -53,3 +53,21 @@ export function describeToken(chain: ChainClient, token: string): Promise<Paymen
   }
   return found;
 }
+
+/**
+ * `paymentTokenOf` for a read the store answers otherwise (GET /collections/{address}): undefined
+ * when the chain fails or takes longer than `ms`, so that a slow chain does not hold the answer.
+ */
+export async function paymentTokenWithin(
+  chain: ChainClient,
+  collection: string,
+  ms: number,
+): Promise<PaymentToken | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([paymentTokenOf(chain, collection).catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { paymentTokenOf } from "../../chain/payment-token";
+import { paymentTokenWithin } from "../../chain/payment-token";
 import { parseInput } from "../../http/validation";
 import { editions as readEditions } from "../edition-store";
 import {
@@ -36,8 +36,8 @@ export const getCollectionRoute: CollectionRoute = {
       const { record: found, standard } = await indexedStandard(deps, address);
       if (query.minBlock !== undefined) await deps.index.atBlock(found, query.minBlock);
       const head = await deps.chain.liveness.now();
-      // Read from the chain, not the index: the owner may change it at any block. Down: left out.
-      const paymentToken = head.down ? undefined : await paymentTokenOf(deps.chain, address).catch(() => undefined);
+      // From the chain (its owner may change it at any block), within 1 s: a slow chain leaves it out, as a down one does.
+      const paymentToken = head.down ? undefined : await paymentTokenWithin(deps.chain, address, 1_000);
       if (standard === "erc1155") {
         // The collection's counters and its editions from one snapshot: they agree with each other.
         const read = await deps.index.store.snapshot(async (db) => {
