@@ -931,6 +931,12 @@ class Collections extends View {
                   <dd data-collection-standard>${c.standard === "erc1155" ? "ERC-1155 editions" : "ERC-721"}</dd>
                 </div>
                 <div>
+                  <dt>Priced in</dt>
+                  <dd data-collection-payment-token>
+                    ${c.paymentToken ? `${c.paymentToken.symbol || c.paymentToken.address} (${c.paymentToken.decimals} decimals)` : "the native coin"}
+                  </dd>
+                </div>
+                <div>
                   <dt>Supply</dt>
                   <dd>${c.totalSupply}</dd>
                 </div>

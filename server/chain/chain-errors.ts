@@ -29,6 +29,12 @@ const REVERT_CODES: Record<string, ErrorCode> = {
   EditionPaused: "CONTRACT_PAUSED",
   InvalidEdition: "VALIDATION_ERROR",
   ERC1155InvalidReceiver: "CONTRACT_REVERTED",
+  // A price in a payment token (TokenPayment)
+  PaymentTokenAllowanceTooLow: "TOKEN_ALLOWANCE_TOO_LOW",
+  PermitNotApplied: "INVALID_SIGNATURE",
+  NativePaymentNotAccepted: "INCORRECT_PAYMENT",
+  NotTokenPriced: "VALIDATION_ERROR",
+  InvalidPaymentToken: "VALIDATION_ERROR",
 };
 
 /** What a revert's decoded form is, and what is known beside it that makes its words exact. */

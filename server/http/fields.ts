@@ -140,3 +140,14 @@ export const ChainQuery = z.object({ chain: chainField });
 
 /** Open routes: an access key only with REQUIRE_ACCESS_KEY=true. */
 export const OPEN_SECURITY: Array<Record<string, string[]>> = [{}, { AccessKey: [] }];
+
+/** The ERC-20 a collection's prices are in; absent where they are in the chain's native coin. */
+export const paymentTokenView = z
+  .object({
+    address: z.string().openapi({ example: "0x5FbDB2315678afecb367f032d93F642f64180aa3" }),
+    symbol: z.string().openapi({ example: "TUSD" }),
+    decimals: z.number().int().openapi({ example: 6 }),
+  })
+  .openapi("PaymentToken", {
+    description: "The ERC-20 prices are in (cost and value are in its smallest unit); absent for the native coin",
+  });

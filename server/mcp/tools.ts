@@ -243,6 +243,23 @@ export const TOOLS: ToolSpec[] = [
     write: { by: "dryRun" },
   },
   {
+    name: "checkout",
+    title: "Checkout: the permit a buyer signs",
+    description:
+      "For a collection priced in an ERC-20: the EIP-712 typed data (domain, types, primaryType, message) of the EIP-2612 permit `buyer` signs with eth_signTypedData_v4 to pay cost × mintAmount; then mint_with_permit. No transaction.",
+    route: "checkout",
+    access: nftAccess("checkout"),
+  },
+  {
+    name: "mint_with_permit",
+    title: "Mint with a buyer's permit",
+    description:
+      "Mint to `buyer`, who pays the token price with the permit signature from checkout (same mintAmount and deadline); the wallet `from` sends it and pays only the gas. On an ERC-1155 edition contract, tokenId names the edition.",
+    route: "mintWithPermit",
+    access: nftAccess("mintWithPermit"),
+    write: { by: "dryRun", mints: (args) => amount(args.mintAmount) },
+  },
+  {
     name: "set_base_uri",
     title: "Set the base URI",
     description:

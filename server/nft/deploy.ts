@@ -64,11 +64,20 @@ export const deployRoute = defineWrite({
   summary:
     "Deploy a new reference collection (ERC-721) or editions contract (ERC-1155) owned by the caller (extension)",
   description:
-    'Every field but privateKey (or from) is optional; contractAddress, if sent, is ignored. A pending deployment answers the address the collection will have. With "standard":"erc1155" it deploys ERC-1155 editions (NFTEditions), which take name, symbol, baseURI and the royalty fields only (400 for cost, maxSupply, maxMintAmountPerTx or voucherSigner: those are per edition, POST /nft/createEdition); the answer then carries "standard", as it does whenever the request names one.',
+    'Every field but privateKey (or from) is optional; contractAddress, if sent, is ignored. A pending deployment answers the address the collection will have. With "standard":"erc1155" it deploys ERC-1155 editions (NFTEditions), which take name, symbol, baseURI and the royalty fields only (400 for cost, maxSupply, maxMintAmountPerTx or voucherSigner: those are per edition, POST /nft/createEdition); the answer then carries "standard", as it does whenever the request names one. A price in an ERC-20 is set after the deployment with POST /nft/setPaymentToken (the reference constructors take no payment token); `paymentToken` here is 400 VALIDATION_ERROR saying so.',
   body: deployBody,
   // The defaults above are filled in by the schema: whether an ERC-721 field was sent is read from the raw body.
   parse(body) {
     const raw = body as Record<string, unknown> | null;
+    // The constructors take no payment token, and a deployment is one transaction: say the way that exists.
+    if (raw && typeof raw === "object" && raw.paymentToken !== undefined)
+      throw invalid([
+        {
+          path: "paymentToken",
+          message:
+            "not taken at deployment (the reference constructors have none): deploy, then POST /nft/setPaymentToken and POST /nft/setCost in the token's smallest unit",
+        },
+      ]);
     if (raw && typeof raw === "object" && raw.standard === "erc1155") {
       const sent = ERC721_ONLY_FIELDS.filter((field) => raw[field] !== undefined);
       if (sent.length > 0)

@@ -31,6 +31,9 @@ import { batchWhitelistRoute } from "./batch-whitelist";
 import { createEditionRoute } from "./create-edition";
 import { createVoucherRoute } from "./create-voucher";
 import { mintWithVoucherRoute } from "./mint-with-voucher";
+import { checkoutRoute } from "./checkout";
+import { mintWithPermitRoute } from "./mint-with-permit";
+import { setPaymentTokenRoute } from "./set-payment-token";
 import { putAllowlistRoute } from "./put-allowlist";
 import { setRoyaltyRoute } from "./set-royalty";
 import { deployRoute } from "./deploy";
@@ -78,6 +81,9 @@ export const NFT_ROUTES: NftRoute[] = [
   putAllowlistRoute,
   createVoucherRoute,
   createEditionRoute,
+  setPaymentTokenRoute,
+  checkoutRoute,
+  mintWithPermitRoute,
   ...METADATA_WRITE_ROUTES,
 ] as NftRoute[];
 
@@ -139,7 +145,8 @@ export function createNftRouter(routerDeps: NftRouterDeps): Router {
       // A revert is answered naming the request's collection (and its cap, read then).
       const inWords = async (err: unknown) => Promise.reject(await inContractWords(err, input, deps.chain));
       if (route.kind === "read") {
-        ctx.body = await route.handle(input, { ...deps, caller }).catch(inWords);
+        // A signerless read's caller is undefined: its handler never reads it (ReadRoute.signerless).
+        ctx.body = await route.handle(input, { ...deps, caller: caller! }).catch(inWords);
         noticeCollection(deps, input);
         return;
       }
@@ -149,10 +156,10 @@ export function createNftRouter(routerDeps: NftRouterDeps): Router {
           { path: "dryRun", message: "must be true or false" },
         ]);
       if (dryRunAsked === "true") {
-        ctx.body = await dryRun(route, input, caller, deps).catch(inWords);
+        ctx.body = await dryRun(route, input, caller!, deps).catch(inWords);
         return;
       }
-      const answer = await runWrite(route, input, caller, deps, ctx, held).catch(inWords);
+      const answer = await runWrite(route, input, caller!, deps, ctx, held).catch(inWords);
       if (answer.status < 300) noticeCollection(deps, route.operation === "deploy" ? {} : input, answer);
       // A held write has done nothing yet: what a route keeps beside its answer waits (see docs/approvals.md).
       if (answer.status < 300 && !answer.held) await route.answered?.(answer, input, deps);
@@ -236,9 +243,18 @@ function noticeCollection(deps: NftDeps, input: NftInput, answer?: WriteAnswer):
   if (typeof input.contractAddress === "string") deps.collections.notice(input.contractAddress);
 }
 
-/** Who signs (or asks): the request's own key, or a wallet the service holds, within the access key's limits. */
-async function callerOf(ctx: Context, route: NftRoute, input: NftInput, deps: NftDeps): Promise<TransactionSigner> {
+/**
+ * Who signs (or asks): the request's own key, or a wallet the service holds, within the access key's
+ * limits; none for a signerless read (a write always has one: its body's schema requires it).
+ */
+async function callerOf(
+  ctx: Context,
+  route: NftRoute,
+  input: NftInput,
+  deps: NftDeps,
+): Promise<TransactionSigner | undefined> {
   deps.access.checkBody(ctx, route.access, input);
+  if (route.kind === "read" && route.signerless) return undefined;
   if (input.privateKey !== undefined) return deps.chain.signers.get(input.privateKey);
   if (!deps.wallets) throw walletNotFound();
   const principal = ctx.state.access as AccessPrincipal;

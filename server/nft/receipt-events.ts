@@ -55,3 +55,14 @@ export function createdEditionId(receipt: Receipt, contractAddress: string): str
   }
   return undefined;
 }
+
+let tokenWithdrawnTopic: string | undefined;
+
+/** The amount of PaymentTokenWithdrawn(address indexed to, address indexed token, uint256 amount) in a receipt, if emitted. */
+export function tokenWithdrawnAmount(receipt: Receipt, contractAddress: string): bigint | undefined {
+  tokenWithdrawnTopic ??= collectionInterface().getEvent("PaymentTokenWithdrawn")!.topicHash;
+  for (const log of logsOf(receipt, contractAddress, tokenWithdrawnTopic)) {
+    if (log.topics.length === 3 && dataLength(log.data) === 32) return BigInt(log.data);
+  }
+  return undefined;
+}

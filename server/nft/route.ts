@@ -61,6 +61,8 @@ interface RouteBase<Body extends z.ZodType> {
 /** A read: no transaction, the body is the answer. */
 export interface ReadRoute<Body extends z.ZodType = z.ZodType> extends RouteBase<Body> {
   kind: "read";
+  /** A read whose body names no signer (no privateKey, no from): its handler must not read `caller`. */
+  signerless?: boolean;
   /** `caller`: who asks (the request key's or the wallet's address names the caller). */
   handle(input: z.output<Body>, deps: NftDeps & { caller: TransactionSigner }): Promise<Record<string, unknown>>;
 }

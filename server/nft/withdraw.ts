@@ -1,8 +1,11 @@
 import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
+import { tokenView } from "../chain/erc20";
+import { paymentTokenOf } from "../chain/payment-token";
 import { writeResponseSchema } from "../engine";
+import { paymentTokenView } from "../http/fields";
 import { common, decimal, nftBody } from "./fields";
-import { withdrawnAmount } from "./receipt-events";
+import { tokenWithdrawnAmount, withdrawnAmount } from "./receipt-events";
 import { defineWrite } from "./route";
 
 export const withdrawRoute = defineWrite({
@@ -16,9 +19,16 @@ export const withdrawRoute = defineWrite({
   },
   summary: "Send the contract's whole balance to its owner (owner only; needs API_KEY)",
   description:
-    "The API_KEY (or X-API-Key) header is checked first, in constant time: before the body is read and before any chain call.",
+    "The API_KEY (or X-API-Key) header is checked first, in constant time: before the body is read and before any chain call. A collection priced in an ERC-20 also sends its balance of that token: the answer then carries tokenAmount and paymentToken. 409 NOTHING_TO_WITHDRAW only when both balances are 0.",
   body: nftBody(common).openapi("WithdrawRequest"),
-  response: writeResponseSchema({ amount: decimal, to: z.string() }).openapi("WithdrawResponse"),
+  response: writeResponseSchema({
+    amount: decimal.openapi({ description: "The ether sent, in wei (0 when only the token balance was)" }),
+    to: z.string(),
+    tokenAmount: decimal
+      .optional()
+      .openapi({ description: "The payment-token balance sent, in its smallest unit (when there was one)" }),
+    paymentToken: paymentTokenView.optional(),
+  }).openapi("WithdrawResponse"),
   errors: [
     "INVALID_API_KEY",
     "INSUFFICIENT_FUNDS",
@@ -29,16 +39,34 @@ export const withdrawRoute = defineWrite({
     "CONTRACT_REVERTED",
   ],
   async plan(input, { chain }) {
-    const [balance, owner] = await chain.read(input.contractAddress, () =>
-      Promise.all([chain.provider.getBalance(input.contractAddress), chain.view(input.contractAddress, "owner", [])]),
+    const at = input.contractAddress;
+    const [balance, owner, paymentToken] = await chain.read(at, () =>
+      Promise.all([chain.provider.getBalance(at), chain.view(at, "owner", []), paymentTokenOf(chain, at)]),
     );
+    // The contract sends its payment-token balance too (NothingToWithdraw only when both are 0).
+    const tokenBalance = paymentToken
+      ? ((await tokenView(chain, paymentToken.address, "balanceOf", [at])) as bigint)
+      : 0n;
     return {
-      call: { to: input.contractAddress, data: collectionCalls().encodeFunctionData("withdraw") },
-      context: { to: owner, balance: balance.toString() },
+      call: { to: at, data: collectionCalls().encodeFunctionData("withdraw") },
+      context: {
+        to: owner,
+        balance: balance.toString(),
+        ...(tokenBalance > 0n ? { tokenBalance: tokenBalance.toString(), paymentToken } : {}),
+      },
     };
   },
-  result: (receipt, op) => ({
-    amount: (withdrawnAmount(receipt, op.contractAddress!) ?? BigInt(String(op.context.balance))).toString(),
-    to: op.context.to,
-  }),
+  result: (receipt, op) => {
+    const { to, balance, tokenBalance, paymentToken } = op.context;
+    const tokenAmount = tokenWithdrawnAmount(receipt, op.contractAddress!);
+    // Withdrawn is emitted only when ether was sent: none means 0 wei (the plan's balance as a fallback for older receipts).
+    const amount =
+      withdrawnAmount(receipt, op.contractAddress!) ?? (tokenAmount !== undefined ? 0n : BigInt(String(balance)));
+    const sentToken = tokenAmount ?? (tokenBalance !== undefined ? BigInt(String(tokenBalance)) : undefined);
+    return {
+      amount: amount.toString(),
+      to,
+      ...(sentToken !== undefined && paymentToken ? { tokenAmount: sentToken.toString(), paymentToken } : {}),
+    };
+  },
 });

@@ -8,7 +8,8 @@ import { chainStatus } from "../../chains/known-head";
 import type { SqlExecutor } from "../../db";
 import { ApiError } from "../../http/errors";
 import { errorResponse, type OpenAPIRegistry } from "../../http/openapi";
-import { address, ChainQuery, decimal, OPEN_SECURITY } from "../../http/fields";
+import { address, ChainQuery, decimal, OPEN_SECURITY, paymentTokenView } from "../../http/fields";
+import type { PaymentToken } from "../../chain/payment-token";
 import { decodeOpaqueCursor, encodeOpaqueCursor } from "../../http/paging";
 
 // Shared with drops, metadata and the operation list, which take them from http/ directly.
@@ -133,6 +134,7 @@ export const CollectionView = z
     name: z.string().nullable(),
     symbol: z.string().nullable(),
     standard,
+    paymentToken: paymentTokenView.optional(),
     totalSupply: decimal.openapi({
       description: "Tokens held by an address other than zero (of an ERC-1155, every edition's amounts together)",
     }),
@@ -161,6 +163,7 @@ export function collectionView(
   head: KnownHead,
   kind: CollectionStandard,
   editions?: { page: EditionSummary[]; cursor?: string },
+  paymentToken?: PaymentToken,
 ) {
   return {
     chainId: record.chainId,
@@ -168,6 +171,7 @@ export function collectionView(
     name: record.name,
     symbol: record.symbol,
     standard: kind,
+    ...(paymentToken ? { paymentToken } : {}),
     totalSupply: record.supply.toString(),
     holders: Number(record.holders),
     ...(editions

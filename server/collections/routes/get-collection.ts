@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { paymentTokenWithin } from "../../chain/payment-token";
 import { parseInput } from "../../http/validation";
 import { editions as readEditions } from "../edition-store";
 import {
@@ -35,6 +36,8 @@ export const getCollectionRoute: CollectionRoute = {
       const { record: found, standard } = await indexedStandard(deps, address);
       if (query.minBlock !== undefined) await deps.index.atBlock(found, query.minBlock);
       const head = await deps.chain.liveness.now();
+      // From the chain (its owner may change it at any block), within 1 s: a slow chain leaves it out, as a down one does.
+      const paymentToken = head.down ? undefined : await paymentTokenWithin(deps.chain, address, 1_000);
       if (standard === "erc1155") {
         // The collection's counters and its editions from one snapshot: they agree with each other.
         const read = await deps.index.store.snapshot(async (db) => {
@@ -44,13 +47,13 @@ export const getCollectionRoute: CollectionRoute = {
         const record = head.down ? read.latest : await deps.index.withMetadata(read.latest);
         const last = read.page[read.page.length - 1];
         const cursor = read.page.length === EDITIONS_PAGE ? encodeCursor({ k: last.tokenId }) : undefined;
-        ctx.body = collectionView(record, head, standard, { page: read.page, cursor });
+        ctx.body = collectionView(record, head, standard, { page: read.page, cursor }, paymentToken);
         return;
       }
       const latest = (await deps.index.find(address)) ?? found;
       // A chain that is down is not asked the name it lacks: the store answers alone, at once.
       const record = head.down ? latest : await deps.index.withMetadata(latest);
-      ctx.body = collectionView(record, head, standard);
+      ctx.body = collectionView(record, head, standard, undefined, paymentToken);
     });
   },
   document(registry) {

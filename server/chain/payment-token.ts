@@ -1,0 +1,75 @@
+import { ZeroAddress, getAddress } from "ethers";
+import { SETTLED_TOPICS, type ChainClient } from "./chain-client";
+import { optionalTokenView } from "./erc20";
+import { toChainApiError } from "./chain-errors";
+
+/** The ERC-20 a collection's prices are in, as answers show it. */
+export interface PaymentToken {
+  address: string;
+  symbol: string;
+  decimals: number;
+}
+
+/** A token's symbol and decimals do not change: read once per chain and token. */
+const described = new Map<string, Promise<PaymentToken>>();
+
+/**
+ * The payment token of `collection` (the reference contracts' `paymentToken()`), or undefined when
+ * its prices are in the native coin, or when it is a collection without one (any other ERC-721).
+ */
+export async function paymentTokenOf(chain: ChainClient, collection: string): Promise<PaymentToken | undefined> {
+  let token: string;
+  try {
+    // The same function on both standards: the ERC-721 ABI encodes it for either.
+    token = await chain.settled(collection, "paymentToken", SETTLED_TOPICS.paymentToken, () =>
+      chain.view(collection, "paymentToken", []),
+    );
+  } catch (err) {
+    // A chain that does not answer is 503, not "native".
+    const apiError = toChainApiError(err);
+    if (apiError.code === "CHAIN_UNAVAILABLE") throw apiError;
+    return undefined;
+  }
+  if (token === ZeroAddress) return undefined;
+  return describeToken(chain, token);
+}
+
+/** `token`'s symbol and decimals (a token that lacks them shows "" and 0: it still prices in its smallest unit). */
+export function describeToken(chain: ChainClient, token: string): Promise<PaymentToken> {
+  const address = getAddress(token);
+  const key = `${chain.options.chainId}:${address}`;
+  let found = described.get(key);
+  if (!found) {
+    found = Promise.all([
+      optionalTokenView(chain, address, "symbol"),
+      optionalTokenView(chain, address, "decimals"),
+    ]).then(([symbol, decimals]) => ({
+      address,
+      symbol: typeof symbol === "string" ? symbol : "",
+      decimals: typeof decimals === "bigint" ? Number(decimals) : 0,
+    }));
+    // A failed read (the chain down) is asked again next time.
+    found.catch(() => described.delete(key));
+    if (described.size >= 10_000) described.clear();
+    described.set(key, found);
+  }
+  return found;
+}
+
+/**
+ * `paymentTokenOf` for a read the store answers otherwise (GET /collections/{address}): undefined
+ * when the chain fails or takes longer than `ms`, so that a slow chain does not hold the answer.
+ */
+export async function paymentTokenWithin(
+  chain: ChainClient,
+  collection: string,
+  ms: number,
+): Promise<PaymentToken | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([paymentTokenOf(chain, collection).catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
