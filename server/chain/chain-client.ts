@@ -155,7 +155,7 @@ export class ChainClient {
    */
   settled<T>(address: string, key: string, topic: string, read: () => Promise<T>): Promise<T> {
     if (!this.emits.get(address)?.has(topic)) return read();
-    return this.settledViews.get(`${address}:${key}`, address, topic, read);
+    return this.settledViews.get(`${address.toLowerCase()}:${key}`, address, topic, read);
   }
 
   /** One view call of the ERC-1155 editions ABI (NFTEditions), as `view` is one of the ERC-721's. */

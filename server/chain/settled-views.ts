@@ -53,6 +53,15 @@ export class SettledViews {
     return value;
   }
 
+  /**
+   * Forgets what is kept of `address`: its own write that changes a kept view was just answered,
+   * maybe from a receipt read before the feed saw its block (an automining node).
+   */
+  forget(address: string): void {
+    const prefix = `${address.toLowerCase()}:`;
+    for (const key of this.kept.keys()) if (key.startsWith(prefix)) this.kept.delete(key);
+  }
+
   private unchanged(at: BlockRef, address: string, topic: string): boolean {
     const headers = this.witness?.headersSince(at);
     if (!headers) return false;

@@ -15,6 +15,9 @@ const NFT_OPERATIONS = [
   "POST /nft/withdraw withdraw",
   "POST /nft/deploy deploy",
   "POST /nft/createEdition createEdition",
+  "POST /nft/setPaymentToken setPaymentToken",
+  "POST /nft/checkout checkout",
+  "POST /nft/mintWithPermit mintWithPermit",
   "GET /nft/operations listOperations",
   "GET /nft/operations/{operationId} getOperation",
 ];
@@ -54,6 +57,7 @@ const SERVICE_OPERATIONS = [
   "GET /metrics metrics",
   "GET /openapi.json openApiDocument",
   "GET /chains listChains",
+  "GET / start",
 ];
 const ACCESS_OPERATIONS = [
   "POST /access-keys createAccessKey",
@@ -151,7 +155,7 @@ describe("the OpenAPI documents", function () {
         ...WALLET_OPERATIONS,
         ...JOB_OPERATIONS,
       ]);
-      expect(listed(demo)).to.have.members([...USER_OPERATIONS, "GET /openapi.json openApiDocument"]);
+      expect(listed(demo)).to.have.members([...USER_OPERATIONS, "GET /openapi.json openApiDocument", "GET / start"]);
     });
 
     for (const [name, doc] of documents) {
