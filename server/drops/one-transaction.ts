@@ -1,3 +1,4 @@
+import { toQuantity } from "ethers";
 import type { ChainClient } from "../chain/chain-client";
 import { isOutOfGas } from "../chain/chain-errors";
 import { ApiError } from "../http/errors";
@@ -57,7 +58,12 @@ export async function checkOneTransaction(chain: ChainClient, config: DropsConfi
     const data = batch.encode(n);
     try {
       return BigInt(
-        await chain.rpc.call<string>("eth_estimateGas", [{ from: batch.from, to: batch.to, data }, "latest"]),
+        // Capped at MAX_GAS_PER_TX: the question is whether it fits, and a node's search for more (up
+        // to the block's limit) costs it several runs of a batch that does not.
+        await chain.rpc.call<string>("eth_estimateGas", [
+          { from: batch.from, to: batch.to, data, gas: toQuantity(max) },
+          "latest",
+        ]),
       );
     } catch (err) {
       if (isOutOfGas(err)) return undefined;

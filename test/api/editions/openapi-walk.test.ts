@@ -40,6 +40,10 @@ const ERC721_ONLY: Record<string, string> = {
 
 /** Routes whose success the shared service cannot give, with why: only "not 5xx" is asserted here. */
 const NOT_5XX_ONLY: Record<string, string> = {
+  "POST /nft/checkout":
+    "the walk's edition is priced in the native coin (400 naming paymentToken): test/api/nft/checkout.test.ts buys an edition by permit",
+  "POST /nft/mintWithPermit":
+    "the walk's edition is priced in the native coin, and a permit needs the buyer's signature: test/api/nft/checkout.test.ts",
   "POST /jobs":
     "a job sends from a held wallet, which the shared service has none of: test/jobs/editions.test.ts runs edition jobs",
 };
@@ -116,6 +120,25 @@ const CALLS: Record<string, (w: Walk) => Call> = {
   "POST /nft/createEdition": (w) => ({
     path: "/nft/createEdition?dryRun=true",
     body: { ...by(w.owner, w), cost: "1", maxSupply: 10, maxMintAmountPerTx: 2 },
+  }),
+  "POST /nft/setPaymentToken": (w) => ({
+    path: "/nft/setPaymentToken?dryRun=true",
+    body: { ...by(w.owner, w), paymentToken: "0x0000000000000000000000000000000000000000" },
+  }),
+  "POST /nft/checkout": (w) => ({
+    path: "/nft/checkout",
+    body: { contractAddress: w.editions, tokenId: w.tokenId, buyer: w.minter.address, mintAmount: 1 },
+  }),
+  "POST /nft/mintWithPermit": (w) => ({
+    path: "/nft/mintWithPermit?dryRun=true",
+    body: {
+      ...by(w.owner, w),
+      tokenId: w.tokenId,
+      buyer: w.minter.address,
+      mintAmount: 1,
+      deadline: "9999999999",
+      signature: `0x${"11".repeat(65)}`,
+    },
   }),
   // contractAddress is ignored by deploy: the dry run plans a new edition contract.
   "POST /nft/deploy": (w) => ({ path: "/nft/deploy?dryRun=true", body: { ...by(w.owner, w), standard: "erc1155" } }),
