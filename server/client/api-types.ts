@@ -643,6 +643,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description INTERNAL_ERROR: a fault of the service, logged with the request id (`X-Request-Id`); try again later */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     listJobs: {
@@ -709,6 +718,15 @@ export interface operations {
             };
             /** @description RATE_LIMITED */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service, logged with the request id (`X-Request-Id`); try again later */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -813,6 +831,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description INTERNAL_ERROR: a fault of the service, logged with the request id (`X-Request-Id`); try again later */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description CHAIN_UNAVAILABLE */
             503: {
                 headers: {
@@ -882,6 +909,15 @@ export interface operations {
             };
             /** @description RATE_LIMITED */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service, logged with the request id (`X-Request-Id`); try again later */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -964,6 +1000,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description INTERNAL_ERROR: a fault of the service, logged with the request id (`X-Request-Id`); try again later */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     jobEvents: {
@@ -1024,6 +1069,15 @@ export interface operations {
             };
             /** @description RATE_LIMITED */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service, logged with the request id (`X-Request-Id`); try again later */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1107,6 +1161,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description INTERNAL_ERROR: a fault of the service, logged with the request id (`X-Request-Id`); try again later */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     cancelJob: {
@@ -1176,6 +1239,15 @@ export interface operations {
             };
             /** @description RATE_LIMITED */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR: a fault of the service, logged with the request id (`X-Request-Id`); try again later */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -43,7 +43,10 @@ export function buildOpenApiDocument(registry: OpenAPIRegistry, info: DocumentIn
   for (const item of Object.values(doc.paths ?? {}))
     for (const method of ["get", "put", "post", "delete", "patch"] as const) {
       const operation = item[method];
-      if (operation) chainRules(operation as Operation, doc.components?.schemas ?? {});
+      if (!operation) continue;
+      chainRules(operation as Operation, doc.components?.schemas ?? {});
+      bodyFromPath(operation as Operation, doc.components?.schemas ?? {});
+      internalError(operation as Operation);
     }
   return doc;
 }
@@ -52,6 +55,41 @@ type Json = Record<string, unknown>;
 type Operation = Json & { parameters?: Json[]; requestBody?: Json; responses: Record<string, Json> };
 
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null;
+
+/** An operation's mark (removed from the document) naming the body fields its path gives. */
+export const BODY_FROM_PATH = "x-body-from-path";
+
+/**
+ * A body field the path gives (`contractAddress` on /collections/{address}/…) is optional in the
+ * body's schema, and said to be the path's when given: a body naming another one is a 400.
+ */
+function bodyFromPath(operation: Operation, schemas: Record<string, unknown>): void {
+  const fields = operation[BODY_FROM_PATH];
+  delete operation[BODY_FROM_PATH];
+  if (!Array.isArray(fields)) return;
+  const ref = (operation.requestBody as { content?: Record<string, { schema?: Json }> } | undefined)?.content?.[
+    "application/json"
+  ]?.schema?.$ref;
+  const body = typeof ref === "string" ? schemas[ref.replace("#/components/schemas/", "")] : undefined;
+  if (!isObject(body)) return;
+  if (Array.isArray(body.required)) body.required = body.required.filter((name) => !fields.includes(name));
+  for (const field of fields) {
+    const property = (body.properties as Record<string, Json> | undefined)?.[field];
+    if (property) property.description = `Optional: the path gives it; when given, it must be the path's`;
+  }
+}
+
+/**
+ * Any route can answer 500 INTERNAL_ERROR: a bug, or a database that refuses a write the service
+ * did not foresee. It is logged with the request id and carries no stack; the document lists it
+ * on every operation, so that no answer is one the document does not give.
+ */
+function internalError(operation: Operation): void {
+  operation.responses["500"] ??= {
+    description: "INTERNAL_ERROR: a fault of the service, logged with the request id (`X-Request-Id`); try again later",
+    content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+  };
+}
 
 /**
  * zod's `.nullable()` on a registered schema comes out as `allOf: [{$ref}, {type: [object, null]}]`,

@@ -19,7 +19,7 @@ import {
   type WriteAnswer,
 } from "../engine";
 import { currentVia } from "../http/tool-call";
-import type { OpenAPIRegistry } from "../http/openapi";
+import { BODY_FROM_PATH, type OpenAPIRegistry } from "../http/openapi";
 import { address } from "../http/fields";
 import { readJsonBody } from "../http/json-body";
 import { parseBody } from "../http/validation";
@@ -215,12 +215,25 @@ function chainOfBody(body: unknown): unknown {
 /** Koa's form of an OpenAPI path: `{address}` → `:address`. */
 const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ":$1");
 
-/** The body with the route's path parameters in it (a body that is no object is left for the schema to refuse). */
+/**
+ * The body with the route's path parameters in it (a body that is no object is left for the schema
+ * to refuse). The path names the collection: a body that names another one is a 400, never
+ * silently overruled.
+ */
 function withPathFields(route: NftRoute, ctx: Context, body: unknown): unknown {
   if (!route.pathFields || typeof body !== "object" || body === null || Array.isArray(body)) return body;
-  const fields = Object.fromEntries(
-    Object.entries(route.pathFields).map(([field, param]) => [field, ctx.params[param]]),
-  );
+  const fields: Record<string, unknown> = {};
+  for (const [field, param] of Object.entries(route.pathFields)) {
+    const fromPath = ctx.params[param];
+    const given = (body as Record<string, unknown>)[field];
+    if (given !== undefined && (typeof given !== "string" || given.toLowerCase() !== fromPath?.toLowerCase()))
+      throw new ApiError(
+        "VALIDATION_ERROR",
+        `The path's {${param}} names the collection; leave ${field} out of the body`,
+        [{ path: field, message: `not the path's {${param}} (${fromPath}); leave it out` }],
+      );
+    fields[field] = fromPath;
+  }
   return { ...body, ...fields };
 }
 
@@ -366,7 +379,18 @@ export function registerNftOpenApi(registry: OpenAPIRegistry): void {
   for (const route of NFT_ROUTES) {
     // A path field stands for a body field (contractAddress): documented as that field is.
     const pathParams = route.pathFields
-      ? { params: z.object(Object.fromEntries(Object.values(route.pathFields).map((p) => [p, address(p)]))) }
+      ? {
+          params: z.object(
+            Object.fromEntries(
+              Object.values(route.pathFields).map((p) => [
+                p,
+                address(p).openapi({
+                  description: "The collection; the body leaves contractAddress out (one naming another is a 400)",
+                }),
+              ]),
+            ),
+          ),
+        }
       : {};
     registry.registerPath({
       method: route.method ?? "post",
@@ -384,6 +408,8 @@ export function registerNftOpenApi(registry: OpenAPIRegistry): void {
         ...(route.kind === "write" ? { headers: IdempotencyHeaders } : {}),
       },
       responses: openApiResponses(route),
+      // The body's fields the path gives: optional in the document (buildOpenApiDocument).
+      ...(route.pathFields ? { [BODY_FROM_PATH]: Object.keys(route.pathFields) } : {}),
     });
   }
   registerListOperationsOpenApi(registry);

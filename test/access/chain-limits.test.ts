@@ -427,7 +427,8 @@ function sample(name: string, schema: Schema): unknown {
   if (name === "from") return "shop";
   if (name === "signature") return `0x${"11".repeat(65)}`;
   if (type === "string") {
-    if (/address|owner|account|buyer|paymentToken|^to$/i.test(name) || schema.pattern?.includes("40")) return A_COLLECTION;
+    if (/address|owner|account|buyer|paymentToken|^to$/i.test(name) || schema.pattern?.includes("40"))
+      return A_COLLECTION;
     // An operation's or a job's id is a UUID; a token id is a decimal.
     if (/id$/i.test(name) && !/tokenId$/i.test(name)) return randomUUID();
     return "1";

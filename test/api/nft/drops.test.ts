@@ -224,6 +224,18 @@ describe("Drops through the API: airdrops, batch whitelist, allowlists, vouchers
       expect(expectError(checksum, 400, "VALIDATION_ERROR").details).to.deep.equal([
         { path: "entries.0.address", message: "address must be checksummed (EIP-55) if mixed-case" },
       ]);
+      // The path names the collection: a body naming another is refused, the same one (any case) is not.
+      const other = randomAddress();
+      const elsewhere = await f.api.request("PUT", `/collections/${f.collection}/allowlist`, {
+        json: {
+          privateKey: f.owner.privateKey,
+          contractAddress: other,
+          entries: [{ address: good, allowance: 1, price: 0 }],
+        },
+      });
+      expect(expectError(elsewhere, 400, "VALIDATION_ERROR").details).to.deep.equal([
+        { path: "contractAddress", message: `not the path's {address} (${f.collection}); leave it out` },
+      ]);
       expect(await nft.allowlistRoot()).to.equal(rootBefore);
     });
 
