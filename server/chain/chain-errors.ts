@@ -2,7 +2,7 @@ import { isError, type ErrorDescription, type Interface } from "ethers";
 import { ApiError, type ErrorCode } from "../http/errors";
 import { collectionInterface } from "./collection";
 import { editionsInterface } from "./editions";
-import { chainUnavailable, isUnanswered } from "./unanswered";
+import { chainUnavailable, isNodeFailure, isUnanswered } from "./unanswered";
 
 /** Contract errors (ours, OpenZeppelin's, ERC721A's) and the API code each one means. */
 const REVERT_CODES: Record<string, ErrorCode> = {
@@ -279,7 +279,7 @@ export function toChainApiError(err: unknown, emptyRevert: ErrorCode = "CONTRACT
     error?: { message?: string };
   };
 
-  if (isUnanswered(err) || isUnavailable(e)) return chainUnavailable();
+  if (isUnanswered(err) || isUnavailable(e) || isNodeFailure(err)) return chainUnavailable();
   if (isError(err, "INSUFFICIENT_FUNDS") || FUNDS_PATTERN.test(nodeMessage(e))) {
     return new ApiError("INSUFFICIENT_FUNDS", "The caller's balance cannot pay value + gas");
   }

@@ -1,6 +1,7 @@
 import { makeError } from "ethers";
 import { credentialFragments, credentialScrubber, maskUrl } from "../config/credentials";
 import { HttpJsonRpcTransport } from "./http-transport";
+import { isBareInternalError } from "./unanswered";
 import { WsJsonRpcTransport } from "./ws-transport";
 
 /** How one RPC URL stands: answering, left out after a failure, or answering from a node that lags. */
@@ -49,8 +50,6 @@ const HEAD_FRESH_MS = 10_000;
 const SEND_RAW = "eth_sendRawTransaction";
 /** "Already known" and its variants: the node has the transaction, which is an acceptance. */
 const KNOWN = /already known|known transaction|already imported|already in (the )?(mempool|pool)/i;
-/** What an internal error says when it is the call's own outcome (a revert, a refusal), not the node failing. */
-const CALL_OUTCOME = /revert|execution|vm exception|invalid opcode|out of gas|nonce|insufficient|underpriced|gas|fee/i;
 
 interface JsonRpcCall {
   id?: unknown;
@@ -562,9 +561,7 @@ function asArray(answer: unknown): unknown[] {
 
 /** A JSON-RPC "internal error" (-32603) that is the node failing, not the call's own outcome (a revert). */
 function isInternalError(answer: JsonRpcAnswer): boolean {
-  const error = answer?.error;
-  if (!error || error.code !== -32603) return false;
-  return error.data === undefined && !CALL_OUTCOME.test(String(error.message ?? ""));
+  return isBareInternalError(answer?.error);
 }
 
 function outcomeOf(err: unknown): RpcRequestOutcome {

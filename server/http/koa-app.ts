@@ -3,7 +3,7 @@ import Koa from "koa";
 import type Router from "@koa/router";
 import cors from "@koa/cors";
 import etag from "etag";
-import { chainUnavailable, isUnanswered } from "../chain/unanswered";
+import { chainUnavailable, isNodeFailure, isUnanswered } from "../chain/unanswered";
 import { UNMATCHED_ROUTE, type ServiceMetrics } from "../metrics/metrics";
 import { ApiError, errorBody } from "./errors";
 import type { Logger } from "./logger";
@@ -119,7 +119,7 @@ function noRoute(method: string, path: string, known: KnownRoute[]): string {
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   // A chain question no RPC URL answered, on a path that does not map its chain errors: never 500.
-  if (isUnanswered(err)) return chainUnavailable();
+  if (isUnanswered(err) || isNodeFailure(err)) return chainUnavailable();
   return new ApiError("INTERNAL_ERROR", "Internal error");
 }
 

@@ -77,12 +77,16 @@ describe("a chain question that fails on every RPC URL answers 503 CHAIN_UNAVAIL
    * Both URLs answer HTTP 503 to `method` (and only to it) while `request` runs: it answers 503
    * CHAIN_UNAVAILABLE, both URLs were asked `method`, and the store and the chain are as before.
    */
-  async function failingEverywhere(method: string, request: () => Promise<ApiResponse>): Promise<void> {
+  async function failingEverywhere(
+    method: string,
+    request: () => Promise<ApiResponse>,
+    fail: (proxy: RpcProxy) => void = (proxy) => proxy.failWith(method, 503, { times: Infinity }),
+  ): Promise<void> {
     const supply = (await collectionAt(collection, provider).totalSupply()) as bigint;
     const nonces = await Promise.all([MINTER, NEWCOMER].map((w) => provider.getTransactionCount(w.address)));
     const stored = await operations();
     const asked = [first, second].map((p) => p.calls.get(method) ?? 0);
-    for (const proxy of [first, second]) proxy.failWith(method, 503, { times: Infinity });
+    for (const proxy of [first, second]) fail(proxy);
     const res = await request();
     expectError(res, 503, "CHAIN_UNAVAILABLE");
     expect(
@@ -142,6 +146,36 @@ describe("a chain question that fails on every RPC URL answers 503 CHAIN_UNAVAIL
 
   it("eth_blockNumber (the head GET /health asks) answers 503", async function () {
     await failingEverywhere("eth_blockNumber", () => api.get("/health"));
+  });
+
+  describe("a node's bare JSON-RPC internal error (-32603, no data) on every URL is the chain not answering: 503, not 422 nor 500", function () {
+    const internalError = (method: string) => (proxy: RpcProxy) =>
+      void proxy.refuse(method, { error: { code: -32603, message: "Internal error" }, times: Infinity });
+
+    it("eth_estimateGas (a write's simulation): 503, not 422 CONTRACT_REVERTED", async function () {
+      await failingEverywhere("eth_estimateGas", () => mint(MINTER.privateKey), internalError("eth_estimateGas"));
+    });
+
+    it("eth_call (a read): 503, not 422", async function () {
+      await failingEverywhere(
+        "eth_call",
+        () => api.post("/nft/total-supply", { privateKey: MINTER.privateKey, contractAddress: collection }),
+        internalError("eth_call"),
+      );
+    });
+
+    it("eth_getBalance (a withdraw's balance read): 503, not 500", async function () {
+      await failingEverywhere(
+        "eth_getBalance",
+        () =>
+          api.post(
+            "/nft/withdraw",
+            { privateKey: OWNER.privateKey, contractAddress: collection },
+            { API_KEY: TEST_API_KEY },
+          ),
+        internalError("eth_getBalance"),
+      );
+    });
   });
 
   it("eth_sendRawTransaction is no question: its answer lost on every URL, a write answers 202 pending, never 5xx, and confirms once a URL takes it", async function () {
