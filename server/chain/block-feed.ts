@@ -104,7 +104,7 @@ export class BlockFeed implements HeadWitness {
   /** When the last few new heads arrived (ms), one block apart: the chain's pace. */
   private arrivals: number[] = [];
   /** The last head the subscription announced, and when. */
-  private announcedAt?: { number: number; at: number };
+  private announcedAt?: { number: number; hash: string; at: number };
   /** An announcement that came while a poll was under way: taken up after it. */
   private announcedDuringPoll?: AnnouncedHead;
   private headsStarted = false;
@@ -131,20 +131,30 @@ export class BlockFeed implements HeadWitness {
    * 5 s): what a fee quote needs, for free. Undefined otherwise, or on a chain without one.
    */
   baseFee(): bigint | undefined {
-    if (this.lastHead === undefined || this.subscribers.size === 0) return undefined;
-    if (!this.subscribed && Date.now() - this.toldAt > FRESH_HEAD_MS) return undefined;
-    return this.recent.get(this.lastHead)?.baseFeePerGas;
+    return this.follows() ? this.recent.get(this.lastHead!)?.baseFeePerGas : undefined;
   }
 
   /**
-   * The head, while the feed follows it (a live subscription, or a poll within the last 5 s for a
-   * subscriber): what SettledViews keeps answers against.
+   * The head, while the feed follows it: what SettledViews keeps answers against, and what the
+   * base fee is read from.
    */
   followedHead(): BlockRef | undefined {
-    if (this.lastHead === undefined) return undefined;
-    if (!this.subscribed && (this.subscribers.size === 0 || Date.now() - this.toldAt > FRESH_HEAD_MS)) return undefined;
-    const block = this.recent.get(this.lastHead);
+    const block = this.follows() ? this.recent.get(this.lastHead!) : undefined;
     return block && { number: block.number, hash: block.hash };
+  }
+
+  /**
+   * Whether the last head is the chain's: a live subscription whose last announced head the feed
+   * has read (a gap it could not read, with nobody subscribed, leaves it behind), or a poll within
+   * the last 5 s for a subscriber.
+   */
+  private follows(): boolean {
+    if (this.lastHead === undefined) return false;
+    if (this.subscribed) {
+      const announced = this.announcedAt;
+      return announced === undefined || this.recent.get(announced.number)?.hash === announced.hash;
+    }
+    return this.subscribers.size > 0 && Date.now() - this.toldAt <= FRESH_HEAD_MS;
   }
 
   /** The kept headers after `from` up to the followed head, linked to `from`; undefined when any is missing or `from` left the chain. */
@@ -227,7 +237,7 @@ export class BlockFeed implements HeadWitness {
    */
   private announced(head: AnnouncedHead): void {
     if (this.stopped) return;
-    this.announcedAt = { number: head.number, at: Date.now() };
+    this.announcedAt = { number: head.number, hash: head.hash, at: Date.now() };
     if (this.polling) {
       this.announcedDuringPoll = head;
       return;

@@ -46,6 +46,13 @@ export const SETTLED_TOPICS = {
   paymentToken: collectionInterface().getEvent("PaymentTokenChanged")!.topicHash,
 } as const;
 
+/** The selectors of the setters whose events SETTLED_TOPICS lists: setCost (both standards), setPaymentToken. */
+const SETTLED_SETTERS = new Set([
+  collectionInterface().getFunction("setCost")!.selector,
+  editionsInterface().getFunction("setCost")!.selector,
+  collectionInterface().getFunction("setPaymentToken")!.selector,
+]);
+
 /**
  * The service's way to the chain, usable without Koa: reads against a collection, and the
  * simulation of writes (sending them is the transaction engine's job, server/engine).
@@ -156,6 +163,15 @@ export class ChainClient {
   settled<T>(address: string, key: string, topic: string, read: () => Promise<T>): Promise<T> {
     if (!this.emits.get(address)?.has(topic)) return read();
     return this.settledViews.get(`${address.toLowerCase()}:${key}`, address, topic, read);
+  }
+
+  /**
+   * A write of this service confirmed: a setter of a kept view (setCost, setPaymentToken) makes
+   * the collection's kept views be read again. Its receipt may come before the feed sees its
+   * block (an automining node), when no header would tell yet.
+   */
+  confirmedWrite(to: string | null, data: string): void {
+    if (to && SETTLED_SETTERS.has(data.slice(0, 10))) this.settledViews.forget(to);
   }
 
   /** One view call of the ERC-1155 editions ABI (NFTEditions), as `view` is one of the ERC-721's. */

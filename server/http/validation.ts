@@ -13,6 +13,16 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   throw invalid(issueDetails(result.error.issues, schema));
 }
 
+/** `input` parsed by `schema`, or the details of each bad field in the same words parseInput uses (for a caller that gathers them). */
+export function checkInWords<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+): { success: true; data: z.output<S> } | { success: false; details: Detail[] } {
+  const result = schema.safeParse(input, IN_WORDS);
+  if (result.success) return { success: true, data: result.data };
+  return { success: false, details: issueDetails(result.error.issues, schema) };
+}
+
 /**
  * Parses a JSON request body with `schema`, refusing any top-level field the schema does not
  * declare (400 VALIDATION_ERROR naming it): a field a route does not know (a misspelling, one of a

@@ -6,7 +6,7 @@
 import canonicalizeJson from "canonicalize";
 import { z } from "zod";
 import { chainField, decimalRange } from "../http/fields";
-import { invalid } from "../http/validation";
+import { checkInWords, invalid } from "../http/validation";
 
 /** The most tokens one PUT takes, and its largest body. */
 export const MAX_TOKENS_PER_REQUEST = 10_000;
@@ -191,10 +191,10 @@ function checkDocument(
     details.push({ path: [at, ...refused.path].join("."), message: refused.message });
     return undefined;
   }
-  const result = MetadataDocument.safeParse(document);
+  const result = checkInWords(MetadataDocument, document);
   if (!result.success) {
-    for (const issue of result.error.issues)
-      details.push({ path: [at, ...issue.path.map(String)].join("."), message: issue.message });
+    for (const detail of result.details)
+      details.push({ path: detail.path ? `${at}.${detail.path}` : at, message: detail.message });
     return undefined;
   }
   const bytes = canonical(document);

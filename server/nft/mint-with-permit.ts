@@ -10,6 +10,7 @@ import { checkPermit } from "./permit-check";
 import { checkBalance } from "./payer";
 import { readPermitToken } from "./permit";
 import { mintedTokenIds } from "./receipt-events";
+import { MINT_REFUSALS } from "./mint";
 import { defineWrite } from "./route";
 import { editionTokenId } from "./standard";
 import { chainNow, tokenSale } from "./token-sale";
@@ -47,14 +48,7 @@ export const mintWithPermitRoute = defineWrite({
     "PERMIT_UNSUPPORTED",
     "TOKEN_ALLOWANCE_TOO_LOW",
     "INSUFFICIENT_FUNDS",
-    "NOT_WHITELISTED",
-    "CONTRACT_NOT_FOUND",
-    "CONTRACT_PAUSED",
-    "MAX_SUPPLY_EXCEEDED",
-    "INVALID_MINT_AMOUNT",
-    "TOKEN_NOT_FOUND",
-    "UNSUPPORTED_CONTRACT",
-    "CONTRACT_REVERTED",
+    ...MINT_REFUSALS,
   ],
   async plan(input, { chain }) {
     if (input.deadline < (await chainNow(chain)))

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { collectionCalls } from "../chain/collection-abi";
 import { editionsCalls } from "../chain/editions-abi";
 import { writeResponseSchema } from "../engine";
+import type { ErrorCode } from "../http/errors";
 import { paymentTokenView } from "../http/fields";
 import { common, decimal, uint, nftBody } from "./fields";
 import { checkPayer } from "./payer";
@@ -9,6 +10,18 @@ import { priceOf } from "./price";
 import { mintedTokenIds } from "./receipt-events";
 import { defineWrite } from "./route";
 import { editionTokenId, tokenIdFor } from "./standard";
+
+/** What the collection refuses a mint for, however it is paid (mint, mintWithPermit). */
+export const MINT_REFUSALS: ErrorCode[] = [
+  "NOT_WHITELISTED",
+  "CONTRACT_NOT_FOUND",
+  "CONTRACT_PAUSED",
+  "MAX_SUPPLY_EXCEEDED",
+  "INVALID_MINT_AMOUNT",
+  "TOKEN_NOT_FOUND",
+  "UNSUPPORTED_CONTRACT",
+  "CONTRACT_REVERTED",
+];
 
 export const mintRoute = defineWrite({
   path: "/nft/mint",
@@ -30,14 +43,7 @@ export const mintRoute = defineWrite({
     "INSUFFICIENT_TOKEN_BALANCE",
     "TOKEN_ALLOWANCE_TOO_LOW",
     "INCORRECT_PAYMENT",
-    "NOT_WHITELISTED",
-    "CONTRACT_NOT_FOUND",
-    "CONTRACT_PAUSED",
-    "MAX_SUPPLY_EXCEEDED",
-    "INVALID_MINT_AMOUNT",
-    "TOKEN_NOT_FOUND",
-    "UNSUPPORTED_CONTRACT",
-    "CONTRACT_REVERTED",
+    ...MINT_REFUSALS,
   ],
   async plan(input, { chain, signer }) {
     const { tokenId } = await tokenIdFor(chain, input.contractAddress, input.tokenId);

@@ -37,8 +37,4 @@ export const setCostRoute = defineWrite({
     });
   },
   result: settingResult,
-  // A price kept per block is read again: the receipt may have come before the feed saw its block.
-  async answered(_answer, input, { chain }) {
-    chain.settledViews.forget(input.contractAddress);
-  },
 });

@@ -118,11 +118,12 @@ for (const kind of ["PGlite", "PostgreSQL"] as const) {
 
     it("refuses an upload naming every bad token in one 400, and stores nothing of it", async function () {
       this.timeout(60_000);
-      const tokens = [1, 2, 3, 4, 5].map((n) => ({ tokenId: String(n), ...documentOf(n) }));
+      const tokens = [1, 2, 3, 4, 5, 6].map((n) => ({ tokenId: String(n), ...documentOf(n) }));
       (tokens[1] as Record<string, unknown>).image = "javascript:alert(1)";
       (tokens[2] as Record<string, unknown>).background_color = "#zzzzzz";
       (tokens[3] as Record<string, unknown>).attributes = [{ trait_type: "Eyes", value: { nested: true } }];
       (tokens[4] as Record<string, unknown>).description = "x".repeat(17 * 1024);
+      (tokens[5] as Record<string, unknown>).name = 42;
       const res = await put({ placeholder: PLACEHOLDER, tokens });
       expect(res.status, res.text).to.equal(400);
       expect(res.body.error.code).to.equal("VALIDATION_ERROR");
@@ -132,7 +133,13 @@ for (const kind of ["PGlite", "PostgreSQL"] as const) {
         "tokens.2.background_color",
         "tokens.3.attributes.0.value",
         "tokens.4",
+        "tokens.5.name",
       ]);
+      // In the words every other route uses, not zod's own.
+      expect(res.body.error.details).to.deep.include({
+        path: "tokens.5.name",
+        message: "must be a string, not a number",
+      });
       expect(paths.some((p) => p.startsWith("tokens.0"))).to.equal(false);
       const state = await api.request("GET", `/collections/${collection}/metadata`, { headers: ROOT_KEY });
       expect(state.status, state.text).to.equal(200);

@@ -15,6 +15,7 @@ import { LIVE_WINDOW } from "../../server/collections";
 import {
   ApiClient,
   ChainNode,
+  freshWallet,
   collectionAt,
   deployWithScript,
   directProvider,
@@ -26,6 +27,7 @@ import {
   type JsonBody,
 } from "../api/harness";
 import { ChainControl } from "../support/chain-control";
+import { deployToken, signCheckout } from "../api/nft/checkout-helpers";
 import { Receiver, type Delivery } from "./receiver";
 
 const ROOT = { authorization: `Bearer ${TEST_API_KEY}` };
@@ -115,6 +117,58 @@ describe("webhooks of the service (PGlite, a real chain)", function () {
       expect(confirmed.data[field], field).to.deep.equal(now[field]);
     expect((confirmed.data.result as JsonBody).tokenIds).to.have.length(2);
     expect(Date.parse(confirmed.timestamp)).to.be.closeTo(Date.now(), 30_000);
+  });
+
+  it("mintWithPermit (Checkout): operation.confirmed carries the buyer, the value in token units and the paymentToken", async function () {
+    this.timeout(60_000);
+    const provider = directProvider(node.rpcUrl);
+    try {
+      const owner = (await fundedWallet(provider)).connect(provider);
+      usedSecrets.add(owner.privateKey);
+      const tusd = await deployToken(owner, "TestUSD");
+      const token = await tusd.getAddress();
+      const deployed = await api.post("/nft/deploy", { privateKey: owner.privateKey, cost: "2500000" });
+      expect(deployed.status, deployed.text).to.equal(201);
+      const priced = deployed.body.contractAddress as string;
+      const set = await api.post("/nft/setPaymentToken", {
+        privateKey: owner.privateKey,
+        contractAddress: priced,
+        paymentToken: token,
+      });
+      expect(set.status, set.text).to.equal(200);
+      const buyer = freshWallet();
+      await (await tusd.getFunction("mint")(buyer.address, 10_000_000n)).wait();
+      const made = await api.request("POST", "/webhooks", {
+        json: { url: receiver.url, events: ["operation.confirmed"], collections: [priced] },
+        headers: ROOT,
+      });
+      expect(made.status, made.text).to.equal(201);
+      usedSecrets.add(made.body.secret as string);
+
+      const typed = await api.post("/nft/checkout", { contractAddress: priced, buyer: buyer.address, mintAmount: 2 });
+      expect(typed.status, typed.text).to.equal(200);
+      const minted = await api.post("/nft/mintWithPermit", {
+        privateKey: minterKey,
+        contractAddress: priced,
+        buyer: buyer.address,
+        mintAmount: 2,
+        deadline: typed.body.message.deadline,
+        signature: await signCheckout(buyer, typed.body),
+      });
+      expect(minted.status, minted.text).to.be.oneOf([200, 202]);
+      const id = minted.body.operationId as string;
+      const events = await receiver.until((d) =>
+        d.some((x) => x.json.type === "operation.confirmed" && x.json.data.operationId === id),
+      );
+      const confirmed = events.find((x) => x.json.type === "operation.confirmed" && x.json.data.operationId === id)!;
+      expect(confirmed.json.data.operation).to.equal("mintWithPermit");
+      const result = confirmed.json.data.result as JsonBody;
+      expect(result).to.include({ buyer: buyer.address, value: "5000000" });
+      expect(result.paymentToken).to.deep.include({ address: token, symbol: "TUSD", decimals: 6 });
+      expect(result.tokenIds).to.have.length(2);
+    } finally {
+      provider.destroy();
+    }
   });
 
   it("SIGKILL after a mint confirms and before its delivery (the receiver holds it), then a restart: the event arrives, same webhook-id", async function () {

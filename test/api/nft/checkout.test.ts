@@ -1,30 +1,14 @@
 import { expect } from "chai";
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { Contract, ContractFactory, Wallet, ZeroAddress, getAddress } from "ethers";
+import { Contract, Wallet, ZeroAddress, getAddress } from "ethers";
 import { editionsInterface } from "../../../server/chain/editions";
 import { expectConfirmedWrite, expectError, expectNoGasSpent } from "../expectations";
-import { ROOT, TEST_API_KEY, collectionAt, freshWallet, type ApiResponse, type JsonBody } from "../harness";
+import { TEST_API_KEY, collectionAt, freshWallet, type ApiResponse, type JsonBody } from "../harness";
+import { deployToken, signCheckout } from "./checkout-helpers";
 import { describeSecrets, nftFixture } from "./fixture";
 
 /** 2.5 TUSD (6 decimals), the price of one token. */
 const COST = 2_500_000n;
 const TUSD = 1_000_000n;
-
-/** Deploys a token of contracts/test from its artifact, by `wallet`. */
-async function deployToken(wallet: Wallet, name: "TestUSD" | "PlainERC20"): Promise<Contract> {
-  const file = path.join(ROOT, `artifacts/contracts/test/${name}.sol/${name}.json`);
-  const { abi, bytecode } = JSON.parse(readFileSync(file, "utf8")) as { abi: []; bytecode: string };
-  const contract = await new ContractFactory(abi, bytecode, wallet).deploy();
-  await contract.waitForDeployment();
-  return contract as Contract;
-}
-
-/** The buyer's signature of a checkout's typed data (ethers derives EIP712Domain itself). */
-function signCheckout(signer: Wallet, body: JsonBody, message: JsonBody = body.message as JsonBody): Promise<string> {
-  const { EIP712Domain: _domainType, ...types } = body.types as Record<string, []>;
-  return signer.signTypedData(body.domain as JsonBody, types, message);
-}
 
 describe("Checkout: prices in an ERC-20, buyers who hold no ETH", function () {
   const f = nftFixture({ collection: false });
