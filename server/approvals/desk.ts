@@ -138,6 +138,7 @@ export class ApprovalDesk {
     const approval = await this.decidable(decider, id);
     const decided = await this.decide(actor, decider, approval, "approved", null);
     const unit = this.deps.chains.find(decided.chainId);
+    await unit?.engine.crashPoint("approved");
     const op = unit ? await unit.engine.find(decided.operationId) : null;
     if (!unit || !op) throw new ApiError("CHAIN_UNAVAILABLE", "The chain of this approval is not configured here");
     // The asker's key held the wallet when it asked; the decider's limits were checked on the approval.
