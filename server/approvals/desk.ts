@@ -3,6 +3,7 @@ import type { ChainRegistry, RegisteredChain } from "../chains/registry";
 import type { SqlDriver, SqlExecutor } from "../db";
 import {
   awaitingApprovalBody,
+  failApprovedIn,
   failAwaitingIn,
   insertHeldIn,
   NotAwaitingApproval,
@@ -129,27 +130,38 @@ export class ApprovalDesk {
     return approval;
   }
 
-  /** Approves and sends it as if it had just arrived: the write's answer (or its refusal, which fails the operation). */
+  /**
+   * Approves and sends it as if it had just arrived: the write's answer (or its refusal, which fails
+   * the operation). The decision is recorded in the transaction that stores the operation's nonce
+   * and signed transaction (or fails it), so that a crash leaves it either pending (nothing sent;
+   * approve again) or approved and queued (the follower sends it once): never approved and unsent.
+   */
   async approve(
     actor: AuditActor,
     decider: AccessPrincipal,
     id: string,
   ): Promise<{ approval: Approval; answer: WriteAnswer }> {
     const approval = await this.decidable(decider, id);
-    const decided = await this.decide(actor, decider, approval, "approved", null);
-    const unit = this.deps.chains.find(decided.chainId);
-    const op = unit ? await unit.engine.find(decided.operationId) : null;
+    const unit = this.deps.chains.find(approval.chainId);
+    const op = unit ? await unit.engine.find(approval.operationId) : null;
     if (!unit || !op) throw new ApiError("CHAIN_UNAVAILABLE", "The chain of this approval is not configured here");
-    // The asker's key held the wallet when it asked; the decider's limits were checked on the approval.
-    const signer = await this.deps.wallets!.signerFor(op.from, null).catch(async (err: unknown) => {
-      // Its wallet gone since it asked: decided, so it fails rather than wait for nothing.
-      if (err instanceof ApiError) await failAwaitingIn(this.deps.db, op.id, err);
-      throw err;
-    });
+    const decision: { row?: Approval } = {};
+    const decide = async (tx: SqlExecutor) => {
+      const row = await this.decideIn(tx, actor, decider, approval, "approved", null);
+      if (row) decision.row = row;
+      return row !== null;
+    };
     try {
-      return { approval: decided, answer: await unit.engine.sendApproved(op, signer) };
+      // The asker's key held the wallet when it asked; the decider's limits were checked on the approval.
+      const signer = await this.deps.wallets!.signerFor(op.from, null).catch(async (err: unknown) => {
+        // Its wallet gone since it asked: decided, so it fails rather than wait for nothing.
+        if (err instanceof ApiError) await failApprovedIn(this.deps.db, op.id, err, decide);
+        throw err;
+      });
+      const answer = await unit.engine.sendApproved(op, signer, decide);
+      return { approval: decision.row!, answer };
     } catch (err) {
-      if (err instanceof NotAwaitingApproval) throw notPending(decided);
+      if (err instanceof NotAwaitingApproval) throw notPending((await this.store.find(approval.id)) ?? approval);
       throw err;
     }
   }
@@ -219,24 +231,37 @@ export class ApprovalDesk {
     status: "approved" | "rejected",
     reason: string | null,
   ): Promise<Approval> {
-    const decided = await this.deps.db.transaction(async (tx: SqlExecutor) => {
-      const row = await this.store.decide(tx, approval.id, status, keyRefOf(decider), reason);
-      if (!row) return null;
-      if (status === "rejected") {
-        const error = new ApiError("APPROVAL_REJECTED", `Rejected by ${decider.name}: ${reason}`);
-        await failAwaitingIn(tx, row.operationId, error);
-      }
-      await this.deps.audit.record(tx, actor, {
-        action: `approval.${status}`,
-        targetType: "approval",
-        targetId: row.id,
-        details: { operationId: row.operationId, operation: row.plan.operation, ...(reason ? { reason } : {}) },
-      });
-      await emitEvent(tx, { type: "approval.decided", ...eventOf(row) });
-      return row;
-    });
+    const decided = await this.deps.db.transaction((tx) => this.decideIn(tx, actor, decider, approval, status, reason));
     if (!decided) throw notPending((await this.store.find(approval.id)) ?? approval);
     return decided;
+  }
+
+  /**
+   * The decision, its audit event and approval.decided, on `tx` (a rejection fails the operation
+   * there too); null when another decision won, or the approval expired.
+   */
+  private async decideIn(
+    tx: SqlExecutor,
+    actor: AuditActor,
+    decider: AccessPrincipal,
+    approval: Approval,
+    status: "approved" | "rejected",
+    reason: string | null,
+  ): Promise<Approval | null> {
+    const row = await this.store.decide(tx, approval.id, status, keyRefOf(decider), reason);
+    if (!row) return null;
+    if (status === "rejected") {
+      const error = new ApiError("APPROVAL_REJECTED", `Rejected by ${decider.name}: ${reason}`);
+      await failAwaitingIn(tx, row.operationId, error);
+    }
+    await this.deps.audit.record(tx, actor, {
+      action: `approval.${status}`,
+      targetType: "approval",
+      targetId: row.id,
+      details: { operationId: row.operationId, operation: row.plan.operation, ...(reason ? { reason } : {}) },
+    });
+    await emitEvent(tx, { type: "approval.decided", ...eventOf(row) });
+    return row;
   }
 }
 

@@ -45,7 +45,7 @@ export interface Config {
   /** Blocks deep an operation is taken as final where the node has no finalized block (FINALITY_BLOCKS). */
   finalityBlocks: number;
   /** Tests only: the step of a write at which the process kills itself (CRASH_AT). */
-  crashAt?: "nonce-taken" | "row-stored" | "broadcast" | "resign-nonce-taken";
+  crashAt?: "nonce-taken" | "row-stored" | "broadcast" | "resign-nonce-taken" | "approved";
   /** Tests only: stall this long at CRASH_AT instead of dying there (CRASH_PAUSE_MS): a slow process. */
   crashPauseMs?: number;
   /** Ceiling on maxFeePerGas (wei) for new and replacement transactions; unset = no cap. */
@@ -143,7 +143,7 @@ const EnvSchema = z
     TX_RESEND_BLOCKS: optional(z.coerce.number().int().min(1).max(1000)).default(3),
     FINALITY_BLOCKS: optional(z.coerce.number().int().min(1).max(10_000)).default(64),
     // Fault injection for the crash tests (issue 31): the process kills itself with SIGKILL at that step of its first write.
-    CRASH_AT: optional(z.enum(["nonce-taken", "row-stored", "broadcast", "resign-nonce-taken"])),
+    CRASH_AT: optional(z.enum(["nonce-taken", "row-stored", "broadcast", "resign-nonce-taken", "approved"])),
     // With CRASH_AT, stall that long there instead (issue 51: a re-sign between its nonce and its record).
     CRASH_PAUSE_MS: optional(z.coerce.number().int().min(1).max(600_000)),
     MAX_FEE_PER_GAS: optional(

@@ -34,9 +34,10 @@ export interface EngineOptions {
   /**
    * Tests only (CRASH_AT): the step of a write at which the process kills itself, as a crash would;
    * "resign-nonce-taken" is a re-sign (the request path's or the follower's) between its new nonce
-   * and the store's record of it.
+   * and the store's record of it; "approved" is an approval whose decision is committed, its write
+   * not yet broadcast.
    */
-  crashAt?: "nonce-taken" | "row-stored" | "broadcast" | "resign-nonce-taken";
+  crashAt?: "nonce-taken" | "row-stored" | "broadcast" | "resign-nonce-taken" | "approved";
   /** Tests only (CRASH_PAUSE_MS): stall this long at `crashAt`, once, instead of dying there. */
   crashPauseMs?: number;
 }

@@ -12,9 +12,11 @@ export {
 export {
   OperationStore,
   countOperationsSharingTransaction,
+  failApprovedIn,
   failAwaitingIn,
   insertHeldIn,
   NotAwaitingApproval,
+  type ApprovalDecision,
 } from "./operation-store";
 export { MemoryNonceAllocator, SqlNonceAllocator, type NonceAllocator } from "./nonce-allocator";
 export type { Operation, OperationStatus } from "./operation";

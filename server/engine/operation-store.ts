@@ -66,8 +66,18 @@ export class IdempotencyKeyTaken extends Error {}
  */
 export class NonceTaken extends Error {}
 
-/** An approved operation was resumed by another request meanwhile: this one must send nothing. */
+/**
+ * An approved operation was resumed (or decided) by another request meanwhile: this one must send
+ * nothing, and recorded nothing.
+ */
 export class NotAwaitingApproval extends Error {}
+
+/**
+ * Records a held operation's approval, on `tx`: the transaction that resumes the operation (its
+ * nonce and signed transaction stored) or fails it. False when another decision came first (or
+ * the approval expired): the transaction is rolled back, nothing is sent.
+ */
+export type ApprovalDecision = (tx: SqlExecutor) => Promise<boolean>;
 
 /** Whether `err` is the store refusing a nonce or a transaction hash held by another operation. */
 function nonceTakenError(err: unknown): NonceTaken | null {
@@ -203,40 +213,45 @@ export class OperationStore {
 
   /**
    * Turns a held operation (awaiting_approval) into a queued one holding its nonce and signed
-   * transaction, leased to `lease.owner`: a conditional UPDATE, so one request alone resumes it.
-   * Throws NonceTaken as an insert would, NotAwaitingApproval when it is not held any more.
+   * transaction, leased to `lease.owner`, in the transaction that records its approval (`decide`):
+   * approved is never left unsent by a crash, since the follower sends a queued row by itself. A
+   * conditional UPDATE, so one request alone resumes it. Throws NonceTaken as an insert would,
+   * NotAwaitingApproval when it is not held any more or another decision came first (recording nothing).
    */
-  async resumeApproved(op: Operation, lease: { owner: string; ms: number }): Promise<void> {
+  async resumeApproved(op: Operation, lease: { owner: string; ms: number }, decide: ApprovalDecision): Promise<void> {
     const call = op.call!;
     try {
-      const { rowCount } = await this.db.query(
-        `UPDATE operations SET status = 'queued', final = false, nonce = $2, contract_address = $3, tx_to = $4,
-           tx_data = $5, tx_value = $6, gas_limit = $7, transactions = $8::jsonb, response_status = NULL,
-           response_body = NULL, lease_owner = $9, lease_until = now() + $10 * interval '1 millisecond',
-           updated_at = now()
-         WHERE id = $1 AND status = 'awaiting_approval'`,
-        [
-          op.id,
-          op.nonce,
-          op.contractAddress,
-          call.to,
-          call.data,
-          call.value.toString(),
-          call.gasLimit.toString(),
-          JSON.stringify(op.transactions),
-          lease.owner,
-          lease.ms,
-        ],
-      );
-      if (rowCount === 0) throw new NotAwaitingApproval(`Operation ${op.id} is not awaiting approval`);
+      await this.db.transaction(async (tx) => {
+        if (!(await decide(tx))) throw new NotAwaitingApproval(`Operation ${op.id}'s approval is decided already`);
+        const { rowCount } = await tx.query(
+          `UPDATE operations SET status = 'queued', final = false, nonce = $2, contract_address = $3, tx_to = $4,
+             tx_data = $5, tx_value = $6, gas_limit = $7, transactions = $8::jsonb, response_status = NULL,
+             response_body = NULL, lease_owner = $9, lease_until = now() + $10 * interval '1 millisecond',
+             updated_at = now()
+           WHERE id = $1 AND status = 'awaiting_approval'`,
+          [
+            op.id,
+            op.nonce,
+            op.contractAddress,
+            call.to,
+            call.data,
+            call.value.toString(),
+            call.gasLimit.toString(),
+            JSON.stringify(op.transactions),
+            lease.owner,
+            lease.ms,
+          ],
+        );
+        if (rowCount === 0) throw new NotAwaitingApproval(`Operation ${op.id} is not awaiting approval`);
+      });
     } catch (err) {
       throw nonceTakenError(err) ?? err;
     }
   }
 
-  /** Fails a held operation with `error` (a simulation that refused it once approved); false when it is not held. */
-  failAwaiting(id: string, error: ApiError): Promise<boolean> {
-    return failAwaitingIn(this.db, id, error);
+  /** Fails a held operation with `error` as its approval is recorded (see failApprovedIn). */
+  failApproved(id: string, error: ApiError, decide: ApprovalDecision): Promise<void> {
+    return failApprovedIn(this.db, id, error, decide);
   }
 
   async find(id: string): Promise<Operation | null> {
@@ -369,6 +384,23 @@ export async function failAwaitingIn(tx: SqlExecutor, id: string, error: ApiErro
     ],
   );
   return (rowCount ?? 0) > 0;
+}
+
+/**
+ * Fails a held operation with `error` (its simulation refused it once approved, its wallet is
+ * gone) in the transaction that records its approval (`decide`). Throws NotAwaitingApproval,
+ * recording nothing, when another decision came first or the operation is not held any more.
+ */
+export async function failApprovedIn(
+  db: SqlDriver,
+  id: string,
+  error: ApiError,
+  decide: ApprovalDecision,
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    if (!(await decide(tx)) || !(await failAwaitingIn(tx, id, error)))
+      throw new NotAwaitingApproval(`Operation ${id} is not awaiting approval`);
+  });
 }
 
 const json = <T>(value: T | string): T => (typeof value === "string" ? (JSON.parse(value) as T) : value);

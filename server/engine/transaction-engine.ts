@@ -6,7 +6,7 @@ import { ApiError, errorBody } from "../http/errors";
 import { broadcast } from "./broadcast";
 import type { EngineContext, RequestPath, SpendRefund } from "./context";
 import { Follower } from "./follower";
-import { IdempotencyKeyTaken, NonceTaken, NotAwaitingApproval } from "./operation-store";
+import { IdempotencyKeyTaken, NonceTaken, NotAwaitingApproval, type ApprovalDecision } from "./operation-store";
 import { currentTransaction, type Operation } from "./operation";
 import type { NonceSeed } from "./nonce-allocator";
 import { mayStartAgainAt, NonceHolders, seedOf } from "./nonce-holders";
@@ -75,8 +75,11 @@ export class TransactionEngine implements RequestPath {
   private readonly beforeNonce = new Map<string, number>();
   /** "address:Idempotency-Key" of the keyed writes this process is sending, from before their nonce to their answer. */
   private readonly keysInFlight = new Map<string, string>(); // to the fingerprint of its body
-  /** Held operations this process is sending once approved: their row is resumed, not inserted, and failed, not forgotten. */
-  private readonly approved = new Set<string>();
+  /**
+   * Held operations this process is sending once approved, with what records their decision: their
+   * row is resumed (the decision in that transaction), not inserted, and failed, not forgotten.
+   */
+  private readonly approved = new Map<string, ApprovalDecision>();
   private immediateMisses = 0;
   private skippedChecks = 0;
 
@@ -175,12 +178,16 @@ export class TransactionEngine implements RequestPath {
   }
 
   /**
-   * Sends a held operation once approved, as if its write had just arrived: simulated again (a
-   * refusal fails the operation with its error, and throws it), then nonce, sign, broadcast and
-   * wait. Its row is resumed only while it is still held, so two approvals send one transaction.
+   * Sends a held operation once approved, as if its write had just arrived: simulated again, then
+   * nonce, sign, broadcast and wait. `decide` records the approval, in the transaction that turns
+   * the held row into a queued one holding its nonce and signed transaction, or into a failed one
+   * when the simulation refuses it (its error is thrown). A crash before that transaction leaves
+   * the approval pending; after it, the follower sends the queued row by itself: never approved and
+   * unsent, nor sent twice. Two approvals send one transaction: the second throws NotAwaitingApproval.
    */
-  async sendApproved(held: Operation, signer: TransactionSigner): Promise<WriteAnswer> {
-    if (held.status !== "awaiting_approval" || !held.call) throw new NotAwaitingApproval(held.id);
+  async sendApproved(held: Operation, signer: TransactionSigner, decide: ApprovalDecision): Promise<WriteAnswer> {
+    if (held.status !== "awaiting_approval" || !held.call || this.approved.has(held.id))
+      throw new NotAwaitingApproval(held.id);
     const request: WriteRequest = {
       operation: held.operation,
       signer,
@@ -193,26 +200,29 @@ export class TransactionEngine implements RequestPath {
       accessKeyId: held.accessKeyId,
       via: held.via,
     };
-    const taken = await this.simulateAndTakeNonce(request, held.id).catch(async (err: unknown) => {
-      if (err instanceof ApiError) await this.ctx.store.failAwaiting(held.id, err);
-      throw err;
-    });
-    const op: Operation = {
-      ...held,
-      status: "queued",
-      final: false,
-      response: null,
-      call: taken.call,
-      nonce: taken.nonce,
-      contractAddress: targetAddress(signer.address, taken.call, taken.nonce) ?? held.contractAddress,
-    };
-    this.approved.add(op.id);
-    this.inRequest.add(op.id);
+    this.approved.set(held.id, decide);
     try {
-      return await this.send(request, op, taken.fees, taken.refund);
+      const taken = await this.simulateAndTakeNonce(request, held.id).catch(async (err: unknown) => {
+        if (err instanceof ApiError) await this.ctx.store.failApproved(held.id, err, decide);
+        throw err;
+      });
+      const op: Operation = {
+        ...held,
+        status: "queued",
+        final: false,
+        response: null,
+        call: taken.call,
+        nonce: taken.nonce,
+        contractAddress: targetAddress(signer.address, taken.call, taken.nonce) ?? held.contractAddress,
+      };
+      this.inRequest.add(op.id);
+      try {
+        return await this.send(request, op, taken.fees, taken.refund);
+      } finally {
+        this.inRequest.delete(op.id);
+      }
     } finally {
-      this.inRequest.delete(op.id);
-      this.approved.delete(op.id);
+      this.approved.delete(held.id);
     }
   }
 
@@ -297,7 +307,8 @@ export class TransactionEngine implements RequestPath {
         for (let take = 1; ; take++) {
           op.transactions = [await signCall(signer, this.ctx.options.chainId, op.nonce!, call, fees)];
           try {
-            if (this.approved.has(op.id)) await this.resumeLeased(op);
+            const decide = this.approved.get(op.id);
+            if (decide) await this.resumeLeased(op, decide);
             else await this.insert(op);
             break;
           } catch (err) {
@@ -307,6 +318,7 @@ export class TransactionEngine implements RequestPath {
             op.contractAddress = targetAddress(signer.address, call, op.nonce);
           }
         }
+        if (this.approved.has(op.id)) this.crashIfAt("approved");
         this.crashIfAt("row-stored");
       } catch (err) {
         // Nothing was sent: the nonce and the spend go back (unless the store says another holds it).
@@ -629,12 +641,13 @@ export class TransactionEngine implements RequestPath {
     this.ctx.metrics?.operationStatus(op.status);
   }
 
-  /** An approved operation's row, from held to queued with its nonce and transaction, leased as an insert is. */
-  private async resumeLeased(op: Operation): Promise<void> {
-    await this.ctx.store.resumeApproved(op, {
-      owner: this.ctx.owner,
-      ms: this.ctx.options.txTimeoutMs + this.ctx.options.leaseMs,
-    });
+  /** An approved operation's row, from held to queued with its nonce and transaction (its decision with it), leased as an insert is. */
+  private async resumeLeased(op: Operation, decide: ApprovalDecision): Promise<void> {
+    await this.ctx.store.resumeApproved(
+      op,
+      { owner: this.ctx.owner, ms: this.ctx.options.txTimeoutMs + this.ctx.options.leaseMs },
+      decide,
+    );
     this.ctx.metrics?.operationStatus(op.status);
   }
 
