@@ -100,6 +100,23 @@ export const WriteOutput = z.object({
   result: z.record(z.string(), z.unknown()).optional().describe("stage commit: the route's answer"),
   replayed: z.boolean().optional().describe("true: sent before with this planToken; nothing sent again"),
   job: z.boolean().optional().describe("true: too large for one transaction, run as a job: follow with get_job"),
+  approvalRequired: z
+    .boolean()
+    .optional()
+    .describe("stage plan, true: this key's approval rule holds this write; its commit will await a person's approval"),
+  awaitingApproval: z
+    .boolean()
+    .optional()
+    .describe(
+      "stage commit, true: held for a person's approval (result.status awaiting_approval, result.plan); nothing sent yet: follow with get_operation",
+    ),
+  approvalId: z.string().optional().describe("awaitingApproval: the approval a person approves or rejects"),
+  operationId: z.string().optional().describe("awaitingApproval: get_operation follows it"),
+  next: z
+    .object({ tool: z.string(), arguments: z.record(z.string(), z.unknown()) })
+    .optional()
+    .describe("awaitingApproval: the tool call that follows it"),
+  message: z.string().optional().describe("What the answer means, in words, where more than its fields"),
 });
 
 /** The output schema of a tool: its route's answer for a read, WriteOutput for a write. */

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { McpServer, type CallToolResult } from "@modelcontextprotocol/server";
-import type { AccessPrincipal, AuditLog } from "../access";
+import { ruleHolds, type AccessPrincipal, type AuditLog } from "../access";
 import type { SqlExecutor } from "../db";
 import type { PlanTokens } from "./plan-token";
 import { routeSchemas } from "./route-schemas";
@@ -87,7 +87,7 @@ export function mcpServerFor(caller: McpCaller, deps: McpDeps, only?: string): M
     { name: "nft-ops", version: "0.1.0" },
     {
       instructions:
-        "Operate ERC-721 collections and ERC-1155 edition contracts (tokenId names an edition). Write tools plan first: call without planToken, read the plan, then call again with the same arguments and its planToken to send.",
+        "Operate ERC-721 collections and ERC-1155 edition contracts (tokenId names an edition). Write tools plan first: call without planToken, read the plan, then call again with the same arguments and its planToken to send. A commit answered awaitingApproval is held for a person's decision: nothing is sent until then; follow it with get_operation.",
     },
   );
   for (const tool of TOOLS) {
@@ -156,13 +156,50 @@ async function plan(tool: ToolSpec, args: Structured, caller: McpCaller, deps: M
   const tokenFor = () => deps.planTokens.issue({ key: caller.key, tool: tool.name, args });
   try {
     const simulated = await simulate(tool, args, caller, deps);
-    return { stage: "plan", ...tokenFor(), plan: await withMinted(tool, args, simulated, caller, deps) };
+    return {
+      stage: "plan",
+      ...tokenFor(),
+      ...approvalAhead(tool, args, simulated, caller),
+      plan: await withMinted(tool, args, simulated, caller, deps),
+    };
   } catch (err) {
     if (!(tool.write?.tooLargeAsJob && isTooLarge(err))) throw err;
     const simulated = await call("createJob", { ...asJob(args), dryRun: true }, caller, deps);
     return { stage: "plan", ...tokenFor(), job: true, plan: simulated };
   }
 }
+
+/**
+ * Whether the key's approval rule will hold this write when committed: the predicate the route
+ * applies (server/nft, submitPlan) to the same operation, the simulated call's value and the
+ * mintAmount. Known only for a write the route plans itself (dryRun); a setting already in force
+ * sends nothing and is held by nothing. The value is the plan's: a price changed before the commit
+ * is judged again then.
+ */
+function approvalAhead(tool: ToolSpec, args: Structured, simulated: Structured, caller: McpCaller): Structured {
+  const rule = caller.principal.approval;
+  if (!rule || tool.write?.by !== "dryRun" || simulated.changed === false) return {};
+  const operation = typeof simulated.operation === "string" ? simulated.operation : tool.route;
+  const value = (simulated.call as { value?: unknown } | undefined)?.value;
+  const holds = ruleHolds(rule, {
+    operation,
+    value: typeof value === "string" && /^\d+$/.test(value) ? BigInt(value) : 0n,
+    mintAmount: wholeNumber(args.mintAmount),
+  });
+  if (!holds) return {};
+  return {
+    approvalRequired: true,
+    message:
+      "This key's approval rule holds this write: its commit will not send it but hold it (awaitingApproval) until a person with approvals:decide approves or rejects it; then follow it with get_operation.",
+  };
+}
+
+/** A whole number as a route takes it (a JSON integer or a decimal string), else undefined. */
+const wholeNumber = (value: unknown): bigint | undefined =>
+  (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) ||
+  (typeof value === "string" && /^\d{1,78}$/.test(value))
+    ? BigInt(value)
+    : undefined;
 
 /** The most token ids a plan lists; past it, the first and the last. */
 const LISTED_IDS = 100n;
@@ -241,12 +278,33 @@ async function commit(
   const sent = tool.write!.by === "none" && args.id === undefined ? { ...args, id: `0x${sha256(planToken)}` } : args;
   try {
     const answered = await callWithHeaders(tool.route, sent, caller, deps, idempotency);
-    return { stage: "commit", result: answered.body, ...(answered.replayed ? { replayed: true } : {}) };
+    return {
+      stage: "commit",
+      ...awaitingApproval(answered.body),
+      result: answered.body,
+      ...(answered.replayed ? { replayed: true } : {}),
+    };
   } catch (err) {
     if (!(tool.write?.tooLargeAsJob && isTooLarge(err))) throw err;
     const answered = await callWithHeaders("createJob", asJob(args), caller, deps, idempotency);
     return { stage: "commit", job: true, result: answered.body, ...(answered.replayed ? { replayed: true } : {}) };
   }
+}
+
+/**
+ * A write its key's approval rule held (202 awaiting_approval; docs/approvals.md): said in words
+ * for the agent, with the ids and the tool that follows it. Nothing was signed or sent.
+ */
+function awaitingApproval(body: Structured): Structured {
+  if (body.status !== "awaiting_approval") return {};
+  const { approvalId, operationId } = body as { approvalId: string; operationId: string };
+  return {
+    awaitingApproval: true,
+    approvalId,
+    operationId,
+    message: `Not sent yet: this key's approval rule holds this write for a person's decision. Nothing is signed until someone with approvals:decide (another key) approves approval ${approvalId} or rejects it; result.plan is what they decide on. Follow it with get_operation {"operationId":"${operationId}"}: awaiting_approval while it waits, confirmed once approved and mined, failed with APPROVAL_REJECTED or APPROVAL_EXPIRED otherwise. Calling again with this planToken answers the same; a new plan and commit would ask for a second approval.`,
+    next: { tool: "get_operation", arguments: { operationId } },
+  };
 }
 
 const isTooLarge = (err: unknown) => err instanceof ToolError && err.code === "TOO_LARGE_FOR_ONE_TRANSACTION";

@@ -112,7 +112,8 @@ export const TOOLS: ToolSpec[] = [
   {
     name: "get_operation",
     title: "Get an operation",
-    description: "Where a write stands: status, transactions, result or error (an operationId from a write tool).",
+    description:
+      "Where a write stands: status (awaiting_approval while a person decides on it), transactions, result or error (an operationId from a write tool).",
     route: "getOperation",
     access: [OPERATION_ACCESS],
   },
