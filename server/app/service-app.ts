@@ -128,6 +128,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
         wallets: deps.wallets,
         ttlMs: (deps.approvalTtlHours ?? DEFAULT_APPROVAL_TTL_HOURS) * 3_600_000,
         logger: deps.logger,
+        jobs: deps.jobs?.store,
       })
     : undefined;
   const nftRouter = createNftRouter({
@@ -232,6 +233,7 @@ export function createServiceApps(deps: ServiceAppDeps): ServiceApps {
               access: deps.access,
               chain: unit.client,
               wallets: deps.wallets,
+              approvals: approvals ? { desk: approvals, chain: { id: unit.id, name: unit.name } } : undefined,
             }),
           {
             access: deps.access,

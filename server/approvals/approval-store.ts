@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { AccessPrincipal } from "../access";
 import type { SqlExecutor } from "../db";
-import type { ApprovalPlan } from "../engine";
 import { POSITION_AT, timestampOf, type PageRequest, type Position } from "../http/paging";
 import type { z } from "zod";
+import type { ApprovalPlanOf } from "./schemas";
 
 export type ApprovalStatus = "pending" | "approved" | "rejected" | "expired";
 
@@ -12,16 +12,19 @@ export interface KeyRef {
   name: string;
 }
 
-/** A held write's decision (table approvals, migration 36). */
+/** A held write's or job's decision (table approvals, migrations 36 and 37). */
 export interface Approval {
   id: string;
-  operationId: string;
+  /** The held write's operation; null for a job. */
+  operationId: string | null;
+  /** The held job; null for a write. */
+  jobId: string | null;
   chainId: string;
   from: string;
   /** Lower case; null for a deployment. */
   collection: string | null;
   status: ApprovalStatus;
-  plan: z.infer<typeof ApprovalPlan>;
+  plan: z.infer<typeof ApprovalPlanOf>;
   requestedBy: KeyRef;
   decidedBy: KeyRef | null;
   reason: string | null;
@@ -32,7 +35,8 @@ export interface Approval {
 
 interface ApprovalRow {
   id: string;
-  operation_id: string;
+  operation_id: string | null;
+  job_id: string | null;
   chain_id: string;
   from_address: string;
   collection: string | null;
@@ -49,7 +53,7 @@ interface ApprovalRow {
   position_at?: string;
 }
 
-const COLUMNS = `id, operation_id, chain_id, from_address, collection, status, plan, requested_by, requested_by_name,
+const COLUMNS = `id, operation_id, job_id, chain_id, from_address, collection, status, plan, requested_by, requested_by_name,
   decided_by, decided_by_name, reason, decided_at, expires_at, created_at`;
 
 export const newApprovalId = () => `apr_${randomBytes(12).toString("hex")}`;
@@ -65,8 +69,8 @@ export class ApprovalStore {
   ): Promise<Approval> {
     const { rows } = await tx.query<ApprovalRow>(
       `INSERT INTO approvals (id, operation_id, chain_id, from_address, collection, status, plan, requested_by,
-         requested_by_name, expires_at)
-       VALUES ($1, $2, $3, $4, $5, 'pending', $6::jsonb, $7, $8, now() + $9 * interval '1 millisecond')
+         requested_by_name, expires_at, job_id)
+       VALUES ($1, $2, $3, $4, $5, 'pending', $6::jsonb, $7, $8, now() + $9 * interval '1 millisecond', $10)
        RETURNING ${COLUMNS}`,
       [
         approval.id,
@@ -78,6 +82,7 @@ export class ApprovalStore {
         approval.requestedBy.keyId,
         approval.requestedBy.name,
         ttlMs,
+        approval.jobId,
       ],
     );
     return toApproval(rows[0]);
@@ -154,6 +159,7 @@ function toApproval(row: ApprovalRow): Approval {
   return {
     id: row.id,
     operationId: row.operation_id,
+    jobId: row.job_id ?? null,
     chainId: row.chain_id,
     from: row.from_address,
     collection: row.collection,

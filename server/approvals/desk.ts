@@ -15,11 +15,32 @@ import { ApiError } from "../http/errors";
 import type { Logger } from "../http/logger";
 import type { HeldWallets } from "../signers/signer";
 import { emitEvent } from "../webhooks/events";
+import type { z } from "zod";
 import { ApprovalStore, newApprovalId, type Approval, type KeyRef } from "./approval-store";
+import type { JobApprovalPlan } from "./schemas";
 
 /** What the desk needs of a chain: its engine (a held write is sent on its own chain). */
 export interface ApprovalChain extends RegisteredChain {
   readonly engine: TransactionEngine;
+  /** What runs its jobs: kicked when a held job is approved (it would find it on its next poll anyway). */
+  readonly jobs?: { readonly runner: { kick(): void } };
+}
+
+/** An error a held job is cancelled with (APPROVAL_REJECTED, APPROVAL_EXPIRED). */
+export interface HeldJobError {
+  code: string;
+  message: string;
+}
+
+/**
+ * What the desk needs of the jobs (server/jobs plugs its store in; approvals never imports jobs):
+ * a held job started or cancelled in the transaction that records the decision.
+ */
+export interface HeldJobs {
+  /** Makes a job awaiting approval running, on `tx`: false when it is not awaiting approval any more. */
+  startIn(tx: SqlExecutor, jobId: string): Promise<boolean>;
+  /** Cancels a job awaiting approval with `error`, on `tx`: no batch of it is ever sent. */
+  cancelIn(tx: SqlExecutor, jobId: string, error: HeldJobError): Promise<void>;
 }
 
 export interface ApprovalDeskDeps {
@@ -32,6 +53,8 @@ export interface ApprovalDeskDeps {
   /** APPROVAL_TTL_HOURS in ms: how long a write waits before it fails with APPROVAL_EXPIRED. */
   ttlMs: number;
   logger: Logger;
+  /** The jobs a decision starts or cancels; unset = no job is held (a job its rule would hold is 403). */
+  jobs?: HeldJobs;
 }
 
 /** What a held write's plan says beside its call: where it goes, and who asked. */
@@ -42,6 +65,21 @@ export interface HoldRequest {
   /** The collection acted on; null for a deployment. */
   collection: string | null;
   principal: AccessPrincipal;
+}
+
+/** A job whose rows its key's rule would hold: one approval for the whole job. */
+export interface HoldJobRequest {
+  jobId: string;
+  chain: { id: string; name: string };
+  /** The job's contract. */
+  collection: string;
+  /** The wallet that signs its batches. */
+  from: string;
+  operation: string;
+  job: z.infer<typeof JobApprovalPlan>["job"];
+  principal: AccessPrincipal;
+  /** Writes the job, awaiting approval `approvalId`, on `tx` (the approval's transaction). */
+  create(tx: SqlExecutor, approvalId: string): Promise<void>;
 }
 
 /** The access key id an approval records for a principal (the root key has none). */
@@ -92,6 +130,7 @@ export class ApprovalDesk {
         {
           id: approvalId,
           operationId: op.id,
+          jobId: null,
           chainId: op.chainId,
           from: op.from,
           collection: held.collection,
@@ -108,6 +147,44 @@ export class ApprovalDesk {
       if (answer) return answer; // held: true while the first one waits (engine.replay)
     }
     return { ...op.response, replayed: false, held: true };
+  }
+
+  /**
+   * Holds a job: written awaiting approval (the runner claims only running jobs) with one approval
+   * naming it, its operation, rows and totals, and the approval.requested event, in one transaction.
+   */
+  async holdJob(held: HoldJobRequest): Promise<{ approvalId: string; plan: z.infer<typeof JobApprovalPlan> }> {
+    if (!this.deps.jobs)
+      throw new ApiError("FORBIDDEN", "This access key's job needs approval, and no held jobs are kept here");
+    const approvalId = newApprovalId();
+    const plan = {
+      operation: held.operation,
+      job: held.job,
+      from: held.from,
+      chain: held.chain,
+      collection: held.collection,
+      value: "0",
+      requestedBy: keyRefOf(held.principal),
+    };
+    await this.deps.db.transaction(async (tx) => {
+      await held.create(tx, approvalId);
+      const approval = await this.store.insert(
+        tx,
+        {
+          id: approvalId,
+          operationId: null,
+          jobId: held.jobId,
+          chainId: held.chain.id,
+          from: held.from,
+          collection: held.collection,
+          plan,
+          requestedBy: plan.requestedBy,
+        },
+        this.deps.ttlMs,
+      );
+      await emitEvent(tx, { type: "approval.requested", ...eventOf(approval) });
+    });
+    return { approvalId, plan };
   }
 
   /** An approval `viewer` may see and decide (its chains, wallets and collections); null otherwise. */
@@ -142,8 +219,9 @@ export class ApprovalDesk {
     id: string,
   ): Promise<{ approval: Approval; answer: WriteAnswer }> {
     const approval = await this.decidable(decider, id);
+    if (approval.jobId !== null) return this.approveJob(actor, decider, approval, approval.jobId);
     const unit = this.deps.chains.find(approval.chainId);
-    const op = unit ? await unit.engine.find(approval.operationId) : null;
+    const op = unit && approval.operationId ? await unit.engine.find(approval.operationId) : null;
     if (!unit || !op) throw new ApiError("CHAIN_UNAVAILABLE", "The chain of this approval is not configured here");
     const decision: { row?: Approval } = {};
     const decide = async (tx: SqlExecutor) => {
@@ -166,6 +244,42 @@ export class ApprovalDesk {
     }
   }
 
+  /**
+   * Approves a held job: running from the decision's transaction on, as if it had just been made
+   * (202 with the job); 409 JOB_NOT_RUNNABLE when it was cancelled while it waited.
+   */
+  private async approveJob(
+    actor: AuditActor,
+    decider: AccessPrincipal,
+    approval: Approval,
+    jobId: string,
+  ): Promise<{ approval: Approval; answer: WriteAnswer }> {
+    const jobs = this.deps.jobs;
+    if (!jobs) throw new ApiError("CHAIN_UNAVAILABLE", "The jobs of this approval are not run here");
+    const row = await this.deps.db.transaction(async (tx) => {
+      const decided = await this.decideIn(tx, actor, decider, approval, "approved", null);
+      if (decided && !(await jobs.startIn(tx, jobId)))
+        throw new ApiError(
+          "JOB_NOT_RUNNABLE",
+          `Job ${jobId} is no longer awaiting approval (cancelled while it waited)`,
+        );
+      return decided;
+    });
+    if (!row) throw notPending((await this.store.find(approval.id)) ?? approval);
+    this.deps.chains.find(row.chainId)?.jobs?.runner.kick();
+    const { job } = row.plan as z.infer<typeof JobApprovalPlan>;
+    const body = {
+      jobId,
+      status: "running",
+      approvalId: row.id,
+      rows: job.rows,
+      batches: job.batches,
+      estimatedGas: job.estimatedGas,
+      estimatedCostWei: job.estimatedCostWei,
+    };
+    return { approval: row, answer: { status: 202, body: JSON.stringify(body), replayed: false } };
+  }
+
   /** Rejects it: its operation fails with APPROVAL_REJECTED and the reason. */
   async reject(actor: AuditActor, decider: AccessPrincipal, id: string, reason: string): Promise<Approval> {
     const approval = await this.decidable(decider, id);
@@ -181,7 +295,7 @@ export class ApprovalDesk {
       const expired = await this.store.expireDue(tx);
       for (const approval of expired) {
         const error = new ApiError("APPROVAL_EXPIRED", `Nobody decided on approval ${approval.id} in time`);
-        await failAwaitingIn(tx, approval.operationId, error);
+        await this.failHeldIn(tx, approval, error);
         await emitEvent(tx, { type: "approval.decided", ...eventOf(approval) });
       }
       return expired.length;
@@ -252,16 +366,30 @@ export class ApprovalDesk {
     if (!row) return null;
     if (status === "rejected") {
       const error = new ApiError("APPROVAL_REJECTED", `Rejected by ${decider.name}: ${reason}`);
-      await failAwaitingIn(tx, row.operationId, error);
+      await this.failHeldIn(tx, row, error);
     }
     await this.deps.audit.record(tx, actor, {
       action: `approval.${status}`,
       targetType: "approval",
       targetId: row.id,
-      details: { operationId: row.operationId, operation: row.plan.operation, ...(reason ? { reason } : {}) },
+      details: {
+        ...(row.operationId !== null ? { operationId: row.operationId } : {}),
+        ...(row.jobId !== null ? { jobId: row.jobId } : {}),
+        operation: row.plan.operation,
+        ...(reason ? { reason } : {}),
+      },
     });
     await emitEvent(tx, { type: "approval.decided", ...eventOf(row) });
     return row;
+  }
+
+  /** A rejected or expired approval's write fails with `error`; its job is cancelled with it (nothing sent). */
+  private async failHeldIn(tx: SqlExecutor, approval: Approval, error: ApiError): Promise<void> {
+    if (approval.jobId !== null) {
+      await this.deps.jobs?.cancelIn(tx, approval.jobId, { code: error.code, message: error.message });
+      return;
+    }
+    await failAwaitingIn(tx, approval.operationId!, error);
   }
 }
 
@@ -283,7 +411,8 @@ export function approvalView(approval: Approval) {
   return {
     id: approval.id,
     status: approval.status,
-    operationId: approval.operationId,
+    ...(approval.operationId !== null ? { operationId: approval.operationId } : {}),
+    ...(approval.jobId !== null ? { jobId: approval.jobId } : {}),
     chainId: approval.chainId,
     plan: approval.plan,
     requestedBy: approval.requestedBy,

@@ -7,7 +7,7 @@ import { errorResponse, type OpenAPIRegistry } from "../http/openapi";
 import { pageOf, pageRequest } from "../http/paging";
 import { parseBody, parseInput } from "../http/validation";
 import { approvalView, type ApprovalDesk } from "./desk";
-import { ApprovalParams, ApprovalQuery, ApprovalView, ApprovedWrite, RejectRequest } from "./schemas";
+import { ApprovalParams, ApprovalQuery, ApprovalView, ApprovedJob, ApprovedWrite, RejectRequest } from "./schemas";
 
 const DECIDE = { scope: "approvals:decide", key: "always" } as const;
 
@@ -60,7 +60,7 @@ export function registerApprovalOpenApi(registry: OpenAPIRegistry): void {
     operationId: "listApprovals",
     tags: ["approvals"],
     summary:
-      "Writes held by their key's approval rule, newest first (scope approvals:decide), within this key's chains, wallets and collections",
+      "Writes and jobs held by their key's approval rule, newest first (scope approvals:decide), within this key's chains, wallets and collections",
     security,
     request: { query: ApprovalQuery },
     responses: {
@@ -80,7 +80,7 @@ export function registerApprovalOpenApi(registry: OpenAPIRegistry): void {
     operationId: "approveApproval",
     tags: ["approvals"],
     summary:
-      "Approve a held write (scope approvals:decide, another key than the one that asked): simulated again and sent as if it had just arrived; its answer is the write's",
+      "Approve a held write or job (scope approvals:decide, another key than the one that asked): a write is simulated again and sent as if it had just arrived, its answer the write's; a job starts as if it had just been made (202 with the job)",
     security,
     request: { params: ApprovalParams },
     responses: {
@@ -90,12 +90,13 @@ export function registerApprovalOpenApi(registry: OpenAPIRegistry): void {
         content: { "application/json": { schema: ApprovedWrite } },
       },
       202: {
-        description: "Sent, not yet confirmed: follow operationId",
-        content: { "application/json": { schema: PendingWrite } },
+        description: "Sent, not yet confirmed: follow operationId; or a job, started: follow jobId",
+        content: { "application/json": { schema: z.union([PendingWrite, ApprovedJob]) } },
       },
       400: errorResponse("VALIDATION_ERROR"),
       ...denied,
       ...decided,
+      409: errorResponse("APPROVAL_NOT_PENDING, JOB_NOT_RUNNABLE (a held job cancelled while it waited)"),
       402: errorResponse("INSUFFICIENT_FUNDS"),
       422: errorResponse("CONTRACT_REVERTED (the simulation refuses it now: the operation fails with it)"),
       503: errorResponse("CHAIN_UNAVAILABLE, SIGNER_UNAVAILABLE"),
@@ -107,7 +108,7 @@ export function registerApprovalOpenApi(registry: OpenAPIRegistry): void {
     operationId: "rejectApproval",
     tags: ["approvals"],
     summary:
-      "Reject a held write (scope approvals:decide, another key than the one that asked): its operation fails with APPROVAL_REJECTED and the reason",
+      "Reject a held write or job (scope approvals:decide, another key than the one that asked): its operation fails (its job is cancelled, no batch sent) with APPROVAL_REJECTED and the reason",
     security,
     request: {
       params: ApprovalParams,

@@ -193,6 +193,41 @@ export interface components {
                 name: string;
             };
         };
+        JobApprovalPlan: {
+            /**
+             * @description The write its batches make, as a rule's `operations` names it (airdrop, addToWhitelist)
+             * @example airdrop
+             */
+            operation: string;
+            job: {
+                jobId: string;
+                /** @enum {string} */
+                kind: "airdrop" | "whitelist";
+                /** @description Distinct addresses (duplicates merged) */
+                rows: number;
+                batches: number;
+                /** @description An airdrop's tokens minted over all its rows */
+                totalAmount?: string;
+                /** @description An airdrop's largest row */
+                largestAmount?: string;
+                estimatedGas: string;
+                estimatedCostWei: string;
+            };
+            /** @description The wallet that signs its batches */
+            from: string;
+            chain: {
+                id: string;
+                name: string;
+            };
+            collection: string;
+            /** @description What its calls pay, in wei (0: a job's writes pay nothing) */
+            value: string;
+            /** @description The key that asked */
+            requestedBy: {
+                keyId: string;
+                name: string;
+            };
+        };
         /** @description Sent, not confirmed within TX_TIMEOUT_MS (or the broadcast's answer was lost); it is followed on */
         PendingWrite: {
             /** @enum {string} */
@@ -340,7 +375,10 @@ export interface components {
         JobPlan: {
             jobId?: string;
             /** @enum {string} */
-            status?: "running";
+            status?: "running" | "awaiting_approval";
+            /** @description awaiting_approval: POST /approvals/{approvalId}/approve or …/reject decides it */
+            approvalId?: string;
+            plan?: components["schemas"]["JobApprovalPlan"] & unknown;
             /** @enum {boolean} */
             dryRun?: true;
             /** @description Distinct addresses (duplicates merged), per edition on an edition contract */
@@ -393,8 +431,11 @@ export interface components {
             chainId: string;
             /** @enum {string} */
             kind: "airdrop" | "whitelist";
-            /** @enum {string} */
-            status: "running" | "paused" | "completed" | "failed" | "cancelled";
+            /**
+             * @description awaiting_approval: its key's approval rule holds it until POST /approvals/{approvalId}/approve (then running) or …/reject (cancelled, APPROVAL_REJECTED)
+             * @enum {string}
+             */
+            status: "awaiting_approval" | "running" | "paused" | "completed" | "failed" | "cancelled";
             contractAddress: string;
             from: string;
             rows: number;
@@ -422,10 +463,13 @@ export interface components {
                     message: string;
                 };
             }[];
+            /** @description Why it paused or ended (APPROVAL_REJECTED, APPROVAL_EXPIRED: cancelled before any batch was sent) */
             error?: {
                 code: string;
                 message: string;
             };
+            /** @description The approval its key's rule made it wait for */
+            approvalId?: string;
             createdAt: string;
             updatedAt: string;
             finishedAt: string | null;
@@ -768,7 +812,7 @@ export interface operations {
                     "application/json": components["schemas"]["JobPlan"];
                 };
             };
-            /** @description The job, running */
+            /** @description The job, running; or awaiting_approval (with approvalId and plan) when its key's approval rule would hold any of its rows: it starts once approved */
             202: {
                 headers: {
                     [name: string]: unknown;

@@ -25,6 +25,7 @@ import { ONE_OPERATION_PER_TRANSACTION_MIGRATION } from "./migration-33-one-oper
 import { EDITIONS_INDEX_MIGRATION } from "./migration-34-editions-index";
 import { JOB_EDITION_ROWS_MIGRATION } from "./migration-35-job-edition-rows";
 import { APPROVALS_MIGRATION } from "./migration-36-approvals";
+import { JOB_APPROVALS_MIGRATION } from "./migration-37-job-approvals";
 
 /** The schema, in order. Applied ones are recorded in schema_migrations; never edit one, add another. */
 export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
@@ -691,6 +692,7 @@ export const MIGRATIONS: { version: number; name: string; sql: string }[] = [
   EDITIONS_INDEX_MIGRATION,
   JOB_EDITION_ROWS_MIGRATION,
   APPROVALS_MIGRATION,
+  JOB_APPROVALS_MIGRATION,
 ];
 
 /** Any fixed number: the advisory lock that serialises processes migrating the same database. */

@@ -2,7 +2,8 @@ import type { SqlDriver, SqlExecutor } from "../db";
 import type { Plan } from "./planner";
 import type { JobEntry, JobKind } from "./rows";
 
-export type JobStatus = "running" | "paused" | "completed" | "failed" | "cancelled";
+/** awaiting_approval: held by its key's approval rule; the runner claims only running jobs (migration 37). */
+export type JobStatus = "awaiting_approval" | "running" | "paused" | "completed" | "failed" | "cancelled";
 export type BatchStatus = "pending" | "sending" | "sent" | "confirmed" | "failed" | "cancelled";
 /** A row's state is its batch's: claimed and cancelled batches' rows are still pending. */
 export type RowStatus = "pending" | "sent" | "confirmed" | "failed";
@@ -30,6 +31,8 @@ export interface JobRecord {
   accessKeyId: string | null;
   /** "mcp": made by an MCP tool; its batches' operations say so too. */
   via: string | null;
+  /** The approval it waited for (or waits for), when its key's rule held it. */
+  approvalId: string | null;
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
@@ -94,6 +97,7 @@ interface JobRow {
   estimated_cost_wei: string;
   access_key_id: string | null;
   via: string | null;
+  approval_id: string | null;
   created_at: Date;
   updated_at: Date;
   finished_at: Date | null;
@@ -112,7 +116,7 @@ interface BatchRow {
 }
 
 const JOB_COLUMNS = `id, seq::text AS seq, kind, chain_id, contract_address, from_address, status, error, row_count,
-  batch_count, estimated_gas, estimated_cost_wei, access_key_id, via, created_at, updated_at, finished_at`;
+  batch_count, estimated_gas, estimated_cost_wei, access_key_id, via, approval_id, created_at, updated_at, finished_at`;
 const BATCH_COLUMNS = "job_id, idx, first_row, row_count, status, operation_id, gas_used, wei_spent, error";
 /** Rows written per statement when a job is made. */
 const INSERT_CHUNK = 10_000;
@@ -132,6 +136,7 @@ const toJob = (r: JobRow): JobRecord => ({
   estimatedCostWei: r.estimated_cost_wei,
   accessKeyId: r.access_key_id,
   via: r.via ?? null,
+  approvalId: r.approval_id ?? null,
   createdAt: new Date(r.created_at),
   updatedAt: new Date(r.updated_at),
   finishedAt: r.finished_at ? new Date(r.finished_at) : null,
@@ -171,54 +176,79 @@ export class JobStore {
 
   /** Writes a job, its batches and its rows in one transaction. */
   async create(job: NewJob): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO jobs (id, kind, chain_id, contract_address, from_address, status, row_count, batch_count,
-           estimated_gas, estimated_cost_wei, access_key_id, via)
-         VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8, $9, $10, $11)`,
-        [
-          job.id,
-          job.kind,
-          job.chainId,
-          job.contractAddress,
-          job.from,
-          job.entries.length,
-          job.plan.batches.length,
-          job.plan.estimatedGas.toString(),
-          job.plan.estimatedCostWei.toString(),
-          job.accessKeyId,
-          job.via ?? null,
-        ],
-      );
-      await tx.query(
-        `INSERT INTO job_batches (job_id, idx, first_row, row_count, status)
+    await this.db.transaction((tx) => this.createIn(tx, job));
+  }
+
+  /**
+   * Writes a job, its batches and its rows on `tx`: running, or awaiting approval `approvalId`
+   * (held by its key's approval rule: the runner leaves it until the approval starts it).
+   */
+  async createIn(tx: SqlExecutor, job: NewJob, approvalId?: string): Promise<void> {
+    await tx.query(
+      `INSERT INTO jobs (id, kind, chain_id, contract_address, from_address, status, row_count, batch_count,
+           estimated_gas, estimated_cost_wei, access_key_id, via, approval_id)
+         VALUES ($1, $2, $3, $4, $5, $13, $6, $7, $8, $9, $10, $11, $12)`,
+      [
+        job.id,
+        job.kind,
+        job.chainId,
+        job.contractAddress,
+        job.from,
+        job.entries.length,
+        job.plan.batches.length,
+        job.plan.estimatedGas.toString(),
+        job.plan.estimatedCostWei.toString(),
+        job.accessKeyId,
+        job.via ?? null,
+        approvalId ?? null,
+        approvalId ? "awaiting_approval" : "running",
+      ],
+    );
+    await tx.query(
+      `INSERT INTO job_batches (job_id, idx, first_row, row_count, status)
          SELECT $1, r.idx, r.first_row, r.row_count, 'pending'
          FROM jsonb_to_recordset($2::jsonb) AS r(idx integer, first_row integer, row_count integer)`,
-        [
-          job.id,
-          JSON.stringify(job.plan.batches.map((b) => ({ idx: b.index, first_row: b.first, row_count: b.count }))),
-        ],
-      );
-      const batchOf = new Int32Array(job.entries.length);
-      for (const b of job.plan.batches) batchOf.fill(b.index, b.first, b.first + b.count);
-      for (let start = 0; start < job.entries.length; start += INSERT_CHUNK) {
-        const chunk = job.entries.slice(start, start + INSERT_CHUNK).map((e, i) => ({
-          n: start + i,
-          line: e.line,
-          address: e.address,
-          amount: job.kind === "airdrop" ? e.amount.toString() : null,
-          token_id: e.tokenId?.toString() ?? null,
-          batch: batchOf[start + i],
-        }));
-        await tx.query(
-          `INSERT INTO job_rows (job_id, n, line, address, amount, token_id, batch)
+      [job.id, JSON.stringify(job.plan.batches.map((b) => ({ idx: b.index, first_row: b.first, row_count: b.count })))],
+    );
+    const batchOf = new Int32Array(job.entries.length);
+    for (const b of job.plan.batches) batchOf.fill(b.index, b.first, b.first + b.count);
+    for (let start = 0; start < job.entries.length; start += INSERT_CHUNK) {
+      const chunk = job.entries.slice(start, start + INSERT_CHUNK).map((e, i) => ({
+        n: start + i,
+        line: e.line,
+        address: e.address,
+        amount: job.kind === "airdrop" ? e.amount.toString() : null,
+        token_id: e.tokenId?.toString() ?? null,
+        batch: batchOf[start + i],
+      }));
+      await tx.query(
+        `INSERT INTO job_rows (job_id, n, line, address, amount, token_id, batch)
            SELECT $1, r.n, r.line, r.address, r.amount, r.token_id, r.batch
            FROM jsonb_to_recordset($2::jsonb)
              AS r(n integer, line integer, address text, amount text, token_id text, batch integer)`,
-          [job.id, JSON.stringify(chunk)],
-        );
-      }
-    });
+        [job.id, JSON.stringify(chunk)],
+      );
+    }
+  }
+
+  /** Approved: a job awaiting approval runs from `tx`'s commit on; false when it is not awaiting it any more. */
+  async startIn(tx: SqlExecutor, jobId: string): Promise<boolean> {
+    const { rows } = await tx.query(
+      "UPDATE jobs SET status = 'running', updated_at = now() WHERE id = $1 AND status = 'awaiting_approval' RETURNING id",
+      [jobId],
+    );
+    return rows.length > 0;
+  }
+
+  /** Rejected or expired: a job awaiting approval is cancelled with `error`, on `tx` (none of its batches was sent). */
+  async cancelIn(tx: SqlExecutor, jobId: string, error: JobError): Promise<void> {
+    const { rows } = await tx.query(
+      `UPDATE jobs SET status = 'cancelled', error = $2::jsonb, updated_at = now(), finished_at = now()
+       WHERE id = $1 AND status = 'awaiting_approval' RETURNING id`,
+      [jobId, JSON.stringify({ code: error.code, message: error.message })],
+    );
+    if (rows.length > 0)
+      await tx.query("UPDATE job_batches SET status = 'cancelled' WHERE job_id = $1 AND status = 'pending'", [jobId]);
   }
 
   async find(id: string, db: SqlExecutor = this.db): Promise<JobRecord | null> {

@@ -27,6 +27,7 @@ import {
 } from "../rows";
 import { idempotencyKeyOf } from "../../engine";
 import { requireExistingEditions } from "../editions";
+import { amountsOf, RULE_OPERATIONS, ruleHoldsJob } from "../approval";
 import { admitWrite, requireKind, type JobRouteDeps } from "./deps";
 import { JobPlanView } from "./schemas";
 
@@ -213,8 +214,16 @@ export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
         ctx.status = 202;
         ctx.set("Idempotent-Replayed", "true");
         ctx.set("Location", `/jobs/${jobId}`);
-        const { rows, batches, estimatedGas, estimatedCostWei } = earlier;
-        ctx.body = { jobId, status: earlier.status, rows, batches, estimatedGas, estimatedCostWei };
+        const { rows, batches, estimatedGas, estimatedCostWei, approvalId } = earlier;
+        ctx.body = {
+          jobId,
+          status: earlier.status,
+          ...(approvalId ? { approvalId } : {}),
+          rows,
+          batches,
+          estimatedGas,
+          estimatedCostWei,
+        };
         return;
       }
     }
@@ -230,7 +239,7 @@ export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
       ctx.body = { dryRun: true, ...summary };
       return;
     }
-    await deps.store.create({
+    const job = {
       id: jobId,
       kind: request.kind,
       chainId: deps.chain.options.chainId.toString(),
@@ -240,7 +249,35 @@ export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
       via: currentVia(),
       entries,
       plan,
-    });
+    };
+    // A job its key's rule would hold in any row waits, made but not started, for one approval.
+    if (ruleHoldsJob(principal.approval, request.kind, entries)) {
+      if (!deps.approvals)
+        throw new ApiError("FORBIDDEN", "This access key's jobs need approval, and no approvals are kept here");
+      const held = await deps.approvals.desk.holdJob({
+        jobId,
+        chain: deps.approvals.chain,
+        collection: job.contractAddress,
+        from: signer.address,
+        operation: RULE_OPERATIONS[request.kind][0],
+        job: {
+          jobId,
+          kind: request.kind,
+          rows: summary.rows,
+          batches: summary.batches,
+          ...amountsOf(request.kind, entries),
+          estimatedGas: summary.estimatedGas,
+          estimatedCostWei: summary.estimatedCostWei,
+        },
+        principal,
+        create: (tx, approvalId) => deps.store.createIn(tx, job, approvalId),
+      });
+      ctx.status = 202;
+      ctx.set("Location", `/jobs/${jobId}`);
+      ctx.body = { jobId, status: "awaiting_approval", approvalId: held.approvalId, ...summary, plan: held.plan };
+      return;
+    }
+    await deps.store.create(job);
     deps.runner.kick();
     ctx.status = 202;
     ctx.set("Location", `/jobs/${jobId}`);
@@ -284,7 +321,11 @@ export function registerCreateJobOpenApi(registry: OpenAPIRegistry): void {
     },
     responses: {
       200: { description: "The plan (dryRun): nothing made", content: { "application/json": { schema: JobPlanView } } },
-      202: { description: "The job, running", content: { "application/json": { schema: JobPlanView } } },
+      202: {
+        description:
+          "The job, running; or awaiting_approval (with approvalId and plan) when its key's approval rule would hold any of its rows: it starts once approved",
+        content: { "application/json": { schema: JobPlanView } },
+      },
       400: errorResponse("VALIDATION_ERROR"),
       401: errorResponse("UNAUTHORIZED"),
       403: errorResponse("FORBIDDEN"),

@@ -2,6 +2,7 @@ import type { Context } from "koa";
 import { getAddress } from "ethers";
 import { z } from "zod";
 import { allows, type AccessControl, type AccessDeclaration, type AccessPrincipal } from "../../access";
+import type { ApprovalDesk } from "../../approvals";
 import type { ChainClient } from "../../chain/chain-client";
 import { ApiError } from "../../http/errors";
 import { parseInput } from "../../http/validation";
@@ -20,6 +21,11 @@ export interface JobRouteDeps {
   chain: ChainClient;
   /** The wallets a job signs with; unset = none held (404 WALLET_NOT_FOUND). */
   wallets?: HeldWallets;
+  /**
+   * Where a job its key's approval rule would hold waits for one approval, and the chain it is on;
+   * unset = no store for approvals (such a job is 403).
+   */
+  approvals?: { desk: ApprovalDesk; chain: { id: string; name: string } };
 }
 
 /** The scope of the operation a job runs (API.md). */
@@ -120,6 +126,7 @@ export async function jobView(deps: JobRouteDeps, job: JobRecord, withBatches = 
         }
       : {}),
     ...(job.error ? { error: job.error } : {}),
+    ...(job.approvalId ? { approvalId: job.approvalId } : {}),
     createdAt: job.createdAt.toISOString(),
     updatedAt: job.updatedAt.toISOString(),
     finishedAt: job.finishedAt?.toISOString() ?? null,

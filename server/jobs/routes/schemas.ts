@@ -1,15 +1,26 @@
 import { z } from "zod";
+import { JobApprovalPlan } from "../../approvals";
 import "../../http/openapi";
 
 const decimal = z.string().regex(/^\d+$/);
 const JobError = z.object({ code: z.string(), message: z.string() });
-export const JobStatusSchema = z.enum(["running", "paused", "completed", "failed", "cancelled"]);
+export const JobStatusSchema = z
+  .enum(["awaiting_approval", "running", "paused", "completed", "failed", "cancelled"])
+  .openapi({
+    description:
+      "awaiting_approval: its key's approval rule holds it until POST /approvals/{approvalId}/approve (then running) or …/reject (cancelled, APPROVAL_REJECTED)",
+  });
 export const RowStatusSchema = z.enum(["pending", "sent", "confirmed", "failed"]);
 
 export const JobPlanView = z
   .object({
     jobId: z.string().optional(),
-    status: z.literal("running").optional(),
+    status: z.enum(["running", "awaiting_approval"]).optional(),
+    approvalId: z
+      .string()
+      .optional()
+      .openapi({ description: "awaiting_approval: POST /approvals/{approvalId}/approve or …/reject decides it" }),
+    plan: JobApprovalPlan.optional().openapi({ description: "awaiting_approval: what the approval shows" }),
     dryRun: z.literal(true).optional(),
     rows: z
       .number()
@@ -53,7 +64,10 @@ export const JobView = z
     gasUsed: decimal.optional(),
     weiSpent: decimal.optional(),
     batches: z.array(BatchView).optional(),
-    error: JobError.optional(),
+    error: JobError.optional().openapi({
+      description: "Why it paused or ended (APPROVAL_REJECTED, APPROVAL_EXPIRED: cancelled before any batch was sent)",
+    }),
+    approvalId: z.string().optional().openapi({ description: "The approval its key's rule made it wait for" }),
     createdAt: z.string(),
     updatedAt: z.string(),
     finishedAt: z.string().nullable(),
