@@ -381,6 +381,11 @@ export interface components {
             plan?: components["schemas"]["JobApprovalPlan"] & unknown;
             /** @enum {boolean} */
             dryRun?: true;
+            /**
+             * @description dryRun: this key's approval rule would hold the job (made, it waits for POST /approvals/{id}/approve)
+             * @enum {boolean}
+             */
+            approvalRequired?: true;
             /** @description Distinct addresses (duplicates merged), per edition on an edition contract */
             rows: number;
             batches: number;

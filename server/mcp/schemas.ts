@@ -103,15 +103,18 @@ export const WriteOutput = z.object({
   approvalRequired: z
     .boolean()
     .optional()
-    .describe("stage plan, true: this key's approval rule holds this write; its commit will await a person's approval"),
+    .describe(
+      "stage plan, true: this key's approval rule holds this write (or job); its commit will await a person's approval",
+    ),
   awaitingApproval: z
     .boolean()
     .optional()
     .describe(
-      "stage commit, true: held for a person's approval (result.status awaiting_approval, result.plan); nothing sent yet: follow with get_operation",
+      "stage commit, true: held for a person's approval (result.status awaiting_approval, result.plan); nothing sent yet: follow with get_operation (a job: get_job)",
     ),
   approvalId: z.string().optional().describe("awaitingApproval: the approval a person approves or rejects"),
   operationId: z.string().optional().describe("awaitingApproval: get_operation follows it"),
+  jobId: z.string().optional().describe("awaitingApproval of a job: get_job follows it"),
   next: z
     .object({ tool: z.string(), arguments: z.record(z.string(), z.unknown()) })
     .optional()

@@ -165,7 +165,7 @@ async function plan(tool: ToolSpec, args: Structured, caller: McpCaller, deps: M
   } catch (err) {
     if (!(tool.write?.tooLargeAsJob && isTooLarge(err))) throw err;
     const simulated = await call("createJob", { ...asJob(args), dryRun: true }, caller, deps);
-    return { stage: "plan", ...tokenFor(), job: true, plan: simulated };
+    return { stage: "plan", ...tokenFor(), job: true, ...jobApprovalAhead(simulated), plan: simulated };
   }
 }
 
@@ -174,9 +174,10 @@ async function plan(tool: ToolSpec, args: Structured, caller: McpCaller, deps: M
  * applies (server/nft, submitPlan) to the same operation, the simulated call's value and the
  * mintAmount. Known only for a write the route plans itself (dryRun); a setting already in force
  * sends nothing and is held by nothing. The value is the plan's: a price changed before the commit
- * is judged again then.
+ * is judged again then. A job (create_job): what POST /jobs' dry run says of its rows.
  */
 function approvalAhead(tool: ToolSpec, args: Structured, simulated: Structured, caller: McpCaller): Structured {
+  if (tool.write?.by === "jobDryRun") return jobApprovalAhead(simulated);
   const rule = caller.principal.approval;
   if (!rule || tool.write?.by !== "dryRun" || simulated.changed === false) return {};
   const operation = typeof simulated.operation === "string" ? simulated.operation : tool.route;
@@ -191,6 +192,16 @@ function approvalAhead(tool: ToolSpec, args: Structured, simulated: Structured, 
     approvalRequired: true,
     message:
       "This key's approval rule holds this write: its commit will not send it but hold it (awaitingApproval) until a person with approvals:decide approves or rejects it; then follow it with get_operation.",
+  };
+}
+
+/** Whether the key's rule will hold this job when committed: POST /jobs' own dry run says so (approvalRequired). */
+function jobApprovalAhead(simulated: Structured): Structured {
+  if (simulated.approvalRequired !== true) return {};
+  return {
+    approvalRequired: true,
+    message:
+      "This key's approval rule holds this job: its commit makes it but does not start it (awaiting_approval, nothing sent) until a person with approvals:decide approves it (then it runs) or rejects it (cancelled, APPROVAL_REJECTED); follow it with get_job.",
   };
 }
 
@@ -287,16 +298,32 @@ async function commit(
   } catch (err) {
     if (!(tool.write?.tooLargeAsJob && isTooLarge(err))) throw err;
     const answered = await callWithHeaders("createJob", asJob(args), caller, deps, idempotency);
-    return { stage: "commit", job: true, result: answered.body, ...(answered.replayed ? { replayed: true } : {}) };
+    return {
+      stage: "commit",
+      job: true,
+      ...awaitingApproval(answered.body),
+      result: answered.body,
+      ...(answered.replayed ? { replayed: true } : {}),
+    };
   }
 }
 
 /**
- * A write its key's approval rule held (202 awaiting_approval; docs/approvals.md): said in words
- * for the agent, with the ids and the tool that follows it. Nothing was signed or sent.
+ * A write or a job its key's approval rule held (202 awaiting_approval; docs/approvals.md): said in
+ * words for the agent, with the ids and the tool that follows it. Nothing was signed or sent.
  */
 function awaitingApproval(body: Structured): Structured {
   if (body.status !== "awaiting_approval") return {};
+  if (typeof body.jobId === "string") {
+    const { approvalId, jobId } = body as { approvalId: string; jobId: string };
+    return {
+      awaitingApproval: true,
+      approvalId,
+      jobId,
+      message: `Not started yet: this key's approval rule holds this job for a person's decision, one approval for all its rows. No batch is sent until someone with approvals:decide (another key) approves approval ${approvalId} or rejects it; result.plan is what they decide on. Follow it with get_job {"id":"${jobId}"}: awaiting_approval while it waits, running then completed once approved, cancelled with error.code APPROVAL_REJECTED or APPROVAL_EXPIRED otherwise. Calling again with this planToken answers the same.`,
+      next: { tool: "get_job", arguments: { id: jobId } },
+    };
+  }
   const { approvalId, operationId } = body as { approvalId: string; operationId: string };
   return {
     awaitingApproval: true,

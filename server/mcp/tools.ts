@@ -144,7 +144,8 @@ export const TOOLS: ToolSpec[] = [
   {
     name: "get_job",
     title: "Get a job",
-    description: "A job's status (running, paused, completed, failed, cancelled), rows by state and batches.",
+    description:
+      "A job's status (awaiting_approval, running, paused, completed, failed, cancelled), rows by state and batches.",
     route: "getJob",
     access: [JOB_READ],
   },
@@ -282,7 +283,7 @@ export const TOOLS: ToolSpec[] = [
     name: "create_job",
     title: "Start a job",
     description:
-      "An airdrop or whitelist of any size (up to 100,000 rows), sent in batches by the wallet `from`; follow it with get_job.",
+      "An airdrop or whitelist of any size (up to 100,000 rows), sent in batches by the wallet `from`; follow it with get_job. A job this key's approval rule holds waits (awaiting_approval) until a person approves it.",
     route: "createJob",
     access: jobAccess,
     write: { by: "jobDryRun" },

@@ -109,6 +109,16 @@ describe("jobs under approvals (one automining node, one service on PGlite)", fu
   it("a held airdrop waits for one approval, sends nothing, and runs every row once approved", async function () {
     const rows = recipientRows(30);
     const [supplyBefore, nonceBefore] = [await supply(), await nonce()];
+    // The dry run says so (an MCP plan passes it on), and makes nothing.
+    const dry = await agent.post("/jobs", {
+      kind: "airdrop",
+      contractAddress: collection,
+      from: "treasury",
+      dryRun: true,
+      recipients: rows.map(([address, amount]) => ({ address, amount })),
+    });
+    expect(dry.status, dry.text).to.equal(200);
+    expect(dry.body).to.include({ dryRun: true, approvalRequired: true, rows: 30 });
     const held = await airdrop(agent, rows);
     expectAwaiting(held, "airdrop", 30);
     expect(held.body.batches).to.be.greaterThan(1);
@@ -186,6 +196,14 @@ describe("jobs under approvals (one automining node, one service on PGlite)", fu
       [randomAddress(), 1],
       [randomAddress(), 3],
     ];
+    const dry = await capped.post("/jobs", {
+      kind: "airdrop",
+      contractAddress: collection,
+      from: "treasury",
+      dryRun: true,
+      recipients: small.map(([address, amount]) => ({ address, amount })),
+    });
+    expect(dry.body).to.not.have.property("approvalRequired");
     const started = await airdrop(capped, small);
     expect(started.status, started.text).to.equal(202);
     expect(started.body.status).to.equal("running");

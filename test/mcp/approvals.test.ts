@@ -4,11 +4,13 @@
  * says a commit will need approval), commits (a tool result saying it awaits a person, with the
  * approval's and the operation's ids and the plan; nothing sent), an operator approves or rejects
  * over HTTP, and get_operation shows the outcome: confirmed and minted, or failed
- * APPROVAL_REJECTED with nothing sent.
+ * APPROVAL_REJECTED with nothing sent. A create_job whose rows pass the rule is held the same way,
+ * once for the whole job, and followed with get_job.
  */
 import type { Client } from "@modelcontextprotocol/client";
 import { expect } from "chai";
-import type { JsonBody } from "../api/harness";
+import { sleep, type JsonBody } from "../api/harness";
+import { randomAddress } from "../jobs/fixture";
 import type { KeyedClient } from "../wallets/fixture";
 import { client2, startWorld, structured, toolError, type McpWorld } from "./fixture";
 
@@ -165,5 +167,46 @@ describe("MCP under approvals: a held commit, then approve or reject over HTTP, 
     expect(replay.code).to.equal("APPROVAL_REJECTED");
     expect(await nonce()).to.equal(nonceBefore);
     expect(await world.supply()).to.equal(supplyBefore);
+  });
+
+  it("a create_job with a row above it: the plan says so, the commit awaits one approval (get_job), nothing sent; approved, the job runs", async () => {
+    const recipients = [MINT_AMOUNT_ABOVE + 1, 1].map((amount) => ({ address: randomAddress(), amount }));
+    const args = { kind: "airdrop", contractAddress: world.collection, from: "treasury", recipients };
+    const supplyBefore = await world.supply();
+    const nonceBefore = await nonce();
+    const planned = structured(await agent.callTool({ name: "create_job", arguments: args }));
+    expect(planned.approvalRequired, JSON.stringify(planned)).to.equal(true);
+    expect(planned.message).to.include("get_job");
+    expect(planned.plan).to.include({ dryRun: true, rows: 2, approvalRequired: true });
+    const committed = structured(
+      await agent.callTool({ name: "create_job", arguments: { ...args, planToken: planned.planToken } }),
+    );
+    expect(committed.awaitingApproval, JSON.stringify(committed)).to.equal(true);
+    const jobId = committed.jobId as string;
+    expect(committed.result).to.include({ status: "awaiting_approval", jobId, approvalId: committed.approvalId });
+    expect(committed.result.plan.job).to.include({ rows: 2, totalAmount: String(MINT_AMOUNT_ABOVE + 2) });
+    expect(committed.next).to.deep.equal({ tool: "get_job", arguments: { id: jobId } });
+    const again = structured(
+      await agent.callTool({ name: "create_job", arguments: { ...args, planToken: planned.planToken } }),
+    );
+    expect(again).to.include({ replayed: true, jobId, approvalId: committed.approvalId });
+
+    const waiting = structured(await agent.callTool({ name: "get_job", arguments: { id: jobId } }));
+    expect(waiting.status).to.equal("awaiting_approval");
+    await sleep(1_000);
+    expect(await nonce()).to.equal(nonceBefore);
+    expect(await world.supply()).to.equal(supplyBefore);
+
+    const approved = await operator.post(`/approvals/${committed.approvalId}/approve`, {});
+    expect(approved.status, approved.text).to.equal(202);
+    expect(approved.body).to.include({ jobId, status: "running" });
+    const deadline = Date.now() + 60_000;
+    let job = waiting;
+    while (!["completed", "failed", "cancelled"].includes(job.status as string) && Date.now() < deadline) {
+      await sleep(250);
+      job = structured(await agent.callTool({ name: "get_job", arguments: { id: jobId } }));
+    }
+    expect(job.status, JSON.stringify(job)).to.equal("completed");
+    expect(await world.supply()).to.equal(supplyBefore + BigInt(MINT_AMOUNT_ABOVE + 2));
   });
 });

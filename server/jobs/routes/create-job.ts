@@ -235,8 +235,10 @@ export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
       estimatedCostWei: plan.estimatedCostWei.toString(),
       maxGasPerTx: plan.maxGasPerTx.toString(),
     };
+    // A job its key's rule would hold in any row waits, made but not started, for one approval.
+    const held = ruleHoldsJob(principal.approval, request.kind, entries);
     if (request.dryRun) {
-      ctx.body = { dryRun: true, ...summary };
+      ctx.body = { dryRun: true, ...summary, ...(held ? { approvalRequired: true } : {}) };
       return;
     }
     const job = {
@@ -250,11 +252,10 @@ export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
       entries,
       plan,
     };
-    // A job its key's rule would hold in any row waits, made but not started, for one approval.
-    if (ruleHoldsJob(principal.approval, request.kind, entries)) {
+    if (held) {
       if (!deps.approvals)
         throw new ApiError("FORBIDDEN", "This access key's jobs need approval, and no approvals are kept here");
-      const held = await deps.approvals.desk.holdJob({
+      const holding = await deps.approvals.desk.holdJob({
         jobId,
         chain: deps.approvals.chain,
         collection: job.contractAddress,
@@ -274,7 +275,7 @@ export function mountCreateJob(router: Router, deps: JobRouteDeps): void {
       });
       ctx.status = 202;
       ctx.set("Location", `/jobs/${jobId}`);
-      ctx.body = { jobId, status: "awaiting_approval", approvalId: held.approvalId, ...summary, plan: held.plan };
+      ctx.body = { jobId, status: "awaiting_approval", approvalId: holding.approvalId, ...summary, plan: holding.plan };
       return;
     }
     await deps.store.create(job);

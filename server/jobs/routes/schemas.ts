@@ -22,6 +22,10 @@ export const JobPlanView = z
       .openapi({ description: "awaiting_approval: POST /approvals/{approvalId}/approve or …/reject decides it" }),
     plan: JobApprovalPlan.optional().openapi({ description: "awaiting_approval: what the approval shows" }),
     dryRun: z.literal(true).optional(),
+    approvalRequired: z.literal(true).optional().openapi({
+      description:
+        "dryRun: this key's approval rule would hold the job (made, it waits for POST /approvals/{id}/approve)",
+    }),
     rows: z
       .number()
       .int()
