@@ -3,7 +3,8 @@
  * job"), on a real automining `hardhat node` and the service on PGlite: a job its key's rule would
  * hold in any row is made awaiting_approval with one approval (nothing sent while it waits);
  * approved by another key, it runs to the end as if it had just been made; rejected, it is
- * cancelled with APPROVAL_REJECTED and nothing is sent. A key without a rule (or whose rule no row
+ * cancelled with APPROVAL_REJECTED and nothing is sent; undecided past APPROVAL_TTL_HOURS, with
+ * APPROVAL_EXPIRED. A key without a rule (or whose rule no row
  * meets) starts its jobs at once.
  */
 import { expect } from "chai";
@@ -16,6 +17,7 @@ import {
   deployDirectly,
   DEV_KEYS,
   directProvider,
+  fundedWallet,
   ServiceProcess,
   sleep,
   type ApiResponse,
@@ -234,5 +236,45 @@ describe("jobs under approvals (one automining node, one service on PGlite)", fu
     const done = await waitForJob(plain, res.body.jobId as string, ["completed", "failed"]);
     expect(done.status).to.equal("completed");
     expect(done).to.not.have.property("approvalId");
+  });
+
+  it("undecided past APPROVAL_TTL_HOURS: the job is cancelled with APPROVAL_EXPIRED, nothing sent", async function () {
+    const owner = await fundedWallet(provider);
+    const own = await deployDirectly(owner.connect(provider));
+    // 0.0005 h: 1.8 s.
+    const brief = await ServiceProcess.start({
+      rpcUrl: node.rpcUrl,
+      env: { WALLET_MASTER_KEY: newMasterKey(), LOG_LEVEL: "warn", APPROVAL_TTL_HOURS: "0.0005" },
+    });
+    try {
+      const briefRoot = new KeyedClient(new ApiClient(brief.url));
+      await briefRoot.createWallet({ kind: "local", label: "owner", privateKey: owner.privateKey });
+      const made = await briefRoot.post("/access-keys", {
+        name: "asker",
+        scopes: ["nft:mintForFree", "nft:read"],
+        approval: { operations: ["airdrop"] },
+      });
+      expect(made.status, made.text).to.equal(201);
+      const asker = briefRoot.as(made.body.key as string);
+      const nonceBefore = await provider.getTransactionCount(owner.address, "pending");
+      const held = await asker.post("/jobs", {
+        kind: "airdrop",
+        contractAddress: own,
+        from: "owner",
+        recipients: [{ address: randomAddress(), amount: 1 }],
+      });
+      expect(held.status, held.text).to.equal(202);
+      expect(held.body.status).to.equal("awaiting_approval");
+      await sleep(2_500);
+      const expired = await briefRoot.get("/approvals?status=expired");
+      expect((expired.body.approvals as JsonBody[]).map((a) => a.id)).to.include(held.body.approvalId);
+      const job = (await asker.get(`/jobs/${held.body.jobId}`)).body;
+      expect(job.status).to.equal("cancelled");
+      expect(job.error.code).to.equal("APPROVAL_EXPIRED");
+      expectError(await briefRoot.post(`/approvals/${held.body.approvalId}/approve`, {}), 409, "APPROVAL_NOT_PENDING");
+      expect(await provider.getTransactionCount(owner.address, "pending")).to.equal(nonceBefore);
+    } finally {
+      await brief.stop();
+    }
   });
 });
