@@ -262,6 +262,11 @@ export interface components {
             maxFeePerGas?: string;
             /** @description The most it would cost, in wei */
             costWei: string;
+            /**
+             * @description This key's approval rule would hold the write (sent, it waits for POST /approvals/{id}/approve)
+             * @enum {boolean}
+             */
+            approvalRequired?: true;
             /** @description The answer's fields the plan already knows */
             result: {
                 [key: string]: unknown;

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { McpServer, type CallToolResult } from "@modelcontextprotocol/server";
-import { ruleHolds, type AccessPrincipal, type AuditLog } from "../access";
+import type { AccessPrincipal, AuditLog } from "../access";
 import type { SqlExecutor } from "../db";
 import type { PlanTokens } from "./plan-token";
 import { routeSchemas } from "./route-schemas";
@@ -159,58 +159,30 @@ async function plan(tool: ToolSpec, args: Structured, caller: McpCaller, deps: M
     return {
       stage: "plan",
       ...tokenFor(),
-      ...approvalAhead(tool, args, simulated, caller),
+      ...approvalAhead(simulated, tool.write?.by === "jobDryRun"),
       plan: await withMinted(tool, args, simulated, caller, deps),
     };
   } catch (err) {
     if (!(tool.write?.tooLargeAsJob && isTooLarge(err))) throw err;
     const simulated = await call("createJob", { ...asJob(args), dryRun: true }, caller, deps);
-    return { stage: "plan", ...tokenFor(), job: true, ...jobApprovalAhead(simulated), plan: simulated };
+    return { stage: "plan", ...tokenFor(), job: true, ...approvalAhead(simulated, true), plan: simulated };
   }
 }
 
 /**
- * Whether the key's approval rule will hold this write when committed: the predicate the route
- * applies (server/nft, submitPlan) to the same operation, the simulated call's value and the
- * mintAmount. Known only for a write the route plans itself (dryRun); a setting already in force
- * sends nothing and is held by nothing. The value is the plan's: a price changed before the commit
- * is judged again then. A job (create_job): what POST /jobs' dry run says of its rows.
+ * Whether the key's approval rule will hold this write (or job) when committed: what the route's
+ * own dry run says (approvalRequired), judged by the predicate the commit meets. A setting already
+ * in force sends nothing and is held by nothing; a price changed before the commit is judged again then.
  */
-function approvalAhead(tool: ToolSpec, args: Structured, simulated: Structured, caller: McpCaller): Structured {
-  if (tool.write?.by === "jobDryRun") return jobApprovalAhead(simulated);
-  const rule = caller.principal.approval;
-  if (!rule || tool.write?.by !== "dryRun" || simulated.changed === false) return {};
-  const operation = typeof simulated.operation === "string" ? simulated.operation : tool.route;
-  const value = (simulated.call as { value?: unknown } | undefined)?.value;
-  const holds = ruleHolds(rule, {
-    operation,
-    value: typeof value === "string" && /^\d+$/.test(value) ? BigInt(value) : 0n,
-    mintAmount: wholeNumber(args.mintAmount),
-  });
-  if (!holds) return {};
-  return {
-    approvalRequired: true,
-    message:
-      "This key's approval rule holds this write: its commit will not send it but hold it (awaitingApproval) until a person with approvals:decide approves or rejects it; then follow it with get_operation.",
-  };
-}
-
-/** Whether the key's rule will hold this job when committed: POST /jobs' own dry run says so (approvalRequired). */
-function jobApprovalAhead(simulated: Structured): Structured {
+function approvalAhead(simulated: Structured, job = false): Structured {
   if (simulated.approvalRequired !== true) return {};
   return {
     approvalRequired: true,
-    message:
-      "This key's approval rule holds this job: its commit makes it but does not start it (awaiting_approval, nothing sent) until a person with approvals:decide approves it (then it runs) or rejects it (cancelled, APPROVAL_REJECTED); follow it with get_job.",
+    message: job
+      ? "This key's approval rule holds this job: its commit makes it but does not start it (awaiting_approval, nothing sent) until a person with approvals:decide approves it (then it runs) or rejects it (cancelled, APPROVAL_REJECTED); follow it with get_job."
+      : "This key's approval rule holds this write: its commit will not send it but hold it (awaitingApproval) until a person with approvals:decide approves or rejects it; then follow it with get_operation.",
   };
 }
-
-/** A whole number as a route takes it (a JSON integer or a decimal string), else undefined. */
-const wholeNumber = (value: unknown): bigint | undefined =>
-  (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) ||
-  (typeof value === "string" && /^\d{1,78}$/.test(value))
-    ? BigInt(value)
-    : undefined;
 
 /** The most token ids a plan lists; past it, the first and the last. */
 const LISTED_IDS = 100n;

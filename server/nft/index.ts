@@ -156,7 +156,9 @@ export function createNftRouter(routerDeps: NftRouterDeps): Router {
           { path: "dryRun", message: "must be true or false" },
         ]);
       if (dryRunAsked === "true") {
-        ctx.body = await dryRun(route, input, caller!, deps).catch(inWords);
+        ctx.body = await dryRun(route, input, caller!, deps, ctx.state.access as AccessPrincipal | undefined).catch(
+          inWords,
+        );
         return;
       }
       const answer = await runWrite(route, input, caller!, deps, ctx, held).catch(inWords);
@@ -326,11 +328,7 @@ function submitPlan(
     return deps.engine.recordUnchanged({ ...request, context: plan.unchanged }, plan.contractAddress);
   }
   const write = { ...request, ...plan.call, context: plan.context };
-  const mintAmount = typeof input.mintAmount === "bigint" ? input.mintAmount : undefined;
-  if (
-    principal &&
-    ruleHolds(principal.approval, { operation: route.operation, value: write.value ?? 0n, mintAmount })
-  ) {
+  if (principal && heldByRule(principal, route, input, write.value)) {
     if (!held.desk)
       throw new ApiError("FORBIDDEN", "This access key's writes need approval, and no approvals are kept here");
     const named = typeof input.contractAddress === "string" ? input.contractAddress : plan.call.to;
@@ -340,11 +338,29 @@ function submitPlan(
   return deps.engine.submit(write);
 }
 
+/** Whether the caller's approval rule holds this write (its operation, the call's value, the mintAmount asked). */
+function heldByRule(
+  principal: AccessPrincipal | undefined,
+  route: WriteRoute,
+  input: NftInput,
+  value: bigint | undefined,
+): boolean {
+  const mintAmount = typeof input.mintAmount === "bigint" ? input.mintAmount : undefined;
+  return !!principal && ruleHolds(principal.approval, { operation: route.operation, value: value ?? 0n, mintAmount });
+}
+
 /**
  * `?dryRun=true`: the write planned and simulated as it would be sent, with nothing recorded, signed
- * or sent: the call, gas, fee and cost in wei, and the result fields the plan already knows.
+ * or sent: the call, gas, fee and cost in wei, the result fields the plan already knows, and
+ * whether the key's approval rule would hold it.
  */
-async function dryRun(route: WriteRoute, input: NftInput, signer: TransactionSigner, deps: NftDeps) {
+async function dryRun(
+  route: WriteRoute,
+  input: NftInput,
+  signer: TransactionSigner,
+  deps: NftDeps,
+  principal: AccessPrincipal | undefined,
+) {
   // The route's own refusals first, as a real write meets them (an allowlist on an edition contract: 400).
   await route.precheck?.(input, { ...deps, signer });
   const plan = await route.plan(input, { ...deps, signer, dryRun: true });
@@ -364,6 +380,7 @@ async function dryRun(route: WriteRoute, input: NftInput, signer: TransactionSig
     operation: route.operation,
     changed: true,
     ...(await deps.engine.preview({ signer, ...plan.call })),
+    ...(heldByRule(principal, route, input, plan.call.value) ? { approvalRequired: true as const } : {}),
     result: plan.context,
   };
 }

@@ -127,6 +127,9 @@ export const DryRunPlan = z
     gas: z.string().optional(),
     maxFeePerGas: z.string().optional(),
     costWei: z.string().openapi({ description: "The most it would cost, in wei" }),
+    approvalRequired: z.literal(true).optional().openapi({
+      description: "This key's approval rule would hold the write (sent, it waits for POST /approvals/{id}/approve)",
+    }),
     result: z.record(z.string(), z.unknown()).openapi({ description: "The answer's fields the plan already knows" }),
   })
   .openapi("DryRunPlan");
