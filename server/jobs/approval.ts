@@ -15,25 +15,24 @@ export const RULE_OPERATIONS: Record<JobKind, readonly string[]> = {
 /**
  * Whether `rule` would hold any of the job's rows, each read as the write the single-write path
  * judges (ruleHolds): the job's operation, no value (a job's calls pay nothing), an airdrop row's
- * amount as its mintAmount.
+ * amount as its mintAmount. A rule holds a larger amount whenever it holds a smaller one, so the
+ * largest row answers for all of them.
  */
 export function ruleHoldsJob(rule: ApprovalRule | null | undefined, kind: JobKind, entries: JobEntry[]): boolean {
   if (!rule) return false;
-  return RULE_OPERATIONS[kind].some((operation) =>
-    entries.some((entry) =>
-      ruleHolds(rule, { operation, value: 0n, mintAmount: kind === "airdrop" ? entry.amount : undefined }),
-    ),
-  );
+  const mintAmount = kind === "airdrop" ? largestAmount(entries) : undefined;
+  return RULE_OPERATIONS[kind].some((operation) => ruleHolds(rule, { operation, value: 0n, mintAmount }));
 }
 
 /** An airdrop's totals as its approval shows them: the tokens over all rows, and the largest row. */
 export function amountsOf(kind: JobKind, entries: JobEntry[]): { totalAmount?: string; largestAmount?: string } {
   if (kind !== "airdrop") return {};
-  let total = 0n;
+  const total = entries.reduce((sum, entry) => sum + entry.amount, 0n);
+  return { totalAmount: total.toString(), largestAmount: largestAmount(entries).toString() };
+}
+
+function largestAmount(entries: JobEntry[]): bigint {
   let largest = 0n;
-  for (const entry of entries) {
-    total += entry.amount;
-    if (entry.amount > largest) largest = entry.amount;
-  }
-  return { totalAmount: total.toString(), largestAmount: largest.toString() };
+  for (const entry of entries) if (entry.amount > largest) largest = entry.amount;
+  return largest;
 }
