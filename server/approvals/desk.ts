@@ -239,7 +239,7 @@ export class ApprovalDesk {
       const answer = await unit.engine.sendApproved(op, signer, decide);
       return { approval: decision.row!, answer };
     } catch (err) {
-      if (err instanceof NotAwaitingApproval) throw notPending((await this.store.find(approval.id)) ?? approval);
+      if (err instanceof NotAwaitingApproval) throw await this.decidedElsewhere(approval);
       throw err;
     }
   }
@@ -265,7 +265,7 @@ export class ApprovalDesk {
         );
       return decided;
     });
-    if (!row) throw notPending((await this.store.find(approval.id)) ?? approval);
+    if (!row) throw await this.decidedElsewhere(approval);
     this.deps.chains.find(row.chainId)?.jobs?.runner.kick();
     const { job } = row.plan as z.infer<typeof JobApprovalPlan>;
     const body = {
@@ -346,8 +346,13 @@ export class ApprovalDesk {
     reason: string | null,
   ): Promise<Approval> {
     const decided = await this.deps.db.transaction((tx) => this.decideIn(tx, actor, decider, approval, status, reason));
-    if (!decided) throw notPending((await this.store.find(approval.id)) ?? approval);
+    if (!decided) throw await this.decidedElsewhere(approval);
     return decided;
+  }
+
+  /** 409 APPROVAL_NOT_PENDING for an approval another decision (or its expiry) took first, as it stands now. */
+  private async decidedElsewhere(approval: Approval): Promise<ApiError> {
+    return notPending((await this.store.find(approval.id)) ?? approval);
   }
 
   /**
