@@ -71,11 +71,18 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
     await transferOwnership(deployer, collection, treasury.address as string);
   });
 
-  afterEach(function () {
-    // A failure here once came with a node that no longer answered: say what it was doing.
-    if (this.currentTest?.state !== "failed") return;
-    console.log(node?.describeState());
-    console.log(`the service's last output:\n${service?.output().slice(-2000)}`);
+  afterEach(async function () {
+    // A failure here came, twice in CI, with a node that no longer answered: say what it was doing,
+    // in the failure's own message (the summary at the end of a run is what a CI log keeps).
+    const test = this.currentTest;
+    if (test?.state !== "failed") return;
+    const answers = await Promise.race([
+      provider.getBlockNumber().then((n) => `answers eth_blockNumber (${n})`),
+      sleep(3_000).then(() => "does not answer eth_blockNumber within 3 s"),
+    ]).catch((err: Error) => `fails eth_blockNumber: ${err.message}`);
+    const state = `the node ${answers}; ${node?.describeState(1_000)}\nthe service's last output:\n${service?.output().slice(-1_500)}`;
+    if (test.err) test.err.message += `\n${state}`;
+    else console.log(state);
   });
 
   after(async function () {
