@@ -16,6 +16,7 @@ import {
   when,
 } from "./shared.mjs";
 import { SCOPES } from "./scopes.mjs";
+import { Approvals } from "./approvals.mjs";
 
 let chainList;
 /** The chains the service serves (GET /chains), asked once per page. */
@@ -1074,6 +1075,7 @@ class Jobs extends View {
 
 const VIEWS = [
   ["operations", "Operations", Operations],
+  ["approvals", "Approvals", Approvals],
   ["wallets", "Wallets", Wallets],
   ["access-keys", "Access keys", AccessKeys],
   ["audit-events", "Audit events", AuditEvents],
@@ -1081,6 +1083,30 @@ const VIEWS = [
   ["collections", "Collections", Collections],
   ["jobs", "Jobs", Jobs],
 ];
+
+/**
+ * Views shown only to a key holding a scope. The API says no key its scopes: a read the scope guards
+ * tells (403: not held; 404: a service without the feature). Any other answer shows the view, with its error.
+ */
+const GATES = {
+  approvals: { scope: "approvals:decide", probe: "/approvals?status=pending&limit=1" },
+};
+
+/** Which gated views the signed-in key may see, by view id. */
+async function allowedViews() {
+  const allowed = {};
+  await Promise.all(
+    Object.entries(GATES).map(async ([id, gate]) => {
+      try {
+        await api("GET", gate.probe);
+        allowed[id] = true;
+      } catch (error) {
+        allowed[id] = ![401, 403, 404].includes(error.status);
+      }
+    }),
+  );
+  return allowed;
+}
 
 class SignIn extends Component {
   async submit(event) {
@@ -1129,19 +1155,40 @@ class SignIn extends Component {
 class App extends Component {
   constructor() {
     super();
-    this.state = { signedIn: Boolean(session.key), view: "operations", reason: null };
+    this.state = { signedIn: Boolean(session.key), view: "operations", reason: null, allowed: {} };
     session.onRefused = (message) => {
       session.signOut();
-      this.setState({ signedIn: false, reason: `Signed out: the service refused the key (${message})` });
+      this.setState({
+        signedIn: false,
+        reason: `Signed out: the service refused the key (${message})`,
+        view: "operations",
+        allowed: {},
+      });
     };
+  }
+  componentDidMount() {
+    if (this.state.signedIn) this.gates();
+  }
+  /** Asks which gated views this key may see; an answer for a key signed out since is dropped. */
+  async gates() {
+    const key = session.key;
+    const allowed = await allowedViews();
+    if (session.key === key) this.setState({ allowed });
   }
   show(view) {
     this.setState({ view }, () => document.getElementById("view-title")?.focus());
   }
-  render(_props, { signedIn, view, reason }) {
+  render(_props, { signedIn, view, reason, allowed }) {
     if (!signedIn)
-      return html`<${SignIn} reason=${reason} onSignedIn=${() => this.setState({ signedIn: true, reason: null })} />`;
-    const [, title, ViewComponent] = VIEWS.find(([id]) => id === view);
+      return html`<${SignIn}
+        reason=${reason}
+        onSignedIn=${() => {
+          this.setState({ signedIn: true, reason: null });
+          this.gates();
+        }}
+      />`;
+    const views = VIEWS.filter(([id]) => !GATES[id] || allowed[id]);
+    const [current, title, ViewComponent] = views.find(([id]) => id === view) ?? views[0];
     return html`<a class="skip" href="#main">Skip to the view</a>
       <header>
         <h1>NFT operations console</h1>
@@ -1150,7 +1197,7 @@ class App extends Component {
           class="secondary"
           onClick=${() => {
             session.signOut();
-            this.setState({ signedIn: false, reason: null });
+            this.setState({ signedIn: false, reason: null, view: "operations", allowed: {} });
           }}
         >
           Sign out
@@ -1159,11 +1206,11 @@ class App extends Component {
       <div class="layout">
         <nav aria-label="Views">
           <ul>
-            ${VIEWS.map(
+            ${views.map(
               ([id, label]) =>
-                html`<li>
+                html`<li key=${id}>
                   <button
-                    aria-current=${id === view ? "page" : undefined}
+                    aria-current=${id === current ? "page" : undefined}
                     onClick=${() => this.show(id)}
                     data-view=${id}
                   >
@@ -1173,7 +1220,7 @@ class App extends Component {
             )}
           </ul>
         </nav>
-        <main id="main" tabindex="-1"><${ViewComponent} key=${view} /></main>
+        <main id="main" tabindex="-1"><${ViewComponent} key=${current} /></main>
       </div>`;
   }
 }
