@@ -37,7 +37,7 @@ export default tseslint.config(
   },
   {
     // The console's page: plain browser modules, served as they are (no build step).
-    files: ["console/**/*.js"],
+    files: ["console/**/*.js", "console/**/*.mjs"],
     languageOptions: { globals: { ...globals.browser }, sourceType: "module" },
   },
 );

@@ -1,71 +1,22 @@
 // The operators' console: preact + htm from node_modules, no build step. It calls only the public
 // API, with the key it was given, kept in this tab's sessionStorage (never a URL, localStorage or a
 // log). Everything from the API is rendered as text (preact escapes it): no innerHTML anywhere.
-import { Component, h, render } from "./vendor/preact.mjs";
-import htm from "./vendor/htm.mjs";
+import { Component, render } from "./vendor/preact.mjs";
+import {
+  ApiError,
+  BlockLine,
+  ErrorBox,
+  POLL_MS,
+  View,
+  api,
+  html,
+  session,
+  short,
+  weiToEther,
+  when,
+} from "./shared.mjs";
 import { SCOPES } from "./scopes.mjs";
-
-const html = htm.bind(h);
-const KEY_ITEM = "nft-ops-console-key";
-const POLL_MS = 1000;
-
-/** An error answer of the API: its status, code and own message. */
-class ApiError extends Error {
-  constructor(status, code, message) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
-
-/** The session: the key, and what to do when the API refuses it (401). */
-const session = {
-  key: sessionStorage.getItem(KEY_ITEM),
-  onRefused: () => {},
-  signIn(key) {
-    this.key = key;
-    sessionStorage.setItem(KEY_ITEM, key);
-  },
-  signOut() {
-    this.key = null;
-    sessionStorage.removeItem(KEY_ITEM);
-  },
-};
-
-/** One API call with the session's key; a 401 ends the session. */
-async function api(method, path, body, init = {}) {
-  const headers = { accept: "application/json" };
-  if (session.key) headers.authorization = `Bearer ${session.key}`;
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(path, {
-    ...init,
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = null;
-  }
-  if (!res.ok) {
-    const error = json && json.error ? json.error : { code: String(res.status), message: res.statusText };
-    if (res.status === 401) session.onRefused(error.message);
-    throw new ApiError(res.status, error.code, error.message);
-  }
-  return json;
-}
-
-/** The chain head, for views whose answers carry no blockNumber of their own (several chains: the first that answers). */
-async function head() {
-  const res = await fetch("/health", { headers: { accept: "application/json" } });
-  const json = await res.json();
-  if (typeof json.blockNumber === "number") return json.blockNumber;
-  const chain = (json.chains ?? []).find((c) => typeof c.blockNumber === "number");
-  return chain ? chain.blockNumber : null;
-}
+import { Approvals } from "./approvals.mjs";
 
 let chainList;
 /** The chains the service serves (GET /chains), asked once per page. */
@@ -93,77 +44,11 @@ function ChainSelect({ chains, value, onChange }) {
   >`;
 }
 
-const weiToEther = (wei) => {
-  if (wei === null || wei === undefined) return "";
-  const value = BigInt(wei);
-  const whole = value / 10n ** 18n;
-  const fraction = (value % 10n ** 18n).toString().padStart(18, "0").slice(0, 6).replace(/0+$/, "");
-  return `${whole}${fraction ? `.${fraction}` : ""} ETH`;
-};
-const short = (hex) => (hex && hex.length > 14 ? `${hex.slice(0, 8)}…${hex.slice(-6)}` : hex || "");
-const when = (iso) => (iso ? new Date(iso).toLocaleString() : "");
 const list = (text) =>
   text
     .split(/[\s,]+/)
     .map((s) => s.trim())
     .filter(Boolean);
-
-function ErrorBox({ error }) {
-  if (!error) return null;
-  return html`<p class="error" role="alert">${error.message}${error.code ? ` (${error.code})` : ""}</p>`;
-}
-
-function BlockLine({ block }) {
-  return html`<p class="block" data-block=${block ?? ""}>Reflects block <strong>${block ?? "…"}</strong></p>`;
-}
-
-/** A view that loads on mount (and on `reload()`), keeping its data, error and block. */
-class View extends Component {
-  constructor(props) {
-    super(props);
-    this.state = { data: null, error: null, block: null, busy: false };
-  }
-  componentDidMount() {
-    this.alive = true;
-    this.reload();
-  }
-  componentWillUnmount() {
-    this.alive = false;
-    clearTimeout(this.timer);
-  }
-  async reload() {
-    // The chain head beside the view's own reads, also when they fail (a 403 reflects a block too).
-    const chainHead = this.blockOf ? null : head().catch(() => null);
-    // Only the latest reload is shown: one started earlier (another chain picked) may end later.
-    const mine = (this.loads = (this.loads ?? 0) + 1);
-    try {
-      const data = await this.load();
-      if (mine !== this.loads) return;
-      // A view with nothing of its own to reflect yet (no collection picked) shows the chain's head.
-      const block = (this.blockOf ? this.blockOf(data) : await chainHead) ?? (await head().catch(() => null));
-      if (this.alive) this.setState({ data, error: null, block });
-    } catch (error) {
-      if (mine !== this.loads) return;
-      const block = this.state.block ?? (await (chainHead ?? head().catch(() => null)));
-      if (this.alive) this.setState({ error, block });
-    }
-    // Live views read again while they are open.
-    clearTimeout(this.timer);
-    if (this.alive && this.pollMs) this.timer = setTimeout(() => this.reload(), this.pollMs);
-  }
-  /** Runs an action, shows its error if any, then reloads. */
-  async act(fn) {
-    this.setState({ busy: true, actionError: null });
-    try {
-      await fn();
-      await this.reload();
-    } catch (error) {
-      this.setState({ actionError: error });
-    } finally {
-      this.setState({ busy: false });
-    }
-  }
-}
 
 // ---------------------------------------------------------------- Operations
 
@@ -1190,6 +1075,7 @@ class Jobs extends View {
 
 const VIEWS = [
   ["operations", "Operations", Operations],
+  ["approvals", "Approvals", Approvals],
   ["wallets", "Wallets", Wallets],
   ["access-keys", "Access keys", AccessKeys],
   ["audit-events", "Audit events", AuditEvents],
@@ -1197,6 +1083,30 @@ const VIEWS = [
   ["collections", "Collections", Collections],
   ["jobs", "Jobs", Jobs],
 ];
+
+/**
+ * Views shown only to a key holding a scope. The API says no key its scopes: a read the scope guards
+ * tells (403: not held; 404: a service without the feature). Any other answer shows the view, with its error.
+ */
+const GATES = {
+  approvals: { scope: "approvals:decide", probe: "/approvals?status=pending&limit=1" },
+};
+
+/** Which gated views the signed-in key may see, by view id. */
+async function allowedViews() {
+  const allowed = {};
+  await Promise.all(
+    Object.entries(GATES).map(async ([id, gate]) => {
+      try {
+        await api("GET", gate.probe);
+        allowed[id] = true;
+      } catch (error) {
+        allowed[id] = ![401, 403, 404].includes(error.status);
+      }
+    }),
+  );
+  return allowed;
+}
 
 class SignIn extends Component {
   async submit(event) {
@@ -1245,19 +1155,40 @@ class SignIn extends Component {
 class App extends Component {
   constructor() {
     super();
-    this.state = { signedIn: Boolean(session.key), view: "operations", reason: null };
+    this.state = { signedIn: Boolean(session.key), view: "operations", reason: null, allowed: {} };
     session.onRefused = (message) => {
       session.signOut();
-      this.setState({ signedIn: false, reason: `Signed out: the service refused the key (${message})` });
+      this.setState({
+        signedIn: false,
+        reason: `Signed out: the service refused the key (${message})`,
+        view: "operations",
+        allowed: {},
+      });
     };
+  }
+  componentDidMount() {
+    if (this.state.signedIn) this.gates();
+  }
+  /** Asks which gated views this key may see; an answer for a key signed out since is dropped. */
+  async gates() {
+    const key = session.key;
+    const allowed = await allowedViews();
+    if (session.key === key) this.setState({ allowed });
   }
   show(view) {
     this.setState({ view }, () => document.getElementById("view-title")?.focus());
   }
-  render(_props, { signedIn, view, reason }) {
+  render(_props, { signedIn, view, reason, allowed }) {
     if (!signedIn)
-      return html`<${SignIn} reason=${reason} onSignedIn=${() => this.setState({ signedIn: true, reason: null })} />`;
-    const [, title, ViewComponent] = VIEWS.find(([id]) => id === view);
+      return html`<${SignIn}
+        reason=${reason}
+        onSignedIn=${() => {
+          this.setState({ signedIn: true, reason: null });
+          this.gates();
+        }}
+      />`;
+    const views = VIEWS.filter(([id]) => !GATES[id] || allowed[id]);
+    const [current, title, ViewComponent] = views.find(([id]) => id === view) ?? views[0];
     return html`<a class="skip" href="#main">Skip to the view</a>
       <header>
         <h1>NFT operations console</h1>
@@ -1266,7 +1197,7 @@ class App extends Component {
           class="secondary"
           onClick=${() => {
             session.signOut();
-            this.setState({ signedIn: false, reason: null });
+            this.setState({ signedIn: false, reason: null, view: "operations", allowed: {} });
           }}
         >
           Sign out
@@ -1275,11 +1206,11 @@ class App extends Component {
       <div class="layout">
         <nav aria-label="Views">
           <ul>
-            ${VIEWS.map(
+            ${views.map(
               ([id, label]) =>
-                html`<li>
+                html`<li key=${id}>
                   <button
-                    aria-current=${id === view ? "page" : undefined}
+                    aria-current=${id === current ? "page" : undefined}
                     onClick=${() => this.show(id)}
                     data-view=${id}
                   >
@@ -1289,7 +1220,7 @@ class App extends Component {
             )}
           </ul>
         </nav>
-        <main id="main" tabindex="-1"><${ViewComponent} key=${view} /></main>
+        <main id="main" tabindex="-1"><${ViewComponent} key=${current} /></main>
       </div>`;
   }
 }

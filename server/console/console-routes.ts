@@ -36,6 +36,9 @@ const ASSETS: Record<string, { read: () => Buffer; type: string }> = {
   // The scopes a key can have, as the page imports them: the one list, server/access/scopes.ts.
   "scopes.mjs": { read: () => Buffer.from(`export const SCOPES = ${JSON.stringify(SCOPES)};\n`), type: JS },
   "app.js": { read: file(() => path.join(CONSOLE_DIR ?? "", "app.js")), type: JS },
+  // The modules app.js imports: what the views share, and the Approvals view.
+  "shared.mjs": { read: file(() => path.join(CONSOLE_DIR ?? "", "shared.mjs")), type: JS },
+  "approvals.mjs": { read: file(() => path.join(CONSOLE_DIR ?? "", "approvals.mjs")), type: JS },
   "app.css": { read: file(() => path.join(CONSOLE_DIR ?? "", "app.css")), type: CSS },
   // Declared in the page, so that a browser does not ask for /favicon.ico (a 404 in its log).
   "icon.svg": { read: file(() => path.join(CONSOLE_DIR ?? "", "icon.svg")), type: "image/svg+xml" },

@@ -31,7 +31,16 @@ const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOTS = path.join(__dirname, "screenshots");
 const ROOT = { authorization: `Bearer ${TEST_API_KEY}` };
 const HOSTILE_NAME = "<img src=x onerror=alert(1)>";
-const VIEWS = ["operations", "wallets", "access-keys", "audit-events", "webhooks", "collections", "jobs"] as const;
+const VIEWS = [
+  "operations",
+  "approvals",
+  "wallets",
+  "access-keys",
+  "audit-events",
+  "webhooks",
+  "collections",
+  "jobs",
+] as const;
 
 describe("the console (/console) in headless Chromium", function () {
   this.timeout(120_000);
@@ -96,7 +105,14 @@ describe("the console (/console) in headless Chromium", function () {
     provider = directProvider(node.rpcUrl);
     minter = await fundedWallet(provider);
     receiver = await Receiver.start(() => 500);
-    operatorKey = await newKey(["nft:read", "wallets:read", "wallets:manage", "access-keys:manage", "webhooks:manage"]);
+    operatorKey = await newKey([
+      "nft:read",
+      "wallets:read",
+      "wallets:manage",
+      "access-keys:manage",
+      "webhooks:manage",
+      "approvals:decide",
+    ]);
     mkdirSync(SCREENSHOTS, { recursive: true });
     userDataDir = mkdtempSync(path.join(tmpdir(), "console-chromium-"));
     context = await chromium.launchPersistentContext(userDataDir, {
@@ -556,6 +572,139 @@ describe("the console (/console) in headless Chromium", function () {
     }
     await show("jobs");
     await page.waitForSelector(`progress[aria-label="Job ${job.body.jobId}: 3 of 3 rows confirmed"]`);
+  });
+
+  it("Approvals: held writes and a held job listed pending with their plans in words; the asker's approve is 403 in the API's words; rejected with a reason the mint fails, approved the pause confirms on chain; a key without approvals:decide sees no such view", async function () {
+    this.timeout(120_000);
+    // A collection owned by a wallet the service holds: a held write signs with it at the decision.
+    const wallet = await api.post("/wallets", { kind: "local", label: "approvals-owner" }, ROOT);
+    expect(wallet.status, wallet.text).to.equal(201);
+    await provider.send("hardhat_setBalance", [wallet.body.address, `0x${(10n ** 20n).toString(16)}`]);
+    const deployed = await api.post("/nft/deploy", { from: "approvals-owner" }, ROOT);
+    expect(deployed.status, deployed.text).to.equal(201);
+    const nft = deployed.body.contractAddress as string;
+    const onChain = new Contract(nft, collectionArtifact().abi, provider);
+    // The agent's key: a pause, an airdrop and a mint of more than 2 wait for a person.
+    const made = await api.post(
+      "/access-keys",
+      {
+        name: "agent",
+        scopes: ["nft:configure", "nft:mint", "nft:mintForFree", "nft:read", "approvals:decide"],
+        approval: { operations: ["setPaused", "airdrop"], mintAmountAbove: 2 },
+      },
+      ROOT,
+    );
+    expect(made.status, made.text).to.equal(201);
+    usedSecrets.add(made.body.key);
+    const agent = { authorization: `Bearer ${made.body.key}` };
+    const from = { from: "approvals-owner", contractAddress: nft };
+    const pause = await api.post("/nft/setPaused", { ...from, state: true }, agent);
+    const mint = await api.post("/nft/mint", { ...from, mintAmount: 3 }, agent);
+    const recipients = [1, 2, 3].map(() => ({ address: Wallet.createRandom().address, amount: "2" }));
+    const job = await api.post("/jobs", { kind: "airdrop", ...from, recipients }, agent);
+    for (const held of [pause, mint, job]) {
+      expect(held.status, held.text).to.equal(202);
+      expect(held.body.status).to.equal("awaiting_approval");
+    }
+    const supplyBefore = (await onChain.totalSupply()) as bigint;
+    const card = (held: typeof pause) => page.locator(`article[data-approval-id="${held.body.approvalId}"]`);
+
+    // The key that asked sees the view (it holds approvals:decide), but its approve is 403, in the API's words.
+    await signIn(made.body.key);
+    await show("approvals");
+    await card(job).waitFor();
+    await card(job)
+      .getByRole("button", { name: /^Approve/ })
+      .click();
+    await page.waitForSelector("[data-action-error] [role=alert]:has-text('FORBIDDEN')");
+    const refused = await api.post(`/approvals/${job.body.approvalId}/approve`, {}, agent);
+    expect(refused.status, refused.text).to.equal(403);
+    expect(await page.textContent("[data-action-error] [role=alert]")).to.include(refused.body.error.message);
+    expect((await api.request("GET", `/jobs/${job.body.jobId}`, { headers: ROOT })).body.status).to.equal(
+      "awaiting_approval",
+    );
+
+    // The operator: the three pending, before anything decided, each plan in words.
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await signIn(operatorKey);
+    await show("approvals");
+    await page.waitForSelector("h2:has-text('Approvals')");
+    for (const held of [pause, mint, job]) await card(held).waitFor();
+    const pending = await page
+      .locator("ul.approvals article")
+      .evaluateAll((all) => all.map((a) => a.getAttribute("data-approval-id")));
+    expect(pending).to.have.members([pause, mint, job].map((held) => held.body.approvalId));
+    expect(await page.locator("section h3").allTextContents()).to.deep.equal(["Pending", "Decided"]);
+    const listed = (
+      await api.request("GET", "/approvals?status=pending", { headers: { authorization: `Bearer ${operatorKey}` } })
+    ).body.approvals as Array<{ id: string; plan: { value: string; gas?: string } }>;
+    const planOf = (held: typeof pause) => listed.find((a) => a.id === held.body.approvalId)!.plan;
+    const pauseText = (await card(pause).textContent())!;
+    expect(pauseText).to.include("Pause minting").and.include(`agent (key ${made.body.id})`).and.include(nft);
+    expect(pauseText).to.include("(31337)").and.include(wallet.body.address).and.include("nothing (0 ETH)");
+    expect(pauseText)
+      .to.include(`${planOf(pause).gas} gas at most`)
+      .and.match(/expires .+ \(in 23 h \d+ min\)/);
+    const mintText = (await card(mint).textContent())!;
+    const mintValue = planOf(mint).value;
+    expect(mintText).to.include("Mint 3 tokens");
+    expect(mintText).to.include(mintValue === "0" ? "nothing (0 ETH)" : `(${mintValue} wei)`);
+    const jobText = (await card(job).textContent())!;
+    expect(jobText).to.include("Airdrop 6 tokens to 3 addresses").and.include(job.body.jobId);
+    expect(jobText).to.match(/Estimated cost\s*about [\d.]+ ETH/);
+
+    // Reject the mint: a labelled reason, required; the operation then fails with APPROVAL_REJECTED.
+    await card(mint)
+      .getByRole("button", { name: /^Reject…/ })
+      .click();
+    await page.waitForSelector(`article[data-approval-id="${mint.body.approvalId}"] textarea[name=reason]:focus`);
+    const reason = "Three at once is more than agreed";
+    await card(mint)
+      .getByLabel(/Reason for rejecting/)
+      .fill(reason);
+    await card(mint)
+      .getByRole("button", { name: /^Reject with this reason/ })
+      .click();
+    await page.waitForSelector("[data-outcome]:focus:has-text('Rejected')");
+    const rejectedRow = page.locator(`tr[data-approval-id="${mint.body.approvalId}"][data-approval-status="rejected"]`);
+    await rejectedRow.waitFor();
+    expect(await rejectedRow.textContent())
+      .to.include(reason)
+      .and.include("console-6");
+    expect(await card(mint).count()).to.equal(0);
+    const failed = await api.request("GET", `/nft/operations/${mint.body.operationId}`, { headers: ROOT });
+    expect(failed.body.status).to.equal("failed");
+    expect(failed.body.error.code).to.equal("APPROVAL_REJECTED");
+    expect((await onChain.totalSupply()) as bigint).to.equal(supplyBefore);
+
+    // Approve the pause: sent as if it had just arrived, and the collection is paused on chain.
+    expect(await onChain.paused()).to.equal(false);
+    await card(pause)
+      .getByRole("button", { name: /^Approve/ })
+      .click();
+    await page.waitForSelector("[data-outcome]:has-text('Approved: Pause minting')");
+    await page.waitForSelector(`tr[data-approval-id="${pause.body.approvalId}"][data-approval-status="approved"]`);
+    const deadline = Date.now() + 15_000;
+    while (
+      (await api.request("GET", `/nft/operations/${pause.body.operationId}`, { headers: ROOT })).body.status !==
+      "confirmed"
+    ) {
+      if (Date.now() > deadline) throw new Error("the approved pause did not confirm");
+      await sleep(250);
+    }
+    expect(await onChain.paused()).to.equal(true);
+    await page.screenshot({ path: path.join(SCREENSHOTS, "approvals.png") });
+
+    // A key without approvals:decide: no Approvals in its views (GET /approvals answered it 403).
+    await page.getByRole("button", { name: "Sign out" }).click();
+    const probed = page.waitForResponse((r) => r.url().endsWith("/approvals?status=pending&limit=1"));
+    await signIn(await newKey(["nft:read"]));
+    await page.waitForSelector("h2:has-text('Operations')");
+    expect((await probed).status()).to.equal(403);
+    await sleep(300);
+    expect(await page.locator('nav button[data-view="approvals"]').count()).to.equal(0);
+    const views = (await page.locator("nav button").allTextContents()).map((label) => label.trim());
+    expect(views).to.include("Operations").and.not.include("Approvals");
   });
 
   it("every view: axe-core finds no serious or critical violation; a screenshot of each at 1280x800", async function () {
