@@ -83,6 +83,11 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
     const state = `the node ${answers}; ${node?.describeState(1_000)}\nthe service's last output:\n${service?.output().slice(-1_500)}`;
     if (test.err) test.err.message += `\n${state}`;
     else console.log(state);
+    // A job left running (a test timed out under load) would hold the wallet and the node for the
+    // tests after it: cancelled, so that one slow test fails alone.
+    const listed = await root.get("/jobs?limit=100").catch(() => undefined);
+    const running = ((listed?.body.jobs ?? []) as JsonBody[]).filter((j) => j.status === "running");
+    await Promise.all(running.map((j) => root.post(`/jobs/${j.id}/cancel`, {}).catch(() => undefined)));
   });
 
   after(async function () {
