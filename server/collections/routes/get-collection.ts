@@ -37,11 +37,15 @@ export const getCollectionRoute: CollectionRoute = {
       const { record: found, standard } = await indexedStandard(deps, address);
       if (query.minBlock !== undefined) await deps.index.atBlock(found, query.minBlock);
       const head = await deps.chain.liveness.now();
-      // From the chain (its owner may change it at any block), within 1 s: a slow chain leaves it out, as a down one does.
-      const paymentToken = head.down ? undefined : await paymentTokenWithin(deps.chain, address, 1_000);
-      // An ERC-721's max supply, from the chain alike (fixed: read once); an edition's is on its token.
-      const maxSupply =
-        head.down || standard === "erc1155" ? undefined : await maxSupplyWithin(deps.chain, address, 1_000);
+      // From the chain, together within 1 s: a slow chain leaves them out, as a down one does. The payment
+      // token (its owner may change it at any block) and an ERC-721's max supply (fixed: read once);
+      // an edition's max supply is on its token.
+      const [paymentToken, maxSupply] = head.down
+        ? [undefined, undefined]
+        : await Promise.all([
+            paymentTokenWithin(deps.chain, address, 1_000),
+            standard === "erc1155" ? undefined : maxSupplyWithin(deps.chain, address, 1_000),
+          ]);
       if (standard === "erc1155") {
         // The collection's counters and its editions from one snapshot: they agree with each other.
         const read = await deps.index.store.snapshot(async (db) => {
