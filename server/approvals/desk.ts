@@ -246,7 +246,8 @@ export class ApprovalDesk {
 
   /**
    * Approves a held job: running from the decision's transaction on, as if it had just been made
-   * (202 with the job); 409 JOB_NOT_RUNNABLE when it was cancelled while it waited.
+   * (202 with the job); 409 JOB_NOT_RUNNABLE when it is not awaiting approval any more (a cancel
+   * closes its approval with it: then this approval is not pending, 409 APPROVAL_NOT_PENDING).
    */
   private async approveJob(
     actor: AuditActor,
@@ -284,6 +285,25 @@ export class ApprovalDesk {
   async reject(actor: AuditActor, decider: AccessPrincipal, id: string, reason: string): Promise<Approval> {
     const approval = await this.decidable(decider, id);
     return this.decide(actor, decider, approval, "rejected", reason);
+  }
+
+  /**
+   * Closes the approval of a job awaiting it that `canceller` cancels (POST /jobs/{id}/cancel), on
+   * `tx` (the cancel's transaction, which cancels the job itself): rejected, decided by the
+   * cancelling key, with a reason that says so; audited and announced (approval.decided) as a
+   * rejection. Null when it is not pending any more (decided, or past its expiry: the sweep marks it).
+   */
+  async closeForCancelledJobIn(
+    tx: SqlExecutor,
+    actor: AuditActor,
+    canceller: AccessPrincipal,
+    approvalId: string,
+  ): Promise<Approval | null> {
+    const reason = `The job was cancelled by ${canceller.name} before a decision`;
+    const row = await this.store.decide(tx, approvalId, "rejected", keyRefOf(canceller), reason);
+    if (!row) return null;
+    await this.recordDecisionIn(tx, actor, row, reason);
+    return row;
   }
 
   /**
@@ -373,8 +393,14 @@ export class ApprovalDesk {
       const error = new ApiError("APPROVAL_REJECTED", `Rejected by ${decider.name}: ${reason}`);
       await this.failHeldIn(tx, row, error);
     }
+    await this.recordDecisionIn(tx, actor, row, reason);
+    return row;
+  }
+
+  /** A decision's audit event (approval.approved or approval.rejected) and approval.decided, on `tx`. */
+  private async recordDecisionIn(tx: SqlExecutor, actor: AuditActor, row: Approval, reason: string | null) {
     await this.deps.audit.record(tx, actor, {
-      action: `approval.${status}`,
+      action: `approval.${row.status}`,
       targetType: "approval",
       targetId: row.id,
       details: {
@@ -385,7 +411,6 @@ export class ApprovalDesk {
       },
     });
     await emitEvent(tx, { type: "approval.decided", ...eventOf(row) });
-    return row;
   }
 
   /** A rejected or expired approval's write fails with `error`; its job is cancelled with it (nothing sent). */

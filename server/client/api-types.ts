@@ -141,7 +141,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel a job: batches not yet sent are never sent */
+        /** Cancel a job: batches not yet sent are never sent; a job awaiting approval closes its approval (rejected) */
         post: operations["cancelJob"];
         delete?: never;
         options?: never;

@@ -70,7 +70,7 @@ export const TOOLS: ToolSpec[] = [
     name: "get_collection",
     title: "Get a collection",
     description:
-      "An indexed collection: name, symbol, totalSupply, holders, and the block the index reflects; an ERC-1155 edition contract shows its standard and editions.",
+      "An indexed collection: name, symbol, totalSupply, maxSupply, paymentToken (absent: priced in the native coin), holders, and the block the index reflects; an ERC-1155 edition contract shows its standard and editions (an edition's maxSupply: get_token).",
     route: "getCollection",
     access: [READ_ACCESS],
   },
@@ -87,7 +87,7 @@ export const TOOLS: ToolSpec[] = [
     name: "get_token",
     title: "Get a token",
     description:
-      "A token's owner, block minted and transfers (oldest first, paged with cursor); on an ERC-1155 edition contract, the edition's holders with amounts.",
+      "A token's owner, block minted and transfers (oldest first, paged with cursor); on an ERC-1155 edition contract, the edition's supply, maxSupply and holders with amounts.",
     route: "getCollectionToken",
     access: [READ_ACCESS],
     extend: page(50),
@@ -96,18 +96,10 @@ export const TOOLS: ToolSpec[] = [
     name: "get_holdings",
     title: "Tokens of an owner",
     description:
-      "The token ids an address (or a held wallet's label) holds in a collection, with amounts on an ERC-1155 edition contract; paged with cursor.",
+      "The token ids an address (or a held wallet's label, such as a write's `from`) holds in a collection, with amounts on an ERC-1155 edition contract; paged with cursor.",
     route: "getCollectionWallet",
     access: [READ_ACCESS],
     extend: page(500),
-  },
-  {
-    name: "get_supply",
-    title: "Supply and holdings",
-    description:
-      "A collection's supply and max supply, and what the wallet `from` holds of it; on an ERC-1155 edition contract, of the edition tokenId.",
-    route: "totalSupply",
-    access: nftAccess("totalSupply"),
   },
   {
     name: "get_operation",

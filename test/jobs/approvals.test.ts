@@ -4,7 +4,7 @@
  * hold in any row is made awaiting_approval with one approval (nothing sent while it waits);
  * approved by another key, it runs to the end as if it had just been made; rejected, it is
  * cancelled with APPROVAL_REJECTED and nothing is sent; undecided past APPROVAL_TTL_HOURS, with
- * APPROVAL_EXPIRED. A key without a rule (or whose rule no row
+ * APPROVAL_EXPIRED; cancelled while it waits, its approval closes (rejected by the cancelling key). A key without a rule (or whose rule no row
  * meets) starts its jobs at once.
  */
 import { expect } from "chai";
@@ -191,6 +191,40 @@ describe("jobs under approvals (one automining node, one service on PGlite)", fu
     expectError(await boss.post(`/approvals/${held.body.approvalId}/approve`, {}), 409, "APPROVAL_NOT_PENDING");
     // Cancelled already: nothing to cancel.
     expectError(await agent.post(`/jobs/${held.body.jobId}/cancel`, {}), 409, "JOB_NOT_RUNNABLE");
+  });
+
+  it("a held job cancelled while it waits closes its approval: rejected by the cancelling key, never sent", async function () {
+    const nonceBefore = await nonce();
+    const held = await airdrop(agent, recipientRows(5));
+    expectAwaiting(held, "airdrop", 5);
+    const approvalId = held.body.approvalId as string;
+    const cancelled = await agent.post(`/jobs/${held.body.jobId}/cancel`, {});
+    expect(cancelled.status, cancelled.text).to.equal(200);
+    expect(cancelled.body).to.include({ status: "cancelled", approvalId });
+
+    // Out of the pending list; closed as a rejection the cancelling key decided, saying why.
+    const pending = await boss.get("/approvals?status=pending");
+    expect(pending.status, pending.text).to.equal(200);
+    expect((pending.body.approvals as JsonBody[]).map((a) => a.id)).to.not.include(approvalId);
+    const rejected = await boss.get("/approvals?status=rejected");
+    const approval = (rejected.body.approvals as JsonBody[]).find((a) => a.id === approvalId)!;
+    expect(approval).to.include({ status: "rejected", jobId: held.body.jobId });
+    expect(approval.decidedBy).to.deep.equal({ keyId: agentId, name: "agent" });
+    expect(approval.reason).to.contain("cancelled").and.contain("before a decision");
+    expect(approval.decidedAt).to.be.a("string");
+    // Audited as a rejection, by the key that cancelled.
+    const events = (await root.get("/audit-events?limit=50")).body.auditEvents as JsonBody[];
+    const audited = events.find((e) => e.targetId === approvalId)!;
+    expect(audited).to.include({ action: "approval.rejected", targetType: "approval", keyName: "agent" });
+    expect(audited.details).to.include({ jobId: held.body.jobId, operation: "airdrop", reason: approval.reason });
+
+    expectError(await boss.post(`/approvals/${approvalId}/approve`, {}), 409, "APPROVAL_NOT_PENDING");
+    expectError(await boss.post(`/approvals/${approvalId}/reject`, { reason: "late" }), 409, "APPROVAL_NOT_PENDING");
+    const job = (await agent.get(`/jobs/${held.body.jobId}`)).body;
+    expect(job.status).to.equal("cancelled");
+    expect(job.rowsByState).to.deep.equal({ pending: 5, sent: 0, confirmed: 0, failed: 0 });
+    await sleep(1_000);
+    expect(await nonce()).to.equal(nonceBefore);
   });
 
   it("mintAmountAbove: a job is held when any row passes it, and starts at once when none does", async function () {

@@ -41,7 +41,7 @@ describe("MCP on an ERC-1155 edition contract: create_edition, and the mint, air
     return { planned, committed };
   }
 
-  it("lists create_edition as a write and get_supply as a read; the mint, airdrop, price, pause and supply tools take tokenId", async () => {
+  it("lists create_edition as a write and get_token as a read; the mint, airdrop, price, pause and token tools take tokenId", async () => {
     const { tools } = await root.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect(byName.get("create_edition")?.annotations).to.include({ readOnlyHint: false, destructiveHint: true });
@@ -52,8 +52,8 @@ describe("MCP on an ERC-1155 edition contract: create_edition, and the mint, air
       "maxSupply",
       "maxMintAmountPerTx",
     ]);
-    expect(byName.get("get_supply")?.annotations).to.include({ readOnlyHint: true, destructiveHint: false });
-    for (const name of ["mint_for_free", "airdrop", "set_cost", "set_paused", "get_supply"])
+    expect(byName.get("get_token")?.annotations).to.include({ readOnlyHint: true, destructiveHint: false });
+    for (const name of ["mint_for_free", "airdrop", "set_cost", "set_paused", "get_token"])
       expect((byName.get(name)!.inputSchema as JsonBody).properties, name).to.have.property("tokenId");
   });
 
@@ -92,15 +92,22 @@ describe("MCP on an ERC-1155 edition contract: create_edition, and the mint, air
     expect(await editions.balanceOf(receiver, 1n)).to.equal(3n);
     expect(await editions["totalSupply(uint256)"](1n)).to.equal(before + 3n);
 
-    // get_supply reads the edition, and what `from` holds of it.
-    const supply = structured(
+    // get_token reads the edition's supply and max supply (the index once it reflects the mint's block);
+    // get_holdings what `from` holds of the contract.
+    const minBlock = committed.result.blockNumber as number;
+    const edition = structured(
+      await root.callTool({ name: "get_token", arguments: { contractAddress: address, tokenId: "1", minBlock } }),
+    );
+    expect(edition).to.include({ tokenId: "1", supply: String(before + 3n), maxSupply: "1000" });
+    const owners = edition.owners as { address: string; amount: string }[];
+    expect(owners.find((o) => o.address.toLowerCase() === receiver.toLowerCase())?.amount).to.equal("3");
+    const held = structured(
       await root.callTool({
-        name: "get_supply",
-        arguments: { contractAddress: address, from: "treasury", tokenId: 1 },
+        name: "get_holdings",
+        arguments: { contractAddress: address, owner: "treasury", minBlock },
       }),
     );
-    expect(supply).to.include({ tokenId: "1", totalSupply: String(before + 3n), maxSupply: "1000" });
-    expect(supply.wallet.balances).to.deep.equal({ "1": "0" });
+    expect(held.tokenIds ?? []).to.not.include("1");
   });
 
   it("a tokenId missing on an edition, or given on an ERC-721, is an isError VALIDATION_ERROR naming tokenId; nothing sent", async () => {

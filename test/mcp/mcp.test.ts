@@ -5,7 +5,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { expect } from "chai";
 import { NFT_ROUTES } from "../../server/nft";
 import { TOOLS, toolScopes } from "../../server/mcp/tools";
-import { ROOT, sleep, TEST_API_KEY, type JsonBody } from "../api/harness";
+import { collectionAt, ROOT, sleep, TEST_API_KEY, type JsonBody } from "../api/harness";
 import { randomAddress } from "../jobs/fixture";
 import { client1, client2, startWorld, structured, toolError, type McpWorld } from "./fixture";
 
@@ -71,10 +71,10 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
     expect(ok.status).to.equal(200);
   });
 
-  // 26: API.md's "Checkout" adds checkout and mint_with_permit to the 24 (its MCP section says 15 to 25).
-  it("listTools: 15 to 26 tools; object input schemas without oneOf/anyOf/allOf or privateKey; outputSchema; annotations true to the route's access", async () => {
+  // API.md's MCP section: 15 to 25 tools (checkout and mint_with_permit among them; get_collection answers the supply).
+  it("listTools: 15 to 25 tools; object input schemas without oneOf/anyOf/allOf or privateKey; outputSchema; annotations true to the route's access", async () => {
     const { tools } = await root.listTools();
-    expect(tools.length).to.be.within(15, 26);
+    expect(tools.length).to.be.within(15, 25);
     expect(tools.map((t) => t.name)).to.deep.equal(TOOLS.map((t) => t.name));
     for (const tool of tools) {
       const input = tool.inputSchema as JsonBody;
@@ -184,6 +184,10 @@ describe("MCP: /mcp over Streamable HTTP and stdio, the SDK's clients of both li
     const http = await world.root.get(`/collections/${world.collection}`);
     expect(http.status, http.text).to.equal(200);
     expect(answer).to.include({ name: http.body.name, symbol: http.body.symbol, totalSupply: http.body.totalSupply });
+    // The max supply too, from the chain (POST /nft/total-supply has no tool of its own).
+    const onChain = (await collectionAt(world.collection, world.provider).maxSupply()) as bigint;
+    expect(http.body.maxSupply).to.equal(onChain.toString());
+    expect(answer.maxSupply).to.equal(onChain.toString());
   });
 
   it("arguments are checked against the tool's input schema first: missing, mistyped or unknown is VALIDATION_ERROR naming it; a collection is contractAddress and chain is taken in every tool", async () => {

@@ -115,6 +115,52 @@ export async function indexedStandard(
   return { record, standard: await deps.index.standardOf(record) };
 }
 
+/** Max supplies read: fixed once deployed (an edition's once created), so read once per chain and contract (and edition). */
+const maxSupplies = new Map<string, Promise<bigint | null>>();
+
+/**
+ * The max supply of an ERC-721 (its `maxSupply()`), or of edition `tokenId` of an ERC-1155, from the
+ * chain within `ms`: undefined when it has none (an ERC-721 without the view, an open edition), or
+ * when the chain fails or is slower than that (the read goes on, and a later answer has it).
+ */
+export async function maxSupplyWithin(
+  chain: ChainClient,
+  at: string,
+  ms: number,
+  tokenId?: string,
+): Promise<bigint | undefined> {
+  const key = `${chain.options.chainId}:${at.toLowerCase()}:${tokenId ?? ""}`;
+  let found = maxSupplies.get(key);
+  if (!found) {
+    found = readMaxSupply(chain, at, tokenId);
+    // A failed read (the chain down or slow) is asked again next time.
+    found.catch(() => maxSupplies.delete(key));
+    if (maxSupplies.size >= 10_000) maxSupplies.clear();
+    maxSupplies.set(key, found);
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+  try {
+    return (await Promise.race([found.catch(() => null), late])) ?? undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function readMaxSupply(chain: ChainClient, at: string, tokenId: string | undefined): Promise<bigint | null> {
+  if (tokenId !== undefined) {
+    const [, maxSupply] = await chain.read(at, () => chain.viewEdition(at, "edition", [BigInt(tokenId)]));
+    return maxSupply === 0n ? null : maxSupply;
+  }
+  try {
+    return await chain.read(at, () => chain.view(at, "maxSupply", []));
+  } catch (err) {
+    // An ERC-721 without the view has none (kept); any other failure is asked again.
+    if (err instanceof ApiError && err.code === "UNSUPPORTED_CONTRACT") return null;
+    throw err;
+  }
+}
+
 export const standard = z
   .enum(["erc721", "erc1155"])
   .openapi({ description: "erc721: one token per id; erc1155: editions, each id held in amounts" });
@@ -137,6 +183,10 @@ export const CollectionView = z
     paymentToken: paymentTokenView.optional(),
     totalSupply: decimal.openapi({
       description: "Tokens held by an address other than zero (of an ERC-1155, every edition's amounts together)",
+    }),
+    maxSupply: decimal.optional().openapi({
+      description:
+        "An ERC-721's max supply, from the chain (absent without one, or while the chain is down or slow); an edition's is on GET /collections/{address}/tokens/{tokenId}",
     }),
     holders: z.number().int().openapi({ description: "Addresses holding a token (of an ERC-1155, of any edition)" }),
     editions: z.array(EditionView).optional().openapi({
@@ -164,6 +214,7 @@ export function collectionView(
   kind: CollectionStandard,
   editions?: { page: EditionSummary[]; cursor?: string },
   paymentToken?: PaymentToken,
+  maxSupply?: bigint,
 ) {
   return {
     chainId: record.chainId,
@@ -173,6 +224,7 @@ export function collectionView(
     standard: kind,
     ...(paymentToken ? { paymentToken } : {}),
     totalSupply: record.supply.toString(),
+    ...(maxSupply !== undefined ? { maxSupply: maxSupply.toString() } : {}),
     holders: Number(record.holders),
     ...(editions
       ? {

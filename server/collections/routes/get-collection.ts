@@ -13,6 +13,7 @@ import {
   decodeCursor,
   encodeCursor,
   indexedStandard,
+  maxSupplyWithin,
   minBlock,
   readErrors,
   type CollectionRoute,
@@ -24,7 +25,7 @@ const EDITIONS_PAGE = 1_000;
 const EditionsAfter = z.object({ k: z.string().regex(/^\d{1,78}$/) });
 
 /**
- * GET /collections/{address}: name, symbol, standard, supply, holders, an ERC-1155's editions, and
+ * GET /collections/{address}: name, symbol, standard, supply (an ERC-721's max supply), holders, an ERC-1155's editions, and
  * where the index stands against the chain.
  */
 export const getCollectionRoute: CollectionRoute = {
@@ -36,8 +37,15 @@ export const getCollectionRoute: CollectionRoute = {
       const { record: found, standard } = await indexedStandard(deps, address);
       if (query.minBlock !== undefined) await deps.index.atBlock(found, query.minBlock);
       const head = await deps.chain.liveness.now();
-      // From the chain (its owner may change it at any block), within 1 s: a slow chain leaves it out, as a down one does.
-      const paymentToken = head.down ? undefined : await paymentTokenWithin(deps.chain, address, 1_000);
+      // From the chain, together within 1 s: a slow chain leaves them out, as a down one does. The payment
+      // token (its owner may change it at any block) and an ERC-721's max supply (fixed: read once);
+      // an edition's max supply is on its token.
+      const [paymentToken, maxSupply] = head.down
+        ? [undefined, undefined]
+        : await Promise.all([
+            paymentTokenWithin(deps.chain, address, 1_000),
+            standard === "erc1155" ? undefined : maxSupplyWithin(deps.chain, address, 1_000),
+          ]);
       if (standard === "erc1155") {
         // The collection's counters and its editions from one snapshot: they agree with each other.
         const read = await deps.index.store.snapshot(async (db) => {
@@ -53,7 +61,7 @@ export const getCollectionRoute: CollectionRoute = {
       const latest = (await deps.index.find(address)) ?? found;
       // A chain that is down is not asked the name it lacks: the store answers alone, at once.
       const record = head.down ? latest : await deps.index.withMetadata(latest);
-      ctx.body = collectionView(record, head, standard, undefined, paymentToken);
+      ctx.body = collectionView(record, head, standard, undefined, paymentToken, maxSupply);
     });
   },
   document(registry) {
@@ -63,7 +71,7 @@ export const getCollectionRoute: CollectionRoute = {
       operationId: "getCollection",
       tags: ["collections"],
       summary:
-        "An indexed collection: name, symbol, standard, supply, holders, an ERC-1155's editions, and the block the index reflects",
+        "An indexed collection: name, symbol, standard, supply and max supply, payment token, holders, an ERC-1155's editions, and the block the index reflects",
       security: OPEN_SECURITY,
       request: { params: CollectionPath, query: Query },
       responses: {

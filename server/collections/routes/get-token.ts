@@ -16,6 +16,7 @@ import {
   encodeCursor,
   indexedStandard,
   limit,
+  maxSupplyWithin,
   minBlock,
   readErrors,
   readIndexed,
@@ -61,6 +62,10 @@ const EditionTokenView = z
     chainId,
     tokenId: decimal,
     supply: decimal.openapi({ description: "Held by an address other than zero" }),
+    maxSupply: decimal.optional().openapi({
+      description:
+        "The edition's max supply, from the chain (absent for an open edition, or while the chain is down or slow)",
+    }),
     holders: z.number().int(),
     mintedBlock: z.number().int().nullable(),
     owners: z
@@ -80,7 +85,7 @@ const EditionTokenView = z
 
 /**
  * GET /collections/{address}/tokens/{tokenId}: its owner, the block it was minted in, and its
- * transfers; of an ERC-1155's edition, its supply and its holders with their amounts.
+ * transfers; of an ERC-1155's edition, its supply and max supply and its holders with their amounts.
  */
 export const getTokenRoute: CollectionRoute = {
   mount(router, deps) {
@@ -91,7 +96,12 @@ export const getTokenRoute: CollectionRoute = {
       const id = tokenId.toString();
       const { standard } = await indexedStandard(deps, at);
       if (standard === "erc1155") {
-        ctx.body = await readIndexed(deps, at, query.minBlock, async (db, record) => {
+        // From the chain (fixed once the edition is made: read once), beside the snapshot: awaited
+        // after it, so that a slow chain never holds it open.
+        const maxSupplyRead = deps.chain.liveness.down
+          ? Promise.resolve(undefined)
+          : maxSupplyWithin(deps.chain, at, 1_000, id);
+        const indexed = await readIndexed(deps, at, query.minBlock, async (db, record) => {
           const found = await edition(db, record.id, id);
           if (!found)
             throw new ApiError(
@@ -133,6 +143,15 @@ export const getTokenRoute: CollectionRoute = {
             blockNumber: record.indexedBlock,
           };
         });
+        const maxSupply = await maxSupplyRead;
+        const { chainId: onChain, tokenId: editionId, supply, ...rest } = indexed;
+        ctx.body = {
+          chainId: onChain,
+          tokenId: editionId,
+          supply,
+          ...(maxSupply !== undefined ? { maxSupply: maxSupply.toString() } : {}),
+          ...rest,
+        };
         return;
       }
       ctx.body = await readIndexed(deps, at, query.minBlock, async (db, record) => {
@@ -178,7 +197,7 @@ export const getTokenRoute: CollectionRoute = {
       operationId: "getCollectionToken",
       tags: ["collections"],
       summary:
-        "A token of an indexed collection: owner (an edition's holders with amounts), block minted, and its transfers, oldest first",
+        "A token of an indexed collection: owner (an edition's max supply and holders with amounts), block minted, and its transfers, oldest first",
       security: OPEN_SECURITY,
       request: { params: Path, query: Query },
       responses: {
