@@ -115,8 +115,12 @@ export async function indexedStandard(
   return { record, standard: await deps.index.standardOf(record) };
 }
 
-/** Max supplies read: fixed once deployed (an edition's once created), so read once per chain and contract (and edition). */
-const maxSupplies = new Map<string, Promise<bigint | null>>();
+/**
+ * Max supplies read: fixed once deployed (an edition's once created), so read once per contract (and
+ * edition), kept by the chain's client: another client of the same chain id (a dev chain started
+ * again, a test's own chain) asks again.
+ */
+const maxSuppliesOf = new WeakMap<ChainClient, Map<string, Promise<bigint | null>>>();
 
 /**
  * The max supply of an ERC-721 (its `maxSupply()`), or of edition `tokenId` of an ERC-1155, from the
@@ -129,12 +133,14 @@ export async function maxSupplyWithin(
   ms: number,
   tokenId?: string,
 ): Promise<bigint | undefined> {
-  const key = `${chain.options.chainId}:${at.toLowerCase()}:${tokenId ?? ""}`;
+  const key = `${at.toLowerCase()}:${tokenId ?? ""}`;
+  let maxSupplies = maxSuppliesOf.get(chain);
+  if (!maxSupplies) maxSuppliesOf.set(chain, (maxSupplies = new Map()));
   let found = maxSupplies.get(key);
   if (!found) {
     found = readMaxSupply(chain, at, tokenId);
     // A failed read (the chain down or slow) is asked again next time.
-    found.catch(() => maxSupplies.delete(key));
+    found.catch(() => maxSupplies!.delete(key));
     if (maxSupplies.size >= 10_000) maxSupplies.clear();
     maxSupplies.set(key, found);
   }
