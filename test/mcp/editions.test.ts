@@ -20,7 +20,14 @@ describe("MCP on an ERC-1155 edition contract: create_edition, and the mint, air
     root = await client2(world.service.url, TEST_API_KEY);
     // The edition contract, deployed straight on the chain, owned by the service's treasury wallet; no edition yet.
     const deployer = new Wallet(DEV_KEYS[0], world.provider);
-    editions = await new NFTEditions__factory(deployer).deploy("Prints", "PRNT", "ipfs://QmBase/", ZeroAddress, 0n);
+    editions = await new NFTEditions__factory(deployer).deploy(
+      "Prints",
+      "PRNT",
+      "ipfs://QmBase/",
+      ZeroAddress,
+      0n,
+      ZeroAddress,
+    );
     await editions.waitForDeployment();
     address = await editions.getAddress();
     await (await editions.transferOwnership(world.treasury.address as string)).wait();
