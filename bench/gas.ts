@@ -143,7 +143,7 @@ async function measureEditions(): Promise<Record<string, Record<string, bigint>>
   const [owner, warmer, alice] = await ethers.getSigners();
   const editions = (await ethers.deployContract(
     "NFTEditions",
-    ["Bench Editions", "BNCE", "ipfs://bench/", ethers.ZeroAddress, 0n],
+    ["Bench Editions", "BNCE", "ipfs://bench/", ethers.ZeroAddress, 0n, ethers.ZeroAddress],
     owner,
   )) as unknown as Editions & { createEdition(...args: bigint[]): Promise<ContractTransactionResponse> };
   await (await editions.createEdition(COST, MAX_SUPPLY, MAX_PER_TX)).wait();
@@ -228,7 +228,7 @@ async function measureCheckout(): Promise<{ collection: number; editions: number
   )) as unknown as TokenPriced<Collection>;
   const editions = (await ethers.deployContract(
     "NFTEditions",
-    ["Bench Editions", "BNCE", "ipfs://bench/", ethers.ZeroAddress, 0n],
+    ["Bench Editions", "BNCE", "ipfs://bench/", ethers.ZeroAddress, 0n, ethers.ZeroAddress],
     owner,
   )) as unknown as TokenPriced<Editions> & { createEdition(...args: bigint[]): Promise<ContractTransactionResponse> };
   await (await editions.createEdition(TOKEN_COST, MAX_SUPPLY, MAX_PER_TX)).wait();

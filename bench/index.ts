@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { readFileSync } from "node:fs";
-import { Contract, ContractFactory, Transaction, Wallet, toBeHex, toQuantity, zeroPadValue } from "ethers";
+import { Contract, ContractFactory, Transaction, Wallet, ZeroAddress, toBeHex, toQuantity, zeroPadValue } from "ethers";
 import { collectionInterface } from "../server/chain/collection";
 import { TRANSFER_TOPIC } from "../server/collections/log-ranges";
 import {
@@ -277,6 +277,7 @@ async function editionContract(owner: Wallet, holder: Wallet, transfers: number,
     "ipfs://bench/",
     owner.address,
     0n,
+    ZeroAddress,
   );
   await deployed.waitForDeployment();
   const editions = deployed as Contract;

@@ -271,18 +271,25 @@ contract NFTCollection is ERC721AQueryable, Ownable, ReentrancyGuard, ERC2981, E
     /// current payment token only, so withdraw before changing it.
     /// @param token The payment token, a contract; or zero.
     function setPaymentToken(address token) external onlyOwner {
-        if (token != address(0) && token.code.length == 0) revert InvalidPaymentToken(token);
-        address previous = _paymentToken;
-        if (previous == token) return;
-        _paymentToken = token;
-        _tokenPriced = token != address(0);
-        emit PaymentTokenChanged(previous, token);
+        _setPaymentToken(token);
     }
 
     /// @notice The ERC-20 token prices are in; zero when they are in the native coin (wei).
     /// @return The payment token.
     function paymentToken() external view returns (address) {
         return _paymentToken;
+    }
+
+    /// @dev `setPaymentToken` without the owner check, for a constructor too (NFTDropCollection): refuses an
+    /// address without code, does nothing for the current token, else sets it and emits `PaymentTokenChanged`.
+    /// @param token The payment token, a contract; or zero.
+    function _setPaymentToken(address token) internal {
+        if (token != address(0) && token.code.length == 0) revert InvalidPaymentToken(token);
+        address previous = _paymentToken;
+        if (previous == token) return;
+        _paymentToken = token;
+        _tokenPriced = token != address(0);
+        emit PaymentTokenChanged(previous, token);
     }
 
     /// @notice Mints `amount` tokens to `receiver` at no cost; owner only, works while paused.

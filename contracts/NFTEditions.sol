@@ -106,12 +106,14 @@ contract NFTEditions is ERC1155Supply, Ownable, ReentrancyGuard, ERC2981 {
     /// @param baseURI_ The prefix of every token URI (the id and ".json" follow it).
     /// @param royaltyReceiver The address royalties are paid to; zero for no royalty.
     /// @param royaltyBps The royalty in hundredths of a percent of the sale price.
+    /// @param paymentToken_ The ERC-20 every edition's price is in, a contract; zero for the native coin.
     constructor(
         string memory name_,
         string memory symbol_,
         string memory baseURI_,
         address royaltyReceiver,
-        uint96 royaltyBps
+        uint96 royaltyBps,
+        address paymentToken_
     ) ERC1155("") Ownable(msg.sender) {
         _name = name_;
         _symbol = symbol_;
@@ -120,6 +122,7 @@ contract NFTEditions is ERC1155Supply, Ownable, ReentrancyGuard, ERC2981 {
             _setDefaultRoyalty(royaltyReceiver, royaltyBps);
             emit DefaultRoyaltyChanged(royaltyReceiver, royaltyBps);
         }
+        if (paymentToken_ != address(0)) _setPaymentToken(paymentToken_);
     }
 
     /// @notice Creates the next edition (ids from 1, in order); owner only. Emits `EditionCreated` and,
@@ -225,17 +228,24 @@ contract NFTEditions is ERC1155Supply, Ownable, ReentrancyGuard, ERC2981 {
     /// balance of the current payment token only, so withdraw before changing it.
     /// @param token The payment token, a contract; or zero.
     function setPaymentToken(address token) external onlyOwner {
-        if (token != address(0) && token.code.length == 0) revert InvalidPaymentToken(token);
-        address previous = _paymentToken;
-        if (previous == token) return;
-        _paymentToken = token;
-        emit PaymentTokenChanged(previous, token);
+        _setPaymentToken(token);
     }
 
     /// @notice The ERC-20 token prices are in; zero when they are in the native coin (wei).
     /// @return The payment token.
     function paymentToken() external view returns (address) {
         return _paymentToken;
+    }
+
+    /// @dev `setPaymentToken` without the owner check, for the constructor too: refuses an address without
+    /// code, does nothing for the current token, else sets it and emits `PaymentTokenChanged`.
+    /// @param token The payment token, a contract; or zero.
+    function _setPaymentToken(address token) internal {
+        if (token != address(0) && token.code.length == 0) revert InvalidPaymentToken(token);
+        address previous = _paymentToken;
+        if (previous == token) return;
+        _paymentToken = token;
+        emit PaymentTokenChanged(previous, token);
     }
 
     /// @notice Mints `amount` tokens of edition `tokenId` to `receiver` at no cost; owner only, works while

@@ -1,11 +1,13 @@
 /**
  * Deploys the reference collection to the selected network and records its address in
  * deployments/<network>.json. Constructor values come from the environment:
- *   NFT_NAME, NFT_SYMBOL, NFT_BASE_URI, NFT_COST (wei), NFT_MAX_SUPPLY, NFT_MAX_MINT_PER_TX
+ *   NFT_NAME, NFT_SYMBOL, NFT_BASE_URI, NFT_COST (wei, or the payment token's smallest unit), NFT_MAX_SUPPLY,
+ *   NFT_MAX_MINT_PER_TX, NFT_PAYMENT_TOKEN (an ERC-20's address; unset: the native coin)
  * Usage: npx hardhat run scripts/deploy.ts --network localhost
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { getAddress } from "ethers";
 import hre from "hardhat";
 import { DEFAULT_COLLECTION, deployTransaction, type CollectionParams } from "../server/chain/collection";
 
@@ -16,6 +18,13 @@ function paramsFromEnv(env: NodeJS.ProcessEnv): CollectionParams {
     if (!/^\d+$/.test(raw)) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
     return BigInt(raw);
   };
+  const token = (raw: string) => {
+    try {
+      return getAddress(raw);
+    } catch {
+      throw new Error(`NFT_PAYMENT_TOKEN must be an address (0x and 40 hex digits), got "${raw}"`);
+    }
+  };
   return {
     name: env.NFT_NAME || DEFAULT_COLLECTION.name,
     symbol: env.NFT_SYMBOL || DEFAULT_COLLECTION.symbol,
@@ -23,6 +32,7 @@ function paramsFromEnv(env: NodeJS.ProcessEnv): CollectionParams {
     cost: big("NFT_COST", DEFAULT_COLLECTION.cost),
     maxSupply: big("NFT_MAX_SUPPLY", DEFAULT_COLLECTION.maxSupply),
     maxMintAmountPerTx: big("NFT_MAX_MINT_PER_TX", DEFAULT_COLLECTION.maxMintAmountPerTx),
+    ...(env.NFT_PAYMENT_TOKEN ? { paymentToken: token(env.NFT_PAYMENT_TOKEN) } : {}),
   };
 }
 

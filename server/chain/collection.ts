@@ -8,7 +8,8 @@ export const BUILT_IN_ARTIFACT_FILE = "collection-artifact.json";
 const BUILT_IN_ARTIFACT_PATH = path.join(__dirname, BUILT_IN_ARTIFACT_FILE);
 /**
  * From source: Hardhat's compilation output. NFTDropCollection is NFTCollection (the same functions,
- * events and errors) with a constructor that also takes the drop settings (royalty, voucher signer).
+ * events and errors) with a constructor that also takes the drop settings (royalty, voucher signer,
+ * payment token).
  */
 export const HARDHAT_ARTIFACT_PATH = path.resolve(
   __dirname,
@@ -47,6 +48,8 @@ export interface CollectionParams {
   royaltyBps?: bigint;
   /** The address whose EIP-712 signature makes a mint voucher valid (unset = none). */
   voucherSigner?: string;
+  /** The ERC-20 prices are in (unset or the zero address = the native coin). */
+  paymentToken?: string;
 }
 
 export const DEFAULT_COLLECTION: CollectionParams = {
@@ -72,5 +75,6 @@ export async function deployTransaction(params: CollectionParams) {
     params.royaltyReceiver ?? ZeroAddress,
     params.royaltyReceiver ? (params.royaltyBps ?? 0n) : 0n,
     params.voucherSigner ?? ZeroAddress,
+    params.paymentToken ?? ZeroAddress,
   );
 }

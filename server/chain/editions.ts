@@ -33,6 +33,8 @@ export interface EditionsParams {
   /** ERC-2981: who receives royalties (unset = no royalty) and how much, in basis points. */
   royaltyReceiver?: string;
   royaltyBps?: bigint;
+  /** The ERC-20 every edition's price is in (unset or the zero address = the native coin). */
+  paymentToken?: string;
 }
 
 /** The unsigned transaction that deploys an editions contract with `params`. */
@@ -45,5 +47,6 @@ export async function editionsDeployTransaction(params: EditionsParams) {
     params.baseURI,
     params.royaltyReceiver ?? ZeroAddress,
     params.royaltyReceiver ? (params.royaltyBps ?? 0n) : 0n,
+    params.paymentToken ?? ZeroAddress,
   );
 }

@@ -2,6 +2,7 @@ import { ZeroAddress, getAddress } from "ethers";
 import { SETTLED_TOPICS, type ChainClient } from "./chain-client";
 import { optionalTokenView } from "./erc20";
 import { toChainApiError } from "./chain-errors";
+import { invalid } from "../http/validation";
 
 /** The ERC-20 a collection's prices are in, as answers show it. */
 export interface PaymentToken {
@@ -54,6 +55,39 @@ export function describeToken(chain: ChainClient, token: string): Promise<Paymen
     described.set(key, found);
   }
   return found;
+}
+
+/**
+ * `token` as answers show it, if it can be a payment token: a contract that answers ERC-20 `symbol()` and
+ * `decimals()`. Otherwise 400 VALIDATION_ERROR naming `field`: an address without code in the words of
+ * the contracts' own refusal (InvalidPaymentToken, what setPaymentToken answers), and any other contract
+ * (a collection, say) for the reads it lacks. Read before anything is signed or sent (POST /nft/deploy).
+ */
+export async function requirePaymentToken(chain: ChainClient, token: string, field: string): Promise<PaymentToken> {
+  const address = getAddress(token);
+  const code = await chain.rpc.call<string>("eth_getCode", [address, "latest"]).catch((err: unknown) => {
+    throw toChainApiError(err);
+  });
+  if (code === "0x")
+    throw invalid([
+      { path: field, message: `${address} is not a contract, so it cannot be a payment token: name an ERC-20` },
+    ]);
+  const [symbol, decimals] = await Promise.all([
+    optionalTokenView(chain, address, "symbol"),
+    optionalTokenView(chain, address, "decimals"),
+  ]);
+  const missing = [
+    ...(typeof symbol === "string" ? [] : ["symbol()"]),
+    ...(typeof decimals === "bigint" ? [] : ["decimals()"]),
+  ];
+  if (missing.length > 0)
+    throw invalid([
+      {
+        path: field,
+        message: `${address} is a contract but not an ERC-20: it does not answer ${missing.join(" or ")}; name an ERC-20`,
+      },
+    ]);
+  return { address, symbol: symbol as string, decimals: Number(decimals) };
 }
 
 /**

@@ -153,7 +153,7 @@ export const TOOLS: ToolSpec[] = [
     name: "deploy_collection",
     title: "Deploy a collection",
     description:
-      'Deploy a new reference ERC-721 collection owned by the wallet `from`; with standard "erc1155", an ERC-1155 edition contract (then create_edition).',
+      'Deploy a new reference ERC-721 collection owned by the wallet `from`; with standard "erc1155", an ERC-1155 edition contract (then create_edition). paymentToken (an ERC-20 address) prices it in that token from the start (cost in its smallest unit).',
     route: "deploy",
     access: nftAccess("deploy"),
     write: { by: "dryRun" },

@@ -1,7 +1,9 @@
 import { z } from "zod";
-import { chainField } from "../http/fields";
+import { ZeroAddress } from "ethers";
+import { chainField, paymentTokenView } from "../http/fields";
 import { DEFAULT_COLLECTION, deployTransaction } from "../chain/collection";
 import { editionsDeployTransaction } from "../chain/editions";
+import { requirePaymentToken } from "../chain/payment-token";
 import { writeResponseSchema } from "../engine";
 import { invalid, parseBody } from "../http/validation";
 import { address, nftBody, signerFields, uint } from "./fields";
@@ -45,6 +47,10 @@ const deployBody = nftBody({
   voucherSigner: address("voucherSigner")
     .optional()
     .openapi({ description: "The address whose EIP-712 signature makes a mint voucher valid (unset = none)" }),
+  paymentToken: address("paymentToken").optional().openapi({
+    description:
+      "The ERC-20 prices are in (cost, and each edition's, in its smallest unit); a contract answering symbol() and decimals(), checked before anything is sent. Unset or 0x0000000000000000000000000000000000000000: the native coin",
+  }),
 })
   .superRefine((body, ctx) => {
     if (body.royaltyBps !== undefined && body.royaltyReceiver === undefined)
@@ -64,20 +70,11 @@ export const deployRoute = defineWrite({
   summary:
     "Deploy a new reference collection (ERC-721) or editions contract (ERC-1155) owned by the caller (extension)",
   description:
-    'Every field but privateKey (or from) is optional; contractAddress, if sent, is ignored. A pending deployment answers the address the collection will have. With "standard":"erc1155" it deploys ERC-1155 editions (NFTEditions), which take name, symbol, baseURI and the royalty fields only (400 for cost, maxSupply, maxMintAmountPerTx or voucherSigner: those are per edition, POST /nft/createEdition); the answer then carries "standard", as it does whenever the request names one. A price in an ERC-20 is set after the deployment with POST /nft/setPaymentToken (the reference constructors take no payment token); `paymentToken` here is 400 VALIDATION_ERROR saying so.',
+    'Every field but privateKey (or from) is optional; contractAddress, if sent, is ignored. A pending deployment answers the address the collection will have. With "standard":"erc1155" it deploys ERC-1155 editions (NFTEditions), which take name, symbol, baseURI and the royalty fields only (400 for cost, maxSupply, maxMintAmountPerTx or voucherSigner: those are per edition, POST /nft/createEdition); the answer then carries "standard", as it does whenever the request names one. `paymentToken` prices the contract in an ERC-20 from its deployment (its constructor sets it, with the PaymentTokenChanged event; `cost` is then in the smallest unit of the token): an address that is not a contract answering ERC-20 symbol() and decimals() is 400 VALIDATION_ERROR naming paymentToken, before anything is sent. The answer then carries "paymentToken":{"address","symbol","decimals"}, as the answer of a mint does (absent for the native coin); POST /nft/setPaymentToken changes it later.',
   body: deployBody,
   // The defaults above are filled in by the schema: whether an ERC-721 field was sent is read from the raw body.
   parse(body) {
     const raw = body as Record<string, unknown> | null;
-    // The constructors take no payment token, and a deployment is one transaction: say the way that exists.
-    if (raw && typeof raw === "object" && raw.paymentToken !== undefined)
-      throw invalid([
-        {
-          path: "paymentToken",
-          message:
-            "not taken at deployment (the reference constructors have none): deploy, then POST /nft/setPaymentToken and POST /nft/setCost in the token's smallest unit",
-        },
-      ]);
     if (raw && typeof raw === "object" && raw.standard === "erc1155") {
       const sent = ERC721_ONLY_FIELDS.filter((field) => raw[field] !== undefined);
       if (sent.length > 0)
@@ -98,14 +95,29 @@ export const deployRoute = defineWrite({
     standard: standard
       .optional()
       .openapi({ description: "What was deployed; answered when the request names a standard" }),
+    paymentToken: paymentTokenView.optional(),
   }).openapi("DeployResponse"),
   successStatus: 201,
   errors: ["INSUFFICIENT_FUNDS", "CONTRACT_REVERTED"],
-  async plan(input) {
-    const { contractAddress: _ignored, standard, ...params } = input;
-    const tx = standard === "erc1155" ? await editionsDeployTransaction(params) : await deployTransaction(params);
-    // A request without `standard` answers as it did before editions existed.
-    return { call: { data: tx.data }, context: standard ? { standard } : {} };
+  async plan(input, { chain }) {
+    const { contractAddress: _ignored, standard, paymentToken: token, ...params } = input;
+    // The token is checked here, before anything is signed: the constructor would take any contract.
+    const paymentToken =
+      token === undefined || token === ZeroAddress
+        ? undefined
+        : await requirePaymentToken(chain, token, "paymentToken");
+    const constructed = { ...params, paymentToken: paymentToken?.address };
+    const tx =
+      standard === "erc1155" ? await editionsDeployTransaction(constructed) : await deployTransaction(constructed);
+    // A request without `standard` (or without a token) answers as it did before editions (or tokens) existed.
+    return {
+      call: { data: tx.data },
+      context: { ...(standard ? { standard } : {}), ...(paymentToken ? { paymentToken } : {}) },
+    };
   },
-  result: (_receipt, op) => ({ owner: op.from, ...(op.context.standard ? { standard: op.context.standard } : {}) }),
+  result: (_receipt, op) => ({
+    owner: op.from,
+    ...(op.context.standard ? { standard: op.context.standard } : {}),
+    ...(op.context.paymentToken ? { paymentToken: op.context.paymentToken } : {}),
+  }),
 });

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
-import { Contract, ContractFactory, getAddress, type Wallet } from "ethers";
+import { Contract, ContractFactory, ZeroAddress, getAddress, type Wallet } from "ethers";
 import { ROOT, type ApiClient } from "../api/harness";
 
 function factory(artifactPath: string, wallet: Wallet): ContractFactory {
@@ -25,6 +25,7 @@ export async function deployEditionsDirectly(wallet: Wallet, editions = 3): Prom
     "ipfs://editions/",
     wallet.address,
     0n,
+    ZeroAddress,
   )) as Contract;
   await contract.waitForDeployment();
   for (let i = 0; i < editions; i++) await (await contract.createEdition(0n, 0n, 1_000n)).wait();

@@ -1,8 +1,8 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
-import { CAPPED, COST, OPEN, editionsFixture } from "./fixtures";
-import { TOKEN_COST, USD, deployToken, signPermit, tokenEditionsFixture } from "./checkout-fixtures";
+import { CAPPED, COST, OPEN, deployEditions, editionsFixture } from "./fixtures";
+import { TOKEN_COST, USD, deployToken, signPermit, tokenEditionsFixture, tusdOf } from "./checkout-fixtures";
 
 const HOUR = 3600n;
 
@@ -37,6 +37,46 @@ describe("NFTEditions: payment token (checkout)", function () {
       expect(await editions.whitelistOnly()).to.equal(false);
       await editions.connect(owner).setPaused(true);
       expect(await editions.paymentToken()).to.equal(address);
+    });
+  });
+
+  describe("the constructor's paymentToken", function () {
+    it("sets it with PaymentTokenChanged(0, token); the zero address is the native coin, with no event", async function () {
+      const address = await (await deployToken("TestUSD")).getAddress();
+      const priced = await deployEditions(ethers.ZeroAddress, 0n, address);
+      await expect(priced.deploymentTransaction()!)
+        .to.emit(priced, "PaymentTokenChanged")
+        .withArgs(ethers.ZeroAddress, address);
+      expect(await priced.paymentToken()).to.equal(address);
+      const native = await deployEditions(ethers.ZeroAddress, 0n, ethers.ZeroAddress);
+      await expect(native.deploymentTransaction()!).not.to.emit(native, "PaymentTokenChanged");
+      expect(await native.paymentToken()).to.equal(ethers.ZeroAddress);
+    });
+
+    it("mints with the token from the start: an edition's cost is pulled in the token, ether refused", async function () {
+      const [owner, alice] = await ethers.getSigners();
+      const tusd = await tusdOf(await (await deployToken("TestUSD")).getAddress());
+      const editions = await deployEditions(ethers.ZeroAddress, 0n, await tusd.getAddress());
+      await (await editions.connect(owner).createEdition(TOKEN_COST, 10n, 5n)).wait();
+      await (await tusd.mint(alice.address, 100n * USD)).wait();
+      await (await tusd.connect(alice).approve(await editions.getAddress(), ethers.MaxUint256)).wait();
+      await expect(editions.connect(alice).mint(1n, 1n, { value: TOKEN_COST })).to.be.revertedWithCustomError(
+        editions,
+        "NativePaymentNotAccepted",
+      );
+      await expect(editions.connect(alice).mint(1n, 2n)).to.changeTokenBalances(
+        tusd,
+        [alice, editions],
+        [-TOKEN_COST * 2n, TOKEN_COST * 2n],
+      );
+    });
+
+    it("refuses an address without code with InvalidPaymentToken(token)", async function () {
+      const [, alice] = await ethers.getSigners();
+      const factory = await ethers.getContractFactory("NFTEditions");
+      await expect(factory.deploy("E", "E", "ipfs://x/", ethers.ZeroAddress, 0n, alice.address))
+        .to.be.revertedWithCustomError(factory, "InvalidPaymentToken")
+        .withArgs(alice.address);
     });
   });
 

@@ -381,6 +381,7 @@ describe("NFTCollection: drops", function () {
         alice.address,
         250n,
         bob.address,
+        ethers.ZeroAddress,
       );
       const tx = nft.deploymentTransaction()!;
       await expect(tx).to.emit(nft, "DefaultRoyaltyChanged").withArgs(alice.address, 250n);
@@ -389,12 +390,44 @@ describe("NFTCollection: drops", function () {
       expect(await nft.voucherSigner()).to.equal(bob.address);
     });
 
-    it("sets neither for zero addresses", async function () {
+    it("sets none for zero addresses: no royalty, no voucher signer, prices in the native coin (no PaymentTokenChanged)", async function () {
       const factory = await ethers.getContractFactory("NFTDropCollection");
       const zero = ethers.ZeroAddress;
-      const nft = await factory.deploy(NAME, SYMBOL, BASE_URI, COST, MAX_SUPPLY, MAX_PER_TX, zero, 0n, zero);
+      const nft = await factory.deploy(NAME, SYMBOL, BASE_URI, COST, MAX_SUPPLY, MAX_PER_TX, zero, 0n, zero, zero);
+      await expect(nft.deploymentTransaction()!).not.to.emit(nft, "PaymentTokenChanged");
       expect(await nft.royaltyInfo(1n, 10_000n)).to.deep.equal([zero, 0n]);
       expect(await nft.voucherSigner()).to.equal(zero);
+      expect(await nft.paymentToken()).to.equal(zero);
+      const [, alice] = await ethers.getSigners();
+      await expect(nft.connect(alice).mint(1n, { value: COST })).to.changeEtherBalance(alice, -COST);
+    });
+
+    it("sets the payment token given to the constructor with PaymentTokenChanged(0, token); mint then pulls the token", async function () {
+      const [owner, alice] = await ethers.getSigners();
+      const tusd = await ethers.deployContract("TestUSD");
+      const token = await tusd.getAddress();
+      const factory = await ethers.getContractFactory("NFTDropCollection");
+      const zero = ethers.ZeroAddress;
+      const nft = await factory.deploy(NAME, SYMBOL, BASE_URI, COST, MAX_SUPPLY, MAX_PER_TX, zero, 0n, zero, token);
+      await expect(nft.deploymentTransaction()!).to.emit(nft, "PaymentTokenChanged").withArgs(zero, token);
+      expect(await nft.paymentToken()).to.equal(token);
+      expect(await nft.owner()).to.equal(owner.address);
+      await (await tusd.getFunction("mint")(alice.address, COST * 2n)).wait();
+      await (await tusd.connect(alice).getFunction("approve")(await nft.getAddress(), COST * 2n)).wait();
+      await expect(nft.connect(alice).mint(1n, { value: COST })).to.be.revertedWithCustomError(
+        nft,
+        "NativePaymentNotAccepted",
+      );
+      await expect(nft.connect(alice).mint(2n)).to.changeTokenBalances(tusd, [alice, nft], [-COST * 2n, COST * 2n]);
+    });
+
+    it("refuses a payment token without code with InvalidPaymentToken(token), as setPaymentToken does", async function () {
+      const [, alice] = await ethers.getSigners();
+      const factory = await ethers.getContractFactory("NFTDropCollection");
+      const zero = ethers.ZeroAddress;
+      await expect(factory.deploy(NAME, SYMBOL, BASE_URI, COST, MAX_SUPPLY, MAX_PER_TX, zero, 0n, zero, alice.address))
+        .to.be.revertedWithCustomError(factory, "InvalidPaymentToken")
+        .withArgs(alice.address);
     });
   });
 });

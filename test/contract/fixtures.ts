@@ -52,13 +52,21 @@ export const CAPPED = { id: 1n, cost: COST, maxSupply: 5n, maxPerTx: 3n };
 /** Edition 2 of `editionsFixture`: an open edition (maxSupply 0), up to MAX_PER_TX per transaction, at 2 × COST. */
 export const OPEN = { id: 2n, cost: COST * 2n, maxSupply: 0n, maxPerTx: MAX_PER_TX };
 
-/** Deploys an NFTEditions from account #0, with no edition and the given (or no) royalty. */
+/** Deploys an NFTEditions from account #0, with no edition and the given (or no) royalty and payment token. */
 export async function deployEditions(
   royaltyReceiver: string = ethers.ZeroAddress,
   royaltyBps = 0n,
+  paymentToken: string = ethers.ZeroAddress,
 ): Promise<NFTEditions> {
   const factory = await ethers.getContractFactory("NFTEditions");
-  const editions = await factory.deploy(EDITIONS_NAME, EDITIONS_SYMBOL, BASE_URI, royaltyReceiver, royaltyBps);
+  const editions = await factory.deploy(
+    EDITIONS_NAME,
+    EDITIONS_SYMBOL,
+    BASE_URI,
+    royaltyReceiver,
+    royaltyBps,
+    paymentToken,
+  );
   await editions.waitForDeployment();
   return editions;
 }

@@ -44,6 +44,7 @@ describe("jobs on an ERC-1155 edition contract: airdrops with a tokenId column, 
       "ipfs://QmBase/",
       ZeroAddress,
       0n,
+      ZeroAddress,
     );
     await editions.waitForDeployment();
     editionsAddress = await editions.getAddress();

@@ -20,7 +20,14 @@ describe("MCP on an ERC-1155 edition contract: create_edition, and the mint, air
     root = await client2(world.service.url, TEST_API_KEY);
     // The edition contract, deployed straight on the chain, owned by the service's treasury wallet; no edition yet.
     const deployer = new Wallet(DEV_KEYS[0], world.provider);
-    editions = await new NFTEditions__factory(deployer).deploy("Prints", "PRNT", "ipfs://QmBase/", ZeroAddress, 0n);
+    editions = await new NFTEditions__factory(deployer).deploy(
+      "Prints",
+      "PRNT",
+      "ipfs://QmBase/",
+      ZeroAddress,
+      0n,
+      ZeroAddress,
+    );
     await editions.waitForDeployment();
     address = await editions.getAddress();
     await (await editions.transferOwnership(world.treasury.address as string)).wait();
@@ -41,7 +48,7 @@ describe("MCP on an ERC-1155 edition contract: create_edition, and the mint, air
     return { planned, committed };
   }
 
-  it("lists create_edition as a write and get_token as a read; the mint, airdrop, price, pause and token tools take tokenId", async () => {
+  it("lists create_edition as a write and get_token as a read; the mint, airdrop, price, pause and token tools take tokenId; deploy_collection takes paymentToken", async () => {
     const { tools } = await root.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect(byName.get("create_edition")?.annotations).to.include({ readOnlyHint: false, destructiveHint: true });
@@ -55,6 +62,9 @@ describe("MCP on an ERC-1155 edition contract: create_edition, and the mint, air
     expect(byName.get("get_token")?.annotations).to.include({ readOnlyHint: true, destructiveHint: false });
     for (const name of ["mint_for_free", "airdrop", "set_cost", "set_paused", "get_token"])
       expect((byName.get(name)!.inputSchema as JsonBody).properties, name).to.have.property("tokenId");
+    // deploy_collection's input is the route's body: it takes standard and the payment token too.
+    const deploy = (byName.get("deploy_collection")!.inputSchema as JsonBody).properties;
+    expect(deploy).to.include.keys("standard", "paymentToken");
   });
 
   it("create_edition: the plan sends nothing; the commit creates edition 1, then 2, each answered with its tokenId", async () => {

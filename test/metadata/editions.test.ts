@@ -28,7 +28,14 @@ describe("Metadata on an ERC-1155 edition contract: documents per edition id, se
     node = await ChainNode.start();
     provider = directProvider(node.rpcUrl);
     owner = (await fundedWallet(provider)).connect(provider);
-    editions = await new NFTEditions__factory(owner).deploy("Prints", "PRNT", "ipfs://QmBase/", ZeroAddress, 0n);
+    editions = await new NFTEditions__factory(owner).deploy(
+      "Prints",
+      "PRNT",
+      "ipfs://QmBase/",
+      ZeroAddress,
+      0n,
+      ZeroAddress,
+    );
     await editions.waitForDeployment();
     address = await editions.getAddress();
     // Three free editions of 100, up to 10 a mint.

@@ -59,11 +59,146 @@ describe("Checkout: prices in an ERC-20, buyers who hold no ETH", function () {
       expect(again.status, again.text).to.equal(200);
       expect(again.body.changed).to.equal(false);
     });
+  });
 
-    it("deploy refuses paymentToken with 400 VALIDATION_ERROR naming the way (setPaymentToken after it)", async function () {
-      const res = await post("deploy", { privateKey: f.owner.privateKey, paymentToken: await tokenAddress() });
-      const error = expectError(res, 400, "VALIDATION_ERROR");
-      expect(JSON.stringify(error.details)).to.include("setPaymentToken");
+  describe("deploy with paymentToken", function () {
+    /** A collection deployed priced in TUSD from its first block. */
+    let priced: string;
+    const tusdView = async () => ({ address: await tokenAddress(), symbol: "TUSD", decimals: 6 });
+
+    it("answers 201 with paymentToken {address, symbol, decimals}; the constructor set it (PaymentTokenChanged in the deploy)", async function () {
+      const res = await post("deploy", {
+        privateKey: f.owner.privateKey,
+        cost: COST.toString(),
+        paymentToken: await tokenAddress(),
+      });
+      const receipt = await expectConfirmedWrite(res, f.provider, {
+        status: 201,
+        from: f.owner.address,
+        contractAddress: res.body.contractAddress ?? ZeroAddress,
+        extra: ["owner", "paymentToken"],
+      });
+      expect(res.body.paymentToken).to.deep.equal(await tusdView());
+      priced = res.body.contractAddress as string;
+      const nft = collectionAt(priced, f.provider);
+      expect(await nft.paymentToken()).to.equal(await tokenAddress());
+      const changed = receipt.logs
+        .filter((log) => getAddress(log.address) === priced)
+        .map((log) => nft.interface.parseLog(log)?.name);
+      expect(changed).to.include("PaymentTokenChanged");
+    });
+
+    it("POST /nft/total-supply shows it", async function () {
+      const supply = await post("total-supply", { privateKey: payer.privateKey, contractAddress: priced });
+      expect(supply.status, supply.text).to.equal(200);
+      expect(supply.body.paymentToken).to.deep.equal(await tusdView());
+    });
+
+    it("a mint by approval pays in the token: value 0 sent, the price in TUSD units, paymentToken answered", async function () {
+      const minter = (await f.fundedWallet()).connect(f.provider);
+      await (await tusd.connect(f.owner.connect(f.provider)).getFunction("mint")(minter.address, 10n * TUSD)).wait();
+      const unapproved = await expectNoGasSpent(f.provider, minter.address, () => f.mint(minter.privateKey, priced, 2));
+      expectError(unapproved, 409, "TOKEN_ALLOWANCE_TOO_LOW");
+      await (await tusd.connect(minter).getFunction("approve")(priced, COST * 2n)).wait();
+      const res = await f.mint(minter.privateKey, priced, 2);
+      await expectConfirmedWrite(res, f.provider, {
+        from: minter.address,
+        contractAddress: priced,
+        extra: ["tokenIds", "value", "paymentToken"],
+      });
+      expect(res.body.value).to.equal((COST * 2n).toString());
+      expect(res.body.paymentToken).to.deep.equal(await tusdView());
+      expect((await f.provider.getTransaction(res.body.transactionHash as string))!.value).to.equal(0n);
+      expect(await tusd.getFunction("balanceOf")(priced)).to.equal(COST * 2n);
+      expect(await tusd.getFunction("balanceOf")(minter.address)).to.equal(10n * TUSD - COST * 2n);
+    });
+
+    it("?dryRun=true plans it: the result carries paymentToken, the call's data carries the token; nothing sent", async function () {
+      const token = await tokenAddress();
+      const res = await expectNoGasSpent(f.provider, f.owner.address, () =>
+        post("deploy?dryRun=true", { privateKey: f.owner.privateKey, paymentToken: token }),
+      );
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body).to.include({ dryRun: true, operation: "deploy", changed: true });
+      expect(res.body.result).to.deep.equal({ paymentToken: await tusdView() });
+      // The token is the constructor's last (static) argument: its word is in the call's data.
+      expect((res.body.call.data as string).toLowerCase()).to.include(token.slice(2).toLowerCase().padStart(64, "0"));
+    });
+
+    it("the zero address is the native coin: no paymentToken answered, total-supply shows none", async function () {
+      const res = await post("deploy", { privateKey: f.owner.privateKey, paymentToken: ZeroAddress });
+      expect(res.status, res.text).to.equal(201);
+      expect(res.body).to.not.have.property("paymentToken");
+      const supply = await post("total-supply", {
+        privateKey: payer.privateKey,
+        contractAddress: res.body.contractAddress,
+      });
+      expect(supply.status, supply.text).to.equal(200);
+      expect(supply.body).to.not.have.property("paymentToken");
+    });
+
+    it('with "standard":"erc1155": answers standard and paymentToken; an edition\'s cost is then in the token', async function () {
+      const res = await post("deploy", {
+        privateKey: f.owner.privateKey,
+        standard: "erc1155",
+        paymentToken: await tokenAddress(),
+      });
+      await expectConfirmedWrite(res, f.provider, {
+        status: 201,
+        from: f.owner.address,
+        contractAddress: res.body.contractAddress ?? ZeroAddress,
+        extra: ["owner", "standard", "paymentToken"],
+      });
+      expect(res.body.standard).to.equal("erc1155");
+      expect(res.body.paymentToken).to.deep.equal(await tusdView());
+      const editions = res.body.contractAddress as string;
+      expect(await new Contract(editions, editionsInterface(), f.provider).paymentToken()).to.equal(
+        await tokenAddress(),
+      );
+      const created = await post("createEdition", {
+        privateKey: f.owner.privateKey,
+        contractAddress: editions,
+        cost: COST.toString(),
+        maxSupply: "10",
+        maxMintAmountPerTx: "5",
+      });
+      expect(created.status, created.text).to.equal(200);
+      const minter = (await f.fundedWallet()).connect(f.provider);
+      await (await tusd.connect(f.owner.connect(f.provider)).getFunction("mint")(minter.address, 10n * TUSD)).wait();
+      await (await tusd.connect(minter).getFunction("approve")(editions, COST)).wait();
+      const minted = await post("mint", {
+        privateKey: minter.privateKey,
+        contractAddress: editions,
+        tokenId: created.body.tokenId,
+        mintAmount: 1,
+      });
+      expect(minted.status, minted.text).to.equal(200);
+      expect(minted.body).to.include({ value: COST.toString() });
+      expect(minted.body.paymentToken).to.deep.equal(await tusdView());
+      expect(await tusd.getFunction("balanceOf")(editions)).to.equal(COST);
+    });
+
+    it("a paymentToken that is no contract (an EOA): 400 VALIDATION_ERROR naming paymentToken, nothing sent (nonce unchanged)", async function () {
+      const eoa = freshWallet().address;
+      for (const standard of ["erc721", "erc1155"]) {
+        const res = await expectNoGasSpent(f.provider, f.owner.address, () =>
+          post("deploy", { privateKey: f.owner.privateKey, standard, paymentToken: eoa }),
+        );
+        const error = expectError(res, 400, "VALIDATION_ERROR");
+        expect(error.details[0].path).to.equal("paymentToken");
+        expect(error.details[0].message).to.include("not a contract");
+      }
+    });
+
+    it("a paymentToken that is a contract but no ERC-20 (a collection): 400 VALIDATION_ERROR naming paymentToken and decimals(), nothing sent, the dry run too", async function () {
+      for (const path of ["deploy", "deploy?dryRun=true"]) {
+        const res = await expectNoGasSpent(f.provider, f.owner.address, () =>
+          post(path, { privateKey: f.owner.privateKey, paymentToken: collection }),
+        );
+        const error = expectError(res, 400, "VALIDATION_ERROR");
+        expect(error.details[0].path).to.equal("paymentToken");
+        expect(error.details[0].message).to.include("decimals()");
+      }
     });
   });
 
