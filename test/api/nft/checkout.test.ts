@@ -42,6 +42,24 @@ describe("Checkout: prices in an ERC-20, buyers who hold no ETH", function () {
   const setPaymentToken = (paymentToken: string, contractAddress = collection) =>
     post("setPaymentToken", { privateKey: f.owner.privateKey, contractAddress, paymentToken });
 
+  /**
+   * `minter` approves two tokens' price and mints them on `at`: confirmed, value 0 sent, the price
+   * answered in TUSD units with the token. Answers the mint's answer.
+   */
+  async function approveAndMint(minter: Wallet, at: string): Promise<ApiResponse> {
+    await (await tusd.connect(minter.connect(f.provider)).getFunction("approve")(at, COST * 2n)).wait();
+    const res = await f.mint(minter.privateKey, at, 2);
+    await expectConfirmedWrite(res, f.provider, {
+      from: minter.address,
+      contractAddress: at,
+      extra: ["tokenIds", "value", "paymentToken"],
+    });
+    expect(res.body.value).to.equal((COST * 2n).toString());
+    expect(res.body.paymentToken).to.deep.equal({ address: await tokenAddress(), symbol: "TUSD", decimals: 6 });
+    expect((await f.provider.getTransaction(res.body.transactionHash as string))!.value).to.equal(0n);
+    return res;
+  }
+
   describe("setPaymentToken", function () {
     it("sets the token (changed:true); total-supply then shows it; the same token again sends nothing (changed:false)", async function () {
       const res = await setPaymentToken(await tokenAddress());
@@ -99,16 +117,7 @@ describe("Checkout: prices in an ERC-20, buyers who hold no ETH", function () {
       await (await tusd.connect(f.owner.connect(f.provider)).getFunction("mint")(minter.address, 10n * TUSD)).wait();
       const unapproved = await expectNoGasSpent(f.provider, minter.address, () => f.mint(minter.privateKey, priced, 2));
       expectError(unapproved, 409, "TOKEN_ALLOWANCE_TOO_LOW");
-      await (await tusd.connect(minter).getFunction("approve")(priced, COST * 2n)).wait();
-      const res = await f.mint(minter.privateKey, priced, 2);
-      await expectConfirmedWrite(res, f.provider, {
-        from: minter.address,
-        contractAddress: priced,
-        extra: ["tokenIds", "value", "paymentToken"],
-      });
-      expect(res.body.value).to.equal((COST * 2n).toString());
-      expect(res.body.paymentToken).to.deep.equal(await tusdView());
-      expect((await f.provider.getTransaction(res.body.transactionHash as string))!.value).to.equal(0n);
+      await approveAndMint(minter, priced);
       expect(await tusd.getFunction("balanceOf")(priced)).to.equal(COST * 2n);
       expect(await tusd.getFunction("balanceOf")(minter.address)).to.equal(10n * TUSD - COST * 2n);
     });
@@ -217,16 +226,7 @@ describe("Checkout: prices in an ERC-20, buyers who hold no ETH", function () {
     });
 
     it("approved: mints with value 0, answers value in TUSD units and paymentToken; the collection holds the price", async function () {
-      await (await tusd.connect(payer.connect(f.provider)).getFunction("approve")(collection, COST * 2n)).wait();
-      const res = await f.mint(payer.privateKey, collection, 2);
-      await expectConfirmedWrite(res, f.provider, {
-        from: payer.address,
-        contractAddress: collection,
-        extra: ["tokenIds", "value", "paymentToken"],
-      });
-      expect(res.body.value).to.equal((COST * 2n).toString());
-      expect(res.body.paymentToken).to.deep.equal({ address: await tokenAddress(), symbol: "TUSD", decimals: 6 });
-      expect((await f.provider.getTransaction(res.body.transactionHash as string))!.value).to.equal(0n);
+      await approveAndMint(payer, collection);
       collected += COST * 2n;
       expect(await tusd.getFunction("balanceOf")(collection)).to.equal(collected);
     });
