@@ -25,6 +25,7 @@ export { freePort };
 
 export const ROOT = path.resolve(__dirname, "..", "..");
 const HARDHAT = path.join(ROOT, "node_modules", ".bin", "hardhat");
+const ANVIL = path.join(ROOT, "node_modules", ".bin", "anvil");
 
 /**
  * `npm start`'s command line from package.json, run without npm in between: `node` and its
@@ -229,6 +230,41 @@ export class ChainNode {
   /** Kills the node outright, the way a crash would. */
   kill(): Promise<void> {
     return killNow(this.spawned.child);
+  }
+
+  stop(): Promise<void> {
+    return stopChild(this.spawned.child);
+  }
+}
+
+/**
+ * Foundry's anvil (the npm package @foundry-rs/anvil) serving JSON-RPC on 127.0.0.1:port: another
+ * node than Hardhat's, with its own error shapes and eth_getBlockReceipts. It automines, and its
+ * accounts are Hardhat's (the same mnemonic); it answers hardhat_setBalance too.
+ */
+export class AnvilNode {
+  private constructor(
+    readonly port: number,
+    private readonly spawned: Spawned,
+  ) {}
+
+  get rpcUrl(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** A node on a free port with chain id `chainId` (31337, Hardhat's, when unset). */
+  static async start(chainId = 31337): Promise<AnvilNode> {
+    const port = await freePort();
+    const spawned = spawnChild(
+      "anvil node",
+      ANVIL,
+      ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId)],
+      childEnv({}),
+      "pipe",
+      ROOT,
+    );
+    await waitFor("anvil", 30_000, () => (spawned.output().includes("Listening on") ? true : undefined), spawned);
+    return new AnvilNode(port, spawned);
   }
 
   stop(): Promise<void> {

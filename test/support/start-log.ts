@@ -17,7 +17,7 @@ const LOG = process.env.TEST_START_LOG;
 const TICKS_PER_SECOND = 100; // CLK_TCK on Linux
 const SAMPLE_MS = 1_000;
 
-export type ChildKind = "service" | "hardhat node" | "hardhat script" | "bench smoke" | "other";
+export type ChildKind = "service" | "hardhat node" | "anvil node" | "hardhat script" | "bench smoke" | "other";
 
 interface Watched {
   kind: ChildKind;

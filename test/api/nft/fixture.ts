@@ -7,7 +7,16 @@ import { expect } from "chai";
 import { Wallet, parseEther, type JsonRpcProvider } from "ethers";
 import type { CollectionParams } from "../../../server/chain/collection";
 import { expectError, expectNoGasSpent, expectNoSecretsIn } from "../expectations";
-import { ApiClient, deployBytecode, deployDirectly, fundedWallet, type ApiResponse } from "../harness";
+import {
+  AnvilNode,
+  ApiClient,
+  ServiceProcess,
+  deployBytecode,
+  deployDirectly,
+  directProvider,
+  fundedWallet,
+  type ApiResponse,
+} from "../harness";
 import { sharedService, type SharedService } from "../shared-service";
 
 /** What scripts/deploy.ts and POST /nft/deploy use when given nothing (server/chain/collection.ts). */
@@ -20,7 +29,8 @@ const ANSWERS_42 = "0x600a600c600039600a6000f3602a60005260206000f3";
 const ALWAYS_REVERTS = "0x6005600c60003960056000f360006000fd";
 
 export interface NftFixture {
-  shared: SharedService;
+  /** The node and the service the file's requests go to: the shared ones, or the file's own (anvil). */
+  shared: Pick<SharedService, "service"> & { node: { rpcUrl: string } };
   /** This file's client: the secret scan reads this file's responses. */
   api: ApiClient;
   provider: JsonRpcProvider;
@@ -37,13 +47,18 @@ export interface NftFixture {
 
 /**
  * Registers a `before` hook that builds the file's fixture; read its fields from tests and later
- * hooks. `collection`: the parameters of the file's collection, or false for none.
+ * hooks. `collection`: the parameters of the file's collection, or false for none. `chain`: "anvil"
+ * runs the file on a node and a service of its own, Foundry's anvil instead of the shared `hardhat
+ * node` (stopped after the file).
  */
-export function nftFixture(options: { collection?: Partial<CollectionParams> | false } = {}): NftFixture {
+export function nftFixture(
+  options: { collection?: Partial<CollectionParams> | false; chain?: "hardhat" | "anvil" } = {},
+): NftFixture {
   const fixture = {} as NftFixture;
+  let own: { node: AnvilNode; service?: ServiceProcess } | undefined;
   before(async function () {
     this.timeout(150_000);
-    const shared = await sharedService();
+    const shared = options.chain === "anvil" ? await anvilService((started) => (own = started)) : await sharedService();
     const provider = shared.provider;
     const api = new ApiClient(shared.service.url);
     const owner = await fundedWallet(provider);
@@ -65,7 +80,25 @@ export function nftFixture(options: { collection?: Partial<CollectionParams> | f
       fixture.collection = await deployDirectly(owner.connect(provider), options.collection ?? {});
     }
   });
+  after(async function () {
+    if (!own) return;
+    this.timeout(30_000);
+    fixture.provider?.destroy();
+    await own.service?.stop();
+    await own.node.stop();
+  });
   return fixture;
+}
+
+/** An anvil node and a service on it, told to `keep` as soon as each is up (so that `after` stops what started). */
+async function anvilService(
+  keep: (started: { node: AnvilNode; service?: ServiceProcess }) => void,
+): Promise<NftFixture["shared"] & { provider: JsonRpcProvider }> {
+  const node = await AnvilNode.start();
+  const started: { node: AnvilNode; service?: ServiceProcess } = { node };
+  keep(started);
+  started.service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env: { TX_TIMEOUT_MS: "30000" } });
+  return { node, service: started.service, provider: directProvider(node.rpcUrl) };
 }
 
 /**
