@@ -47,7 +47,11 @@ describe("collections index: ERC-1155 editions (TransferSingle, TransferBatch), 
       w.connect(provider),
     );
     dataDir = await seededDataDir("editions-index-");
-    service = await ServiceProcess.start({ rpcUrl: node.rpcUrl, env: { DATA_DIR: dataDir, BLOCK_POLL_MS: "100" } });
+    // RPC_TIMEOUT_MS: a loaded CI machine's node took over the default 5 s once (a 503 here); no timeout is tested here.
+    service = await ServiceProcess.start({
+      rpcUrl: node.rpcUrl,
+      env: { DATA_DIR: dataDir, BLOCK_POLL_MS: "100", RPC_TIMEOUT_MS: "20000" },
+    });
     api = new ApiClient(service.url);
     for (const address of [editionsAddress, bareAddress]) {
       const res = await api.post("/collections", { address, fromBlock: start + 1 }, ROOT_KEY);

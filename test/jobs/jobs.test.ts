@@ -58,6 +58,9 @@ describe("jobs: airdrops and whitelists from a list (one automining node, one se
       env: {
         WALLET_MASTER_KEY: newMasterKey(),
         BLOCK_POLL_MS: "100",
+        // A 5,000-row airdrop's batch simulations on a loaded CI machine's node may pass the default 5 s:
+        // answered 503, they would stall the job; no timeout is tested here.
+        RPC_TIMEOUT_MS: "20000",
         LOG_LEVEL: "warn",
         WEBHOOK_ALLOW_PRIVATE: "true",
       },
