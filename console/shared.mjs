@@ -1,6 +1,6 @@
 // What the console's views share: the session and its API calls, the formatting of what the API
-// answers, and the View every view extends. Everything from the API is rendered as text (preact
-// escapes it): no innerHTML anywhere.
+// answers, the View every view extends, and the chains a view may act on (with their selector).
+// Everything from the API is rendered as text (preact escapes it): no innerHTML anywhere.
 import { Component, h } from "./vendor/preact.mjs";
 import htm from "./vendor/htm.mjs";
 
@@ -131,4 +131,30 @@ export class View extends Component {
       this.setState({ busy: false });
     }
   }
+}
+
+let chainList;
+/** The chains the service serves (GET /chains), asked once per page. */
+export function configuredChains() {
+  chainList ??= api("GET", "/chains")
+    .then(({ chains }) => chains)
+    .catch(() => {
+      chainList = undefined;
+      return [];
+    });
+  return chainList;
+}
+
+/** `?chain=` for a view's chain; none with one chain configured. */
+export const chainQuery = (chain, first = "?") => (chain ? `${first}chain=${encodeURIComponent(chain)}` : "");
+
+/** The chain selector of a view acting on one chain: shown only when several are configured. */
+export function ChainSelect({ chains, value, onChange }) {
+  if (!chains || chains.length < 2) return null;
+  return html`<label
+    >Chain
+    <select name="chain" value=${value} onChange=${(e) => onChange(e.target.value)}>
+      ${chains.map((c) => html`<option value=${c.id} selected=${c.id === value}>${c.name} (${c.id})</option>`)}
+    </select></label
+  >`;
 }

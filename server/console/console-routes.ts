@@ -29,6 +29,9 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
+/** The console's views, one module each: console/NAME.mjs. */
+const VIEWS = ["operations", "approvals", "wallets", "access-keys", "audit-events", "webhooks", "collections", "jobs"];
+
 /** A file of the project or of node_modules, read on first request. */
 const file = (where: () => string) => () => readFileSync(where());
 
@@ -36,9 +39,11 @@ const ASSETS: Record<string, { read: () => Buffer; type: string }> = {
   // The scopes a key can have, as the page imports them: the one list, server/access/scopes.ts.
   "scopes.mjs": { read: () => Buffer.from(`export const SCOPES = ${JSON.stringify(SCOPES)};\n`), type: JS },
   "app.js": { read: file(() => path.join(CONSOLE_DIR ?? "", "app.js")), type: JS },
-  // The modules app.js imports: what the views share, and the Approvals view.
+  // The modules app.js imports: what the views share, and each view.
   "shared.mjs": { read: file(() => path.join(CONSOLE_DIR ?? "", "shared.mjs")), type: JS },
-  "approvals.mjs": { read: file(() => path.join(CONSOLE_DIR ?? "", "approvals.mjs")), type: JS },
+  ...Object.fromEntries(
+    VIEWS.map((name) => [`${name}.mjs`, { read: file(() => path.join(CONSOLE_DIR ?? "", `${name}.mjs`)), type: JS }]),
+  ),
   "app.css": { read: file(() => path.join(CONSOLE_DIR ?? "", "app.css")), type: CSS },
   // Declared in the page, so that a browser does not ask for /favicon.ico (a 404 in its log).
   "icon.svg": { read: file(() => path.join(CONSOLE_DIR ?? "", "icon.svg")), type: "image/svg+xml" },
