@@ -2,6 +2,7 @@ import { ZeroAddress, getAddress } from "ethers";
 import { SETTLED_TOPICS, type ChainClient } from "./chain-client";
 import { optionalTokenView } from "./erc20";
 import { toChainApiError } from "./chain-errors";
+import { answerWithin, KeptReads } from "./kept-reads";
 import { invalid } from "../http/validation";
 
 /** The ERC-20 a collection's prices are in, as answers show it. */
@@ -12,7 +13,7 @@ export interface PaymentToken {
 }
 
 /** A token's symbol and decimals do not change: read once per chain and token. */
-const described = new Map<string, Promise<PaymentToken>>();
+const described = new KeptReads<PaymentToken>();
 
 /**
  * The payment token of `collection` (the reference contracts' `paymentToken()`), or undefined when
@@ -38,23 +39,19 @@ export async function paymentTokenOf(chain: ChainClient, collection: string): Pr
 /** `token`'s symbol and decimals (a token that lacks them shows "" and 0: it still prices in its smallest unit). */
 export function describeToken(chain: ChainClient, token: string): Promise<PaymentToken> {
   const address = getAddress(token);
-  const key = `${chain.options.chainId}:${address}`;
-  let found = described.get(key);
-  if (!found) {
-    found = Promise.all([
-      optionalTokenView(chain, address, "symbol"),
-      optionalTokenView(chain, address, "decimals"),
-    ]).then(([symbol, decimals]) => ({
+  return described.get(chain, address, async () => {
+    const [symbol, decimals] = await tokenViews(chain, address);
+    return {
       address,
       symbol: typeof symbol === "string" ? symbol : "",
       decimals: typeof decimals === "bigint" ? Number(decimals) : 0,
-    }));
-    // A failed read (the chain down) is asked again next time.
-    found.catch(() => described.delete(key));
-    if (described.size >= 10_000) described.clear();
-    described.set(key, found);
-  }
-  return found;
+    };
+  });
+}
+
+/** The token's `symbol()` and `decimals()` as it answers them (undefined for one it lacks). */
+function tokenViews(chain: ChainClient, address: string) {
+  return Promise.all([optionalTokenView(chain, address, "symbol"), optionalTokenView(chain, address, "decimals")]);
 }
 
 /**
@@ -72,10 +69,7 @@ export async function requirePaymentToken(chain: ChainClient, token: string, fie
     throw invalid([
       { path: field, message: `${address} is not a contract, so it cannot be a payment token: name an ERC-20` },
     ]);
-  const [symbol, decimals] = await Promise.all([
-    optionalTokenView(chain, address, "symbol"),
-    optionalTokenView(chain, address, "decimals"),
-  ]);
+  const [symbol, decimals] = await tokenViews(chain, address);
   const missing = [
     ...(typeof symbol === "string" ? [] : ["symbol()"]),
     ...(typeof decimals === "bigint" ? [] : ["decimals()"]),
@@ -99,11 +93,5 @@ export async function paymentTokenWithin(
   collection: string,
   ms: number,
 ): Promise<PaymentToken | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
-  try {
-    return await Promise.race([paymentTokenOf(chain, collection).catch(() => undefined), late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return answerWithin(paymentTokenOf(chain, collection), ms);
 }

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { AccessControl } from "../../access";
 import type { ChainClient } from "../../chain/chain-client";
 import type { KnownHead } from "../../chain/chain-liveness";
+import { answerWithin, KeptReads } from "../../chain/kept-reads";
 import { chainStatus } from "../../chains/known-head";
 import type { SqlExecutor } from "../../db";
 import { ApiError } from "../../http/errors";
@@ -115,12 +116,8 @@ export async function indexedStandard(
   return { record, standard: await deps.index.standardOf(record) };
 }
 
-/**
- * Max supplies read: fixed once deployed (an edition's once created), so read once per contract (and
- * edition), kept by the chain's client: another client of the same chain id (a dev chain started
- * again, a test's own chain) asks again.
- */
-const maxSuppliesOf = new WeakMap<ChainClient, Map<string, Promise<bigint | null>>>();
+/** Max supplies read: fixed once deployed (an edition's once created), so read once per contract (and edition). */
+const maxSupplies = new KeptReads<bigint | null>();
 
 /**
  * The max supply of an ERC-721 (its `maxSupply()`), or of edition `tokenId` of an ERC-1155, from the
@@ -133,24 +130,8 @@ export async function maxSupplyWithin(
   ms: number,
   tokenId?: string,
 ): Promise<bigint | undefined> {
-  const key = `${at.toLowerCase()}:${tokenId ?? ""}`;
-  let maxSupplies = maxSuppliesOf.get(chain);
-  if (!maxSupplies) maxSuppliesOf.set(chain, (maxSupplies = new Map()));
-  let found = maxSupplies.get(key);
-  if (!found) {
-    found = readMaxSupply(chain, at, tokenId);
-    // A failed read (the chain down or slow) is asked again next time.
-    found.catch(() => maxSupplies!.delete(key));
-    if (maxSupplies.size >= 10_000) maxSupplies.clear();
-    maxSupplies.set(key, found);
-  }
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
-  try {
-    return (await Promise.race([found.catch(() => null), late])) ?? undefined;
-  } finally {
-    clearTimeout(timer);
-  }
+  const read = maxSupplies.get(chain, `${at.toLowerCase()}:${tokenId ?? ""}`, () => readMaxSupply(chain, at, tokenId));
+  return (await answerWithin(read, ms)) ?? undefined;
 }
 
 async function readMaxSupply(chain: ChainClient, at: string, tokenId: string | undefined): Promise<bigint | null> {
