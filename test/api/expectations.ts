@@ -100,3 +100,19 @@ export function expectNoSecretsIn(responseTexts: string[], serviceOutput: string
   const leakingLines = serviceOutput.split("\n").filter((line) => leakedSecrets(line).length > 0);
   expect(leakingLines, "log lines carrying a key").to.deep.equal([]);
 }
+
+/**
+ * Requests racing one Idempotency-Key: each answered 200, 202 or 409 IDEMPOTENCY_KEY_IN_USE, and those
+ * accepted (at least one) name one operation and one transaction. Answers the accepted ones.
+ */
+export function expectOneWriteOfRace(answers: ApiResponse[]): ApiResponse[] {
+  for (const res of answers) {
+    expect([200, 202, 409], res.text).to.include(res.status);
+    if (res.status === 409) expectError(res, 409, "IDEMPOTENCY_KEY_IN_USE");
+  }
+  const accepted = answers.filter((r) => r.status < 300);
+  expect(accepted.length, "at least the first runs").to.be.greaterThan(0);
+  expect(new Set(accepted.map((r) => r.body.operationId)).size, "one operation").to.equal(1);
+  expect(new Set(accepted.map((r) => r.body.transactionHash)).size, "one transaction").to.equal(1);
+  return accepted;
+}
