@@ -15,7 +15,7 @@ const url = z
     format: "uri",
     example: "https://shop.example/hooks/nft",
     description:
-      "http(s) URL. Refused (400 WEBHOOK_URL_FORBIDDEN) when it resolves to a loopback, private, link-local or cloud metadata address, unless WEBHOOK_ALLOW_PRIVATE=true (loopback and private only).",
+      "http(s) URL whose host resolves (400 VALIDATION_ERROR when its name has no address). Refused (400 WEBHOOK_URL_FORBIDDEN) when it resolves to a loopback, private, link-local or cloud metadata address, unless WEBHOOK_ALLOW_PRIVATE=true (loopback and private only).",
   });
 
 const addresses = (name: string) =>
