@@ -211,10 +211,7 @@ describe("the docs (README.md and docs/)", function () {
     service = await ServiceProcess.start({ env: { API_KEY: TEST_API_KEY } });
     // A reader starts once the banner is out: by then the embedded chain has deployed the collection
     // and TUSD (docs/checkout.md takes TUSD's address from it), before any request of the guides.
-    for (const deadline = Date.now() + 60_000; !/^\s*TUSD\s+0x/m.test(service.output());) {
-      if (Date.now() > deadline) throw new Error(`no TUSD line in the banner:\n${service.output().slice(-2000)}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await service.waitForOutput(/^\s*TUSD\s+0x/m, 60_000);
     const startMs = Date.now() - started;
     const run = await runBash(
       script,

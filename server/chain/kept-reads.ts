@@ -25,15 +25,19 @@ export class KeptReads<T> {
   private readonly byChain = new WeakMap<ChainClient, Map<string, Promise<T>>>();
 
   get(chain: ChainClient, key: string, read: () => Promise<T>): Promise<T> {
-    let kept = this.byChain.get(chain);
-    if (!kept) this.byChain.set(chain, (kept = new Map()));
+    const kept = this.keptFor(chain);
     const found = kept.get(key);
     if (found) return found;
     const reading = read();
-    const map = kept;
-    reading.catch(() => map.delete(key));
-    if (map.size >= MAX_KEPT) map.clear();
-    map.set(key, reading);
+    reading.catch(() => kept.delete(key));
+    if (kept.size >= MAX_KEPT) kept.clear();
+    kept.set(key, reading);
     return reading;
+  }
+
+  private keptFor(chain: ChainClient): Map<string, Promise<T>> {
+    let kept = this.byChain.get(chain);
+    if (!kept) this.byChain.set(chain, (kept = new Map()));
+    return kept;
   }
 }

@@ -377,6 +377,16 @@ export class ServiceProcess {
     return this.spawned.output();
   }
 
+  /** Waits until the service has printed a line matching `pattern` (an error if it exits first, or after `timeoutMs`). */
+  async waitForOutput(pattern: RegExp, timeoutMs: number): Promise<void> {
+    await waitFor(
+      `service output ${pattern}`,
+      timeoutMs,
+      () => (pattern.test(this.output()) ? true : undefined),
+      this.spawned,
+    );
+  }
+
   /** Kills the service outright (SIGKILL to its process group), the way a crash would; keeps its data. */
   kill(): Promise<void> {
     return killNow(this.spawned.child);
