@@ -145,7 +145,7 @@ export class Follower {
       patch.error = null;
       patch.response = { status: kind?.successStatus ?? 200, body: confirmedBody(op, receipt, result) };
       if (receipt.contractAddress) patch.contractAddress = receipt.contractAddress;
-      if (op.call) this.ctx.chain.confirmedWrite(op.call.to, op.call.data);
+      if (op.call) this.ctx.chain.confirmedWrite(op.call.to, op.call.data, receipt.blockNumber);
     } else {
       const error = new ApiError(
         "CONTRACT_REVERTED",
