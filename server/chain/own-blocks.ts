@@ -73,18 +73,18 @@ export class OwnBlocks {
       const hash = tx.receipt.blockHash.toLowerCase();
       byBlock.set(hash, [...(byBlock.get(hash) ?? []), tx]);
     }
-    const proven: RootedHeader[] = [];
+    const proven: Array<{ header: RootedHeader; logs: ChainLog[] }> = [];
     for (const [hash, txs] of byBlock) {
       if (this.proven.has(hash)) continue;
       const header = this.headerAt(txs[0].receipt.blockNumber);
-      const logs = header?.hash === hash ? provenLogs(header, txs) : undefined;
+      const logs = header?.hash.toLowerCase() === hash ? provenLogs(header, hash, txs) : undefined;
       if (!header || !logs) continue;
       if (this.proven.size >= MAX_PROVEN) this.proven.delete(this.proven.keys().next().value!);
       this.proven.set(hash, logs);
-      proven.push(header);
+      proven.push({ header, logs });
     }
-    for (const header of proven) for (const learn of this.learners) learn(header, this.proven.get(header.hash)!);
-    return proven;
+    for (const { header, logs } of proven) for (const learn of this.learners) learn(header, logs);
+    return proven.map(({ header }) => header);
   }
 
   /**
@@ -105,7 +105,7 @@ export class OwnBlocks {
 }
 
 /** The block's logs when `txs` are exactly its transactions (indexes 0..n-1, the header's root); else undefined. */
-function provenLogs(header: RootedHeader, txs: OwnTransaction[]): ChainLog[] | undefined {
+function provenLogs(header: RootedHeader, hash: string, txs: OwnTransaction[]): ChainLog[] | undefined {
   if (!header.transactionsRoot) return undefined;
   const ordered = [...txs].sort((a, b) => (a.receipt.transactionIndex ?? -1) - (b.receipt.transactionIndex ?? -1));
   if (!ordered.every((tx, i) => tx.receipt.transactionIndex === i)) return undefined;
@@ -119,7 +119,7 @@ function provenLogs(header: RootedHeader, txs: OwnTransaction[]): ChainLog[] | u
         topics: log.topics,
         data: log.data,
         blockNumber: toQuantity(header.number),
-        blockHash: header.hash,
+        blockHash: hash,
         transactionHash: receipt.hash.toLowerCase(),
         logIndex: toQuantity(log.logIndex),
       });
