@@ -155,6 +155,7 @@ export async function buildChainUnit(chain: ReachedChain, shared: SharedParts): 
   });
   client.fees.followHeads(() => blocks.baseFee());
   client.settledViews.followHeads(blocks);
+  blocks.own.onProven((block, logs) => client.learnSettled(block, logs));
   const engine = await openEngine({
     chain: client,
     blocks,

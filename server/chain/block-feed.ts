@@ -1,6 +1,7 @@
 import { toQuantity } from "ethers";
 import { ARRIVALS_KEPT, nextPollDelay, steadyInterval } from "./block-timing";
 import type { AnnouncedHead, HeadSource } from "./head-subscription";
+import { OwnBlocks } from "./own-blocks";
 import type { Rpc } from "./rpc";
 import type { BlockRef, HeadWitness } from "./settled-views";
 
@@ -17,6 +18,8 @@ export interface BlockHeader {
   transactions?: string[];
   /** The block's log bloom (0x + 512 hex digits), where the node gave it. */
   logsBloom?: string;
+  /** The root of the block's transactions trie, where the node gave it (own-blocks.ts). */
+  transactionsRoot?: string;
   /** Seconds. */
   timestamp?: number;
   /** EIP-1559's base fee of the block, where the chain has one. */
@@ -112,6 +115,8 @@ export class BlockFeed implements HeadWitness {
   private toldAt = 0;
   private readonly maxBlocksPerPoll: number;
   private readonly keep: number;
+  /** Kept blocks proven to hold only the engine's transactions, with their logs: the follower proves, the index reads. */
+  readonly own = new OwnBlocks((number) => this.recent.get(number));
 
   constructor(
     private readonly rpc: Rpc,
@@ -498,6 +503,7 @@ function toHeader(json: unknown): BlockHeader | null {
     parentHash?: string;
     transactions?: unknown[];
     logsBloom?: unknown;
+    transactionsRoot?: unknown;
     timestamp?: unknown;
     baseFeePerGas?: unknown;
   };
@@ -508,6 +514,7 @@ function toHeader(json: unknown): BlockHeader | null {
     parentHash: b.parentHash.toLowerCase(),
     transactions: (b.transactions ?? []).map((tx) => String(tx).toLowerCase()),
     ...(typeof b.logsBloom === "string" ? { logsBloom: b.logsBloom.toLowerCase() } : {}),
+    ...(typeof b.transactionsRoot === "string" ? { transactionsRoot: b.transactionsRoot.toLowerCase() } : {}),
     ...(typeof b.timestamp === "string" ? { timestamp: Number(BigInt(b.timestamp)) } : {}),
     ...(typeof b.baseFeePerGas === "string" ? { baseFeePerGas: BigInt(b.baseFeePerGas) } : {}),
   };

@@ -1,4 +1,4 @@
-import { makeError, Interface, isError, toQuantity, zeroPadValue, type JsonRpcApiProvider } from "ethers";
+import { getAddress, makeError, Interface, isError, toQuantity, zeroPadValue, type JsonRpcApiProvider } from "ethers";
 import { ApiError, type ErrorCode } from "../http/errors";
 import { collectionInterface } from "./collection";
 import type { CollectionView, ViewArgs, ViewResult } from "./collection-abi";
@@ -44,13 +44,23 @@ export const SETTLED_TOPICS = {
   cost: collectionInterface().getEvent("CostChanged")!.topicHash,
   editionCost: editionsInterface().getEvent("CostChanged")!.topicHash,
   paymentToken: collectionInterface().getEvent("PaymentTokenChanged")!.topicHash,
+  paused: collectionInterface().getEvent("PausedChanged")!.topicHash,
 } as const;
 
-/** The selectors of the setters whose events SETTLED_TOPICS lists: setCost (both standards), setPaymentToken. */
+/**
+ * The kept views whose event tells their new value: PausedChanged(bool) is paused() after it. Learned
+ * from the logs of blocks proven to hold only the engine's transactions (SettledViews.learn).
+ */
+const TOLD_BY_EVENT = new Map<string, { key: string; value: (data: string) => unknown }>([
+  [SETTLED_TOPICS.paused, { key: "paused", value: (data) => BigInt(data) !== 0n }],
+]);
+
+/** The selectors of the setters whose events SETTLED_TOPICS lists: setCost (both standards), setPaymentToken, setPaused. */
 const SETTLED_SETTERS = new Set([
   collectionInterface().getFunction("setCost")!.selector,
   editionsInterface().getFunction("setCost")!.selector,
   collectionInterface().getFunction("setPaymentToken")!.selector,
+  collectionInterface().getFunction("setPaused")!.selector,
 ]);
 
 /**
@@ -170,8 +180,25 @@ export class ChainClient {
    * the collection's kept views be read again. Its receipt may come before the feed sees its
    * block (an automining node), when no header would tell yet.
    */
-  confirmedWrite(to: string | null, data: string): void {
-    if (to && SETTLED_SETTERS.has(data.slice(0, 10))) this.settledViews.forget(to);
+  confirmedWrite(to: string | null, data: string, minedAt?: number): void {
+    if (to && SETTLED_SETTERS.has(data.slice(0, 10))) this.settledViews.forget(to, minedAt);
+  }
+
+  /**
+   * Every log of a block proven to hold only the engine's transactions (OwnBlocks): the events
+   * that tell a kept view's new value (TOLD_BY_EVENT) are kept as its value from that block on,
+   * for a contract whose code emits them (as `settled` reads them).
+   */
+  learnSettled(
+    block: { number: number; hash: string },
+    logs: Array<{ address: string; topics: string[]; data: string }>,
+  ): void {
+    for (const log of logs) {
+      const topic = log.topics[0]?.toLowerCase();
+      const told = topic === undefined ? undefined : TOLD_BY_EVENT.get(topic);
+      if (!told || !this.emits.get(getAddress(log.address))?.has(topic!)) continue;
+      this.settledViews.learn(`${log.address.toLowerCase()}:${told.key}`, told.value(log.data), block);
+    }
   }
 
   /** One view call of the ERC-1155 editions ABI (NFTEditions), as `view` is one of the ERC-721's. */

@@ -8,6 +8,8 @@ export interface AnnouncedHead {
   parentHash: string;
   /** The block's 2048-bit log bloom (0x + 512 hex digits), when the node sends it. */
   logsBloom?: string;
+  /** The root of the block's transactions trie: what proves a block holds only the engine's (own-blocks.ts). */
+  transactionsRoot?: string;
   /** Seconds, as the block says. */
   timestamp?: number;
   baseFeePerGas?: bigint;
@@ -165,6 +167,7 @@ export function toAnnouncedHead(json: unknown): AnnouncedHead | null {
     hash?: unknown;
     parentHash?: unknown;
     logsBloom?: unknown;
+    transactionsRoot?: unknown;
     timestamp?: unknown;
     baseFeePerGas?: unknown;
   };
@@ -174,6 +177,7 @@ export function toAnnouncedHead(json: unknown): AnnouncedHead | null {
     hash: h.hash.toLowerCase(),
     parentHash: h.parentHash.toLowerCase(),
     ...(typeof h.logsBloom === "string" ? { logsBloom: h.logsBloom.toLowerCase() } : {}),
+    ...(typeof h.transactionsRoot === "string" ? { transactionsRoot: h.transactionsRoot.toLowerCase() } : {}),
     ...(typeof h.timestamp === "string" ? { timestamp: Number(BigInt(h.timestamp)) } : {}),
     ...(typeof h.baseFeePerGas === "string" ? { baseFeePerGas: BigInt(h.baseFeePerGas) } : {}),
   };

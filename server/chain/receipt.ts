@@ -10,7 +10,10 @@ export interface Receipt {
   /** What each unit of gas cost: base fee + the tip actually paid. */
   effectiveGasPrice: bigint | null;
   contractAddress: string | null;
-  logs: Array<{ address: string; topics: string[]; data: string }>;
+  /** The transaction's position in its block, where the node gave it (own-blocks.ts needs it). */
+  transactionIndex?: number;
+  /** `logIndex`: the log's position in its block, where the node gave it. */
+  logs: Array<{ address: string; topics: string[]; data: string; logIndex?: number }>;
 }
 
 interface ReceiptJson {
@@ -21,7 +24,8 @@ interface ReceiptJson {
   gasUsed: string;
   effectiveGasPrice?: string;
   contractAddress?: string | null;
-  logs?: Array<{ address: string; topics: string[]; data: string }>;
+  transactionIndex?: string;
+  logs?: Array<{ address: string; topics: string[]; data: string; logIndex?: string }>;
 }
 
 /** The receipt in an eth_getTransactionReceipt answer, or null while the transaction is unmined. */
@@ -37,6 +41,12 @@ export function parseReceipt(json: unknown): Receipt | null {
     gasUsed: BigInt(r.gasUsed),
     effectiveGasPrice: r.effectiveGasPrice ? BigInt(r.effectiveGasPrice) : null,
     contractAddress: r.contractAddress ? getAddress(r.contractAddress) : null,
-    logs: (r.logs ?? []).map((log) => ({ address: log.address, topics: log.topics, data: log.data })),
+    ...(typeof r.transactionIndex === "string" ? { transactionIndex: Number(BigInt(r.transactionIndex)) } : {}),
+    logs: (r.logs ?? []).map((log) => ({
+      address: log.address,
+      topics: log.topics,
+      data: log.data,
+      ...(typeof log.logIndex === "string" ? { logIndex: Number(BigInt(log.logIndex)) } : {}),
+    })),
   };
 }

@@ -17,6 +17,8 @@ export interface HeadWitness {
 interface Kept {
   value: unknown;
   at: BlockRef;
+  /** Told by an event of a block proven to hold only the engine's transactions, not read. */
+  learned?: boolean;
 }
 
 const MAX_KEPT = 10_000;
@@ -54,12 +56,30 @@ export class SettledViews {
   }
 
   /**
-   * Forgets what is kept of `address`: its own write that changes a kept view was just answered,
-   * maybe from a receipt read before the feed saw its block (an automining node).
+   * Keeps `value` for `key` as of block `at`: the view's new value, told by its event in a block
+   * proven to hold only the engine's transactions (OwnBlocks), whose logs are then all the block's:
+   * the value after `at` is the last such event's. A later read of the view is kept instead.
    */
-  forget(address: string): void {
+  learn(key: string, value: unknown, at: BlockRef): void {
+    if (!this.witness?.followedHead()) return;
+    const kept = this.kept.get(key);
+    if (kept && kept.at.number > at.number) return;
+    if (!kept && this.kept.size >= MAX_KEPT) this.kept.delete(this.kept.keys().next().value!);
+    this.kept.set(key, { value, at, learned: true });
+  }
+
+  /**
+   * Forgets what is kept of `address`: its own write that changes a kept view was just answered,
+   * maybe from a receipt read before the feed saw its block (an automining node). A value learned
+   * at `minedAt` or later already holds that write, and stays.
+   */
+  forget(address: string, minedAt?: number): void {
     const prefix = `${address.toLowerCase()}:`;
-    for (const key of this.kept.keys()) if (key.startsWith(prefix)) this.kept.delete(key);
+    for (const [key, kept] of this.kept) {
+      if (!key.startsWith(prefix)) continue;
+      if (kept.learned && minedAt !== undefined && kept.at.number >= minedAt) continue;
+      this.kept.delete(key);
+    }
   }
 
   private unchanged(at: BlockRef, address: string, topic: string): boolean {

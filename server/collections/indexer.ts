@@ -1,13 +1,14 @@
 import { isError } from "ethers";
 import type { BlockFeed, BlockHeader, Subscription } from "../chain/block-feed";
 import { bloomMayHold } from "../chain/log-bloom";
+import type { ChainLog } from "../chain/own-blocks";
 import type { Rpc } from "../chain/rpc";
 import type { Logger } from "../http/logger";
 import { collectionMetadata, deploymentBlock } from "./deployment";
 import type { DropLog } from "./drop-events";
 import type { EditionTransferLog } from "./edition-events";
 import type { MetadataUpdateLog, MetadataUpdatesFinalHook } from "./metadata-events";
-import { LogRangeSizer, RangeRefused, collectionLogs, type RangeLogs } from "./log-ranges";
+import { LogRangeSizer, RangeRefused, collectionLogs, rangeLogsOf, type RangeLogs } from "./log-ranges";
 import {
   ReorgDetected,
   type CollectionStandard,
@@ -403,7 +404,12 @@ export class CollectionIndexer {
       if (known === null) return null;
       let read: RangeLogs;
       try {
-        read = known && noneMayHold(known, members) ? NO_LOGS : await collectionLogs(this.rpc, addresses, from, end);
+        const proven = known && (await this.provenLogs(known, members));
+        read = proven
+          ? rangeLogsOf(proven, addresses)
+          : known && noneMayHold(known, members)
+            ? NO_LOGS
+            : await collectionLogs(this.rpc, addresses, from, end);
       } catch (err) {
         if (!(err instanceof RangeRefused) && !isError(err, "TIMEOUT")) throw err;
         if (end - from + 1 <= 1) throw err;
@@ -440,6 +446,26 @@ export class CollectionIndexer {
       for (const c of members) planned?.set(c.id, end);
       return range;
     }
+  }
+
+  /**
+   * Every log of `blocks` that may hold a log of `members`, when each of those is proven to hold
+   * only the engine's transactions (OwnBlocks: the follower has their receipts): the eth_getLogs of
+   * a block of our own mints, answered without a call. Undefined when any of them is not.
+   */
+  private async provenLogs(blocks: BlockHeader[], members: Followed[]): Promise<ChainLog[] | undefined> {
+    const logs: ChainLog[] = [];
+    let any = false;
+    for (const block of blocks) {
+      if (block.logsBloom === undefined) return undefined;
+      const bloom = block.logsBloom;
+      if (!members.some((c) => bloomMayHold(bloom, c.address))) continue;
+      const own = await this.feed.own.logsOf(block);
+      if (!own) return undefined;
+      logs.push(...own);
+      any = true;
+    }
+    return any ? logs : undefined;
   }
 
   /** Writes a range; false when some collection was not where expected (its position is read again). */

@@ -1,4 +1,5 @@
 import { toQuantity } from "ethers";
+import type { ChainLog } from "../chain/own-blocks";
 import type { Rpc } from "../chain/rpc";
 import { ALLOWLIST_MINTED_TOPIC, VOUCHER_REDEEMED_TOPIC, dropEvent, type DropLog } from "./drop-events";
 import {
@@ -109,16 +110,20 @@ export class RangeRefused extends Error {
   }
 }
 
-interface RawLog {
-  address: string;
-  topics: string[];
-  data: string;
-  blockNumber: string;
-  blockHash: string;
-  transactionHash: string;
-  logIndex: string;
-  removed?: boolean;
-}
+/** A log of eth_getLogs, or of a block proven to hold only the engine's transactions (OwnBlocks). */
+type RawLog = ChainLog & { removed?: boolean };
+
+/** The events the index reads, as topic 0: what its eth_getLogs filter asks for. */
+const INDEXED_TOPICS = [
+  TRANSFER_TOPIC,
+  TRANSFER_SINGLE_TOPIC,
+  TRANSFER_BATCH_TOPIC,
+  ALLOWLIST_MINTED_TOPIC,
+  VOUCHER_REDEEMED_TOPIC,
+  METADATA_UPDATE_TOPIC,
+  BATCH_METADATA_UPDATE_TOPIC,
+];
+const INDEXED = new Set(INDEXED_TOPICS);
 
 /**
  * What one range holds: the Transfer logs, the ERC-1155 moves (edition-events.ts), the drop events
@@ -144,30 +149,29 @@ export async function collectionLogs(
 ): Promise<RangeLogs> {
   const filter = {
     address: [...addresses.keys()],
-    topics: [
-      [
-        TRANSFER_TOPIC,
-        TRANSFER_SINGLE_TOPIC,
-        TRANSFER_BATCH_TOPIC,
-        ALLOWLIST_MINTED_TOPIC,
-        VOUCHER_REDEEMED_TOPIC,
-        METADATA_UPDATE_TOPIC,
-        BATCH_METADATA_UPDATE_TOPIC,
-      ],
-    ],
+    topics: [INDEXED_TOPICS],
     fromBlock: toQuantity(from),
     toBlock: toQuantity(to),
   };
   const answer = await rpc.answer("eth_getLogs", [filter]);
   if ("error" in answer) throw new RangeRefused(to - from + 1, answer.error.message);
   if (!Array.isArray(answer.result)) throw new RangeRefused(to - from + 1, "eth_getLogs answered no list");
+  return rangeLogsOf(answer.result as RawLog[], addresses);
+}
+
+/**
+ * What `logs` (eth_getLogs' answer, or every log of proven blocks) hold for `addresses`, as
+ * collectionLogs answers it: the logs of other addresses and other events are left out, as the
+ * filter leaves them out.
+ */
+export function rangeLogsOf(logs: RawLog[], addresses: Map<string, number>): RangeLogs {
   const transfers: TransferLog[] = [];
   const editions: EditionTransferLog[] = [];
   const drops: DropLog[] = [];
   const metadata: MetadataUpdateLog[] = [];
-  for (const raw of answer.result as RawLog[]) {
+  for (const raw of logs) {
     const collectionId = addresses.get(raw.address.toLowerCase());
-    if (raw.removed || collectionId === undefined) continue;
+    if (raw.removed || collectionId === undefined || !INDEXED.has(raw.topics[0]?.toLowerCase())) continue;
     const blockNumber = Number(BigInt(raw.blockNumber));
     const blockHash = raw.blockHash.toLowerCase();
     const logIndex = Number(BigInt(raw.logIndex));

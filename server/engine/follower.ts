@@ -1,4 +1,5 @@
 import type { BlockHeader, Subscription } from "../chain/block-feed";
+import type { OwnTransaction } from "../chain/own-blocks";
 import type { Receipt } from "../chain/receipt";
 import { ApiError, errorBody } from "../http/errors";
 import { broadcast, type BroadcastOutcome } from "./broadcast";
@@ -144,7 +145,7 @@ export class Follower {
       patch.error = null;
       patch.response = { status: kind?.successStatus ?? 200, body: confirmedBody(op, receipt, result) };
       if (receipt.contractAddress) patch.contractAddress = receipt.contractAddress;
-      if (op.call) this.ctx.chain.confirmedWrite(op.call.to, op.call.data);
+      if (op.call) this.ctx.chain.confirmedWrite(op.call.to, op.call.data, receipt.blockNumber);
     } else {
       const error = new ApiError(
         "CONTRACT_REVERTED",
@@ -205,10 +206,14 @@ export class Follower {
       return !checked || checked.head !== head || now - checked.at >= STILL_HEAD_RECHECK_MS;
     });
     if (due.length === 0) return;
+    // Registered before the first await: the index, handed the same head, waits for this pass's receipts.
+    const looked = this.ctx.blocks.own.looking(head);
     try {
-      await this.followAt(head, due);
+      await this.followAt(head, due, looked);
     } catch (err) {
       this.ctx.logger.warn({ err: describe(err) }, "follower pass failed; retrying at the next block");
+    } finally {
+      looked();
     }
   }
 
@@ -240,10 +245,12 @@ export class Follower {
   }
 
   /** One pass over `ops` at chain head `head`: what the chain shows, then each operation's next step. */
-  private async followAt(head: number, ops: Operation[]): Promise<void> {
+  private async followAt(head: number, ops: Operation[], looked: () => void): Promise<void> {
     const now = Date.now();
     const newHead = this.lastHead !== head;
     const { receipts, standing } = await this.findReceipts(head, ops);
+    this.proveOwnBlocks(ops, receipts);
+    looked();
     for (const op of ops) {
       if (receipts.has(op.id) && !this.checkedAt.has(op.id) && op.status !== "confirmed") {
         this.requests.receiptWasThereAtOnce(); // mined by the first look: an automining chain, most likely
@@ -324,6 +331,21 @@ export class Follower {
       case "replace":
         return this.replace(op, head);
     }
+  }
+
+  /**
+   * Hands the receipts of this pass to the feed's OwnBlocks: a block they prove to hold only our
+   * transactions needs no eth_getLogs of the index. A block whose transactions this pass did not
+   * all read (ours in other passes, anyone else's) is not proven: the index asks the node.
+   */
+  private proveOwnBlocks(ops: Operation[], receipts: Map<string, Receipt>): void {
+    const mined: OwnTransaction[] = [];
+    for (const op of ops) {
+      const receipt = receipts.get(op.id);
+      const tx = receipt && op.transactions.find((t) => t.hash.toLowerCase() === receipt.hash.toLowerCase());
+      if (receipt && tx) mined.push({ receipt, raw: tx.raw });
+    }
+    if (mined.length > 0) this.ctx.blocks.own.prove(mined);
   }
 
   /**

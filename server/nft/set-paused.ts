@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SETTLED_TOPICS } from "../chain/chain-client";
 import { collectionCalls } from "../chain/collection-abi";
 import { editionsCalls } from "../chain/editions-abi";
 import { settingResponseSchema } from "../engine";
@@ -39,7 +40,9 @@ export const setPausedRoute = defineWrite({
     if (tokenId === undefined)
       return planSetting(chain, signer, {
         contractAddress: at,
-        isCurrent: async () => (await chain.view(at, "paused", [])) === state,
+        // Kept per block until a header may hold its PausedChanged (SettledViews), or told by it.
+        isCurrent: async () =>
+          (await chain.settled(at, "paused", SETTLED_TOPICS.paused, () => chain.view(at, "paused", []))) === state,
         data: collectionCalls().encodeFunctionData("setPaused", [state]),
         fields: { paused: state },
       });
