@@ -11,6 +11,8 @@
  *      service polls the head as often, BLOCK_POLL_MS=100). The service's requests go out at once
  *      over kept-alive node:http connections. Each side's first burst starts right after a new
  *      block; its second starts when the first is answered, wherever the chain is.
+ *      Then BENCH_ALIGNED_ROUNDS (3) rounds of a warm burst each side, each starting right after a
+ *      new block, in turn: the median ratio is the figure, free of where in a block a burst began.
  *      Printed per burst: wall time (first request to last answer), blocks spanned by its
  *      transactions and how many blocks after the burst's start the first one came, answers, and
  *      the ratio raw wall / service wall. CPU seconds of the service, the node and this process
@@ -20,7 +22,7 @@
  *      total-supply, mint and setPaused, BENCH_OPS sequential requests each.
  *  (c) three service processes on one PostgreSQL, 1 s blocks: BENCH_INSTANCE_MINTS mints from one
  *      key spread round-robin over the three, all at once; supply and nonce must grow by as many.
- * Run: npm run bench:blocktime   (BENCH_MINTS, BENCH_OPS, BENCH_INSTANCE_MINTS; BENCH_STORES=PGlite
+ * Run: npm run bench:blocktime   (BENCH_MINTS, BENCH_OPS, BENCH_INSTANCE_MINTS, BENCH_ALIGNED_ROUNDS; BENCH_STORES=PGlite
  * or PostgreSQL runs (a) on one store only and skips (b) and (c); BENCH_CPU_PROFILE=dir writes a V8
  * CPU profile of each service process into dir)
  */
@@ -46,13 +48,16 @@ import {
 import { ChainControl } from "../test/support/chain-control";
 import { RpcProxy } from "../test/support/rpc-proxy";
 import { startPostgresServer, type PostgresServer } from "../test/users/postgres-server";
-import { blocktimeBurstChecks, verdict } from "./checks";
+import { blocktimeAlignedChecks, blocktimeBurstChecks, verdict } from "./checks";
+import { median } from "./median";
 import { processCpu } from "./proc-cpu";
 import { envSized, sized } from "./smoke";
 
 const MINTS = envSized("BENCH_MINTS", 200, 10);
 const OPS = envSized("BENCH_OPS", 50, 5);
 const INSTANCE_MINTS = envSized("BENCH_INSTANCE_MINTS", 300, 10);
+/** Warm bursts each side, each starting right after a new block, after bursts 1 and 2. */
+const ALIGNED_ROUNDS = envSized("BENCH_ALIGNED_ROUNDS", 3, 1);
 const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 const STORES = (process.env.BENCH_STORES ?? "PGlite,PostgreSQL").split(",") as Array<"PGlite" | "PostgreSQL">;
 const ALL_PHASES = process.env.BENCH_STORES === undefined;
@@ -190,6 +195,22 @@ async function main(): Promise<void> {
     printBurst(`service burst 1`, service1);
     const service2 = await serviceBurst(setup, service, api, serviceKey, false);
     printBurst(`service burst 2`, service2);
+    // Aligned rounds: both keys warm, each side's burst starting right after a new block, in turn,
+    // so that neither side's figure depends on where in a block it happened to start.
+    const aligned: number[] = [];
+    for (let round = 1; round <= ALIGNED_ROUNDS; round++) {
+      const raw = await rawBurst(setup, rawKey, true);
+      printBurst(`raw     aligned ${round}`, raw);
+      const svc = await serviceBurst(setup, service, api, serviceKey, true);
+      printBurst(`service aligned ${round}`, svc);
+      if (raw.errors + svc.errors + svc.notConfirmed > 0) log(`  aligned round ${round}: errors or 202s`);
+      aligned.push(raw.wallMs / svc.wallMs);
+    }
+    for (const { ok, text } of blocktimeAlignedChecks(`${backend} aligned rounds`, aligned)) results.push([ok, text]);
+    table[`${backend} aligned (median of ${ALIGNED_ROUNDS})`] = {
+      ratio: `${median(aligned).toFixed(2)}x`,
+      rounds: aligned.map((r) => `${r.toFixed(2)}x`).join(", "),
+    };
 
     for (const [n, raw, svc] of [
       [1, raw1, service1],
