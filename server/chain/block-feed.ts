@@ -440,6 +440,7 @@ export class BlockFeed implements HeadWitness {
     for (const block of blocks) this.recent.set(block.number, block);
     const newest = blocks[blocks.length - 1]?.number ?? 0;
     for (const n of this.recent.keys()) if (n <= newest - this.keep) this.recent.delete(n);
+    this.own.headersRead(blocks);
   }
 
   /** The blocks at `numbers`, in one batch; null if any could not be read. */

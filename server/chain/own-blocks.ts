@@ -30,6 +30,8 @@ export interface OwnTransaction {
 const MAX_PROVEN = 256;
 /** How long a question about a block waits for a follower pass that is reading receipts. */
 const WAIT_MS = 2_000;
+/** Blocks whose transactions wait for the feed to read their header, at most (the newest kept). */
+const MAX_AWAITING_HEADER = 64;
 
 /**
  * Blocks proven to hold nothing but the engine's own transactions, with every log they hold. The
@@ -44,6 +46,11 @@ export class OwnBlocks {
   /** Follower passes reading receipts now, each up to the head it was started at. */
   private readonly looks = new Set<{ upTo: number; done: Promise<void> }>();
   private readonly learners = new Set<(block: RootedHeader, logs: ChainLog[]) => void>();
+  /**
+   * Transactions whose block the feed has not read yet, by block number: on an automining chain the
+   * engine reads a write's receipt before the feed polls its block. Proven when the header comes.
+   */
+  private readonly awaitingHeader = new Map<number, OwnTransaction[]>();
 
   constructor(private readonly headerAt: (number: number) => RootedHeader | undefined) {}
 
@@ -77,14 +84,39 @@ export class OwnBlocks {
     for (const [hash, txs] of byBlock) {
       if (this.proven.has(hash)) continue;
       const header = this.headerAt(txs[0].receipt.blockNumber);
-      const logs = header?.hash.toLowerCase() === hash ? provenLogs(header, hash, txs) : undefined;
-      if (!header || !logs) continue;
+      if (!header) {
+        this.awaitHeader(txs);
+        continue;
+      }
+      const logs = header.hash.toLowerCase() === hash ? provenLogs(header, hash, txs) : undefined;
+      if (!logs) continue;
       if (this.proven.size >= MAX_PROVEN) this.proven.delete(this.proven.keys().next().value!);
       this.proven.set(hash, logs);
       proven.push({ header, logs });
     }
     for (const { header, logs } of proven) for (const learn of this.learners) learn(header, logs);
     return proven.map(({ header }) => header);
+  }
+
+  /** The feed read these headers: the blocks whose transactions waited for them are proven now. */
+  headersRead(headers: readonly RootedHeader[]): void {
+    if (this.awaitingHeader.size === 0) return;
+    const ready: OwnTransaction[] = [];
+    for (const { number } of headers) {
+      ready.push(...(this.awaitingHeader.get(number) ?? []));
+      this.awaitingHeader.delete(number);
+    }
+    if (ready.length > 0) this.prove(ready);
+  }
+
+  private awaitHeader(txs: OwnTransaction[]): void {
+    const number = txs[0].receipt.blockNumber;
+    const known = this.awaitingHeader.get(number) ?? [];
+    const hashes = new Set(known.map((tx) => tx.receipt.hash.toLowerCase()));
+    this.awaitingHeader.set(number, [...known, ...txs.filter((tx) => !hashes.has(tx.receipt.hash.toLowerCase()))]);
+    while (this.awaitingHeader.size > MAX_AWAITING_HEADER) {
+      this.awaitingHeader.delete(Math.min(...this.awaitingHeader.keys()));
+    }
   }
 
   /**

@@ -353,6 +353,8 @@ export class TransactionEngine implements RequestPath {
       );
       this.immediateMisses = receipt ? 0 : this.immediateMisses + 1;
       if (receipt) {
+        // Its block holds this transaction alone, most likely: proven, the index needs no eth_getLogs of it.
+        this.ctx.blocks.own.prove([{ receipt, raw: currentTransaction(op)!.raw }]);
         const settled = await this.follower.settle(op, receipt);
         if (settled.response) return { ...settled.response, replayed: false };
       }

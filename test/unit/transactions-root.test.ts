@@ -186,4 +186,24 @@ describe("OwnBlocks: every log of a block that holds only our transactions", fun
     // A header of another block at that height (a reorg): not proven.
     expect(new OwnBlocks(() => ({ ...header, hash: keccak256("0x01") })).prove(both)).to.deep.equal([]);
   });
+
+  it("a receipt read before the feed has its block's header (automining) is proven when the header comes", async function () {
+    const { header, txs } = await mined([await signed(ours[0], { to: collection, data: mintData(1) })]);
+    const feed: { known?: RootedHeader } = {};
+    const own = new OwnBlocks((n) => (n === header.number ? feed.known : undefined));
+    const learnt: number[] = [];
+    own.onProven((block) => learnt.push(block.number));
+    expect(own.prove(txs)).to.deep.equal([]);
+    expect(await own.logsOf(header)).to.equal(undefined);
+    // Another block's header proves nothing; its own does, once.
+    own.headersRead([{ number: header.number + 1, hash: keccak256("0x02") }]);
+    expect(learnt).to.deep.equal([]);
+    feed.known = header;
+    own.headersRead([header]);
+    own.headersRead([header]);
+    expect(learnt).to.deep.equal([header.number]);
+    expect((await own.logsOf(header))!.map((log) => log.transactionHash)).to.deep.equal(
+      txs[0].receipt.logs.map(() => txs[0].receipt.hash.toLowerCase()),
+    );
+  });
 });
