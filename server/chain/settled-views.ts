@@ -19,6 +19,8 @@ interface Kept {
   at: BlockRef;
   /** Told by an event of a block proven to hold only the engine's transactions, not read. */
   learned?: boolean;
+  /** The newest block whose headers since `at` were found not to hold the event: each header is looked at once. */
+  checked?: BlockRef;
 }
 
 const MAX_KEPT = 10_000;
@@ -46,7 +48,10 @@ export class SettledViews {
     const head = this.witness?.followedHead();
     if (!head) return read();
     const kept = this.kept.get(key);
-    if (kept && this.unchanged(kept.at, address, topic)) return kept.value as T;
+    if (kept && this.unchanged(kept.checked ?? kept.at, address, topic)) {
+      kept.checked = head;
+      return kept.value as T;
+    }
     // The head is taken before the read: the answer is at least as new as it, so a change in a
     // later block is caught when that block's header comes.
     const value = await read();
