@@ -205,6 +205,7 @@ export class CollectionIndex {
       const left = deadline - Date.now();
       if (left <= 0) return false;
       this.feed.poke();
+      this.indexer.hurry();
       // Woken by this process's indexer; another process's progress is seen by asking the store again.
       await new Promise<void>((resolve) => {
         const wake = () => {
