@@ -60,11 +60,20 @@ export class NonceHolders {
     return [...new Set(recorded)].sort((a, b) => a - b);
   }
 
-  /** Settles when every nonce of `address` below `nonce` held here now is released; false if none was. */
-  async lowerReleased(address: string, nonce: number): Promise<boolean> {
+  /**
+   * Settles when every nonce of `address` below `nonce` held here now is released (or after
+   * `timeoutMs`, when given); false if none was held.
+   */
+  async lowerReleased(address: string, nonce: number, timeoutMs?: number): Promise<boolean> {
     const lower = [...this.held.values()].filter((entry) => entry.address === address && entry.nonce < nonce);
     if (lower.length === 0) return false;
-    await Promise.all(lower.map((entry) => entry.done));
+    const released = Promise.all(lower.map((entry) => entry.done));
+    if (timeoutMs === undefined) await released;
+    else {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([released, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      clearTimeout(timer);
+    }
     return true;
   }
 }

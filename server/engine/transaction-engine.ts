@@ -46,6 +46,8 @@ const MAX_BROADCAST_ATTEMPTS = 6;
 const MAX_NONCE_TAKES = 5;
 /** How long a broadcast refused for a gap below it waits, within the request, for the gap to close. */
 const GAP_WAIT_MS = 10_000;
+/** At most this long a first broadcast waits for this process's lower nonces to be answered (gapsRefused). */
+const ORDERED_SEND_WAIT_MS = 1_000;
 /** How long a nonce seed read ahead (during the simulation) may stand in for a fresh read. */
 const SEED_AHEAD_MS = 2_000;
 /** Free nonces (gaps below a held one) handed out again at most, per address and seed. */
@@ -82,6 +84,8 @@ export class TransactionEngine implements RequestPath {
   private readonly approved = new Map<string, ApprovalDecision>();
   private immediateMisses = 0;
   private skippedChecks = 0;
+  /** The node refused a nonce above its next one: it takes no gaps, so first broadcasts go out in nonce order. */
+  private gapsRefused = false;
 
   constructor(private readonly ctx: EngineContext) {
     this.holders = new NonceHolders((address, below) => ctx.store.heldNonces(this.chainId, address, below));
@@ -391,6 +395,10 @@ export class TransactionEngine implements RequestPath {
    */
   private async broadcastFirst(op: Operation, signer: TransactionSigner, refund: SpendRefund): Promise<boolean> {
     const deadline = Date.now() + Math.min(this.ctx.options.txTimeoutMs, GAP_WAIT_MS);
+    // A node that refused a gap once (an automining one) is sent this process's nonces one after
+    // the other, each once the lower one is answered. Sent at once, a write was refused (a hardhat
+    // node takes a batch's calls in any order), waited for the lower one, and cost a second send.
+    if (this.gapsRefused) await this.holders.lowerReleased(op.from, op.nonce!, ORDERED_SEND_WAIT_MS);
     for (let attempt = 1; ; attempt++) {
       // The resend guard has its say over the first broadcast too: a cancelled job's batch never goes out.
       const send = () => broadcast(this.ctx.chain.rpc, currentTransaction(op)!.raw, op.nonce!);
@@ -437,6 +445,7 @@ export class TransactionEngine implements RequestPath {
         case "nonceTooHigh":
           // A node that refuses gaps (an automining one) saw this nonce before a lower one still on
           // its way: wait for this process's lower ones, then try the same transaction again.
+          this.gapsRefused = true;
           if (await this.holders.lowerReleased(op.from, op.nonce!)) break;
           {
             // Nothing of ours from the chain's nonce up but this one (recorded, or being sent here):
