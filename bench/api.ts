@@ -19,7 +19,8 @@
  *      in order, each mint signed at once and broadcast in nonce order, as an automining node
  *      refuses a nonce ahead of the next; then its receipt awaited), both driven by the same loop
  *      here (autocannon ends a fixed-count run on a whole second, which skews a short write run),
- *      on the separate node behind the same proxy.
+ *      on the separate node behind the same proxy, and on the embedded chain (the raw client on
+ *      the service's CHAIN_PORT).
  * Each side runs BENCH_ROUNDS times, alternating with the other, and the median round is shown.
  * Run: npm run bench:api   (BENCH_SECONDS, BENCH_MINTS, BENCH_ROUNDS change the load)
  */
@@ -42,7 +43,7 @@ const READ_TOKENS = sized(250, 20);
 const ROUNDS = envSized("BENCH_ROUNDS", 3, 1);
 // #0 deploys on the separate node, #1 mints through the API, #2 mints with raw ethers, #3 deploys on the embedded chain.
 const [DEPLOYER_KEY, API_MINTER_KEY, RAW_MINTER_KEY, EMBEDDED_DEPLOYER_KEY] = DEV_KEYS;
-// Targets: API reads at >= 0.8x direct eth_call (both shapes), API mints at >= 0.7x raw ethers (API_TARGETS in ./checks).
+// Targets: API reads at >= 0.8x direct eth_call, API mints at >= 1.0x raw ethers, both shapes (API_TARGETS in ./checks).
 
 async function main(): Promise<void> {
   console.log(`machine: ${machineLoad()}`);
@@ -64,6 +65,8 @@ async function main(): Promise<void> {
   }
   rows["separate node: mint lean raw ethers"] = separate.rawMint;
   rows["separate node: mint via API"] = separate.apiMint;
+  rows["embedded: mint lean raw ethers (CHAIN_PORT)"] = embedded.rawMint;
+  rows["embedded: mint via API"] = embedded.apiMint;
   console.table(
     Object.fromEntries(
       Object.entries(rows).map(([name, f]) => [
@@ -95,7 +98,10 @@ async function main(): Promise<void> {
         readRatio(`tokenURI of ${READ_TOKENS} ids API/direct eth_call, embedded chain, ${connections} connections`, r),
       ),
     ],
-    mint: { ratio: separate.apiMint.rps / separate.rawMint.rps, errors: separate.apiMint.errors },
+    mints: [
+      { name: "separate node", ratio: separate.apiMint.rps / separate.rawMint.rps, errors: separate.apiMint.errors },
+      { name: "embedded chain", ratio: embedded.apiMint.rps / embedded.rawMint.rps, errors: embedded.apiMint.errors },
+    ],
   });
   for (const [shape, { merged }] of [
     ["separate node", separate.reads],
@@ -135,7 +141,22 @@ async function separateNode(): Promise<{ reads: Reads; rawMint: Figures; apiMint
   const service = await ServiceProcess.start({ rpcUrl: proxy.url, stdout: "ignore" });
   const reads = await measureReads(`${service.url}/nft/tokenURI`, proxy.url, contractAddress, proxy);
 
-  // (b) writes: the same paid mint(1), MINTS times each way, CONCURRENCY at a time
+  // (b) writes
+  const mints = await measureMints(`${service.url}/nft/mint`, proxy.url, contractAddress, proxy);
+  provider.destroy();
+  await service.stop();
+  await proxy.close();
+  await node.stop();
+  return { reads, ...mints };
+}
+
+/** (b): the same paid mint(1), MINTS times each way, CONCURRENCY at a time, ROUNDS rounds alternating. */
+async function measureMints(
+  mintUrl: string,
+  rpcUrl: string,
+  contractAddress: string,
+  proxy?: RpcProxy,
+): Promise<{ rawMint: Figures; apiMint: Figures }> {
   console.error(`measuring mints: ${ROUNDS} rounds of ${MINTS} each way`);
   const iface = collectionInterface();
   const mintBody = JSON.stringify({ privateKey: API_MINTER_KEY, contractAddress, mintAmount: "1" });
@@ -143,18 +164,14 @@ async function separateNode(): Promise<{ reads: Reads; rawMint: Figures; apiMint
   const rawMints: Figures[] = [];
   const apiMintRounds: Figures[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    rawMints.push(await leanRawMints(proxy, mintTx));
-    apiMintRounds.push(await apiMints(`${service.url}/nft/mint`, mintBody, proxy));
+    rawMints.push(await leanRawMints(rpcUrl, mintTx, proxy));
+    apiMintRounds.push(await apiMints(mintUrl, mintBody, proxy));
   }
-  provider.destroy();
-  await service.stop();
-  await proxy.close();
-  await node.stop();
-  return { reads, rawMint: medianRound(rawMints), apiMint: medianRound(apiMintRounds) };
+  return { rawMint: medianRound(rawMints), apiMint: medianRound(apiMintRounds) };
 }
 
 /** `npm start` with no RPC_URL: the API and the chain's JSON-RPC port are served by the one process. */
-async function embeddedChain(): Promise<{ reads: Reads }> {
+async function embeddedChain(): Promise<{ reads: Reads; rawMint: Figures; apiMint: Figures }> {
   console.error("starting the service on its embedded chain");
   const service = await ServiceProcess.start({ stdout: "ignore" });
   const chainUrl = `http://127.0.0.1:${service.chainPort}`;
@@ -166,9 +183,10 @@ async function embeddedChain(): Promise<{ reads: Reads }> {
   // Another account than the service's own deployer (#0), whose deployment may still be under way.
   const contractAddress = await deployWithTokens(provider, EMBEDDED_DEPLOYER_KEY, READ_TOKENS);
   const reads = await measureReads(`${service.url}/nft/tokenURI`, chainUrl, contractAddress);
+  const mints = await measureMints(`${service.url}/nft/mint`, chainUrl, contractAddress);
   provider.destroy();
   await service.stop();
-  return { reads };
+  return { reads, ...mints };
 }
 
 /**
@@ -224,13 +242,13 @@ async function measureReads(
  */
 async function mintLoad(
   task: () => Promise<void>,
-  proxy: RpcProxy,
+  proxy: RpcProxy | undefined,
   prepare: () => Promise<void> = async () => {},
 ): Promise<Figures> {
   const latencies: number[] = [];
   let errors = 0;
   let started = 0;
-  proxy.resetCounts();
+  proxy?.resetCounts();
   const t0 = performance.now();
   await prepare();
   const worker = async () => {
@@ -254,11 +272,11 @@ async function mintLoad(
     p50: percentile(50),
     p99: percentile(99),
     errors,
-    calls: proxy.total() / MINTS,
+    calls: proxy ? proxy.total() / MINTS : undefined,
   };
 }
 
-function apiMints(url: string, body: string, proxy: RpcProxy): Promise<Figures> {
+function apiMints(url: string, body: string, proxy?: RpcProxy): Promise<Figures> {
   return mintLoad(async () => {
     const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
     const text = await res.text();
@@ -271,8 +289,12 @@ function apiMints(url: string, body: string, proxy: RpcProxy): Promise<Figures> 
  * pending nonce once and gas estimated once (in the timed window), then for each mint the next
  * nonce, signed at once, broadcast in nonce order, its receipt awaited.
  */
-async function leanRawMints(proxy: RpcProxy, tx: Required<Pick<TransactionRequest, "to" | "data" | "value">>) {
-  const provider = new JsonRpcProvider(proxy.url, Network.from(31337), { staticNetwork: true, cacheTimeout: -1 });
+async function leanRawMints(
+  rpcUrl: string,
+  tx: Required<Pick<TransactionRequest, "to" | "data" | "value">>,
+  proxy?: RpcProxy,
+) {
+  const provider = new JsonRpcProvider(rpcUrl, Network.from(31337), { staticNetwork: true, cacheTimeout: -1 });
   const wallet = new Wallet(RAW_MINTER_KEY, provider);
   let fees: { maxFeePerGas: bigint | null; maxPriorityFeePerGas: bigint | null } = {
     maxFeePerGas: null,
