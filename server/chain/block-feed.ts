@@ -341,14 +341,23 @@ export class BlockFeed implements HeadWitness {
     return steadyInterval(this.arrivals);
   }
 
-  /** A poll; `knownHead` when an announcement already told the head (no eth_blockNumber then). */
+  /**
+   * A poll; `knownHead` when an announcement already told the head. Otherwise the head block
+   * itself is asked (eth_getBlockByNumber "latest"): one call tells the head and reads the header a
+   * new block needs, where eth_blockNumber and then the header took two a block.
+   */
   private async poll(knownHead?: number): Promise<void> {
     let head: number;
+    let latest: BlockHeader | undefined;
     if (knownHead !== undefined) head = knownHead;
     else {
       try {
-        const asked = this.rpc.call<string>("eth_blockNumber", []).then((answer) => Number(BigInt(answer)));
-        head = await (this.options.liveness?.watch(asked) ?? asked);
+        const read = this.rpc.call<unknown>("eth_getBlockByNumber", ["latest", false]).then((json) => {
+          latest = toHeader(json) ?? undefined;
+          if (!latest) throw new Error("no head block in the answer");
+          return latest.number;
+        });
+        head = await (this.options.liveness?.watch(read) ?? read);
       } catch {
         return; // the chain is away: try again at the next poll
       }
@@ -357,7 +366,7 @@ export class BlockFeed implements HeadWitness {
     let blocks: BlockHeader[] = [];
     let complete = true;
     try {
-      ({ blocks, complete } = await this.newBlocks(head));
+      ({ blocks, complete } = await this.newBlocks(head, latest));
     } catch {
       complete = false; // blocks could not be read: subscribers look up what they need themselves
     }
@@ -406,11 +415,14 @@ export class BlockFeed implements HeadWitness {
     this.schedule();
   }
 
-  /** Reads the blocks after the last head up to `head`, and back to the fork when they do not link. */
-  private async newBlocks(head: number): Promise<{ blocks: BlockHeader[]; complete: boolean }> {
+  /**
+   * Reads the blocks after the last head up to `head` (`latest`, when the poll read it already), and
+   * back to the fork when they do not link.
+   */
+  private async newBlocks(head: number, latest?: BlockHeader): Promise<{ blocks: BlockHeader[]; complete: boolean }> {
     const last = this.lastHead;
     if (last === undefined) {
-      const [block] = (await this.read([head])) ?? [];
+      const [block] = latest ? [latest] : ((await this.read([head])) ?? []);
       if (block) this.remember([block]);
       return { blocks: block ? [block] : [], complete: false };
     }
@@ -421,7 +433,9 @@ export class BlockFeed implements HeadWitness {
       from = head - this.maxBlocksPerPoll + 1;
       complete = false;
     }
-    let blocks = await this.read(range(from, head));
+    let blocks = latest
+      ? await this.read(range(from, head - 1)).then((older) => older && [...older, latest])
+      : await this.read(range(from, head));
     if (!blocks) return { blocks: [], complete: false };
     // Walk back while the oldest new block does not link to what we kept: a reorg replaced it.
     while (blocks.length < this.keep) {

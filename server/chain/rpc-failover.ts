@@ -511,10 +511,8 @@ export class FailoverTransport {
     if (this.endpoints.length === 1) return;
     const byId = new Map(answers.map((a) => [JSON.stringify(a?.id ?? null), a]));
     for (const call of calls) {
-      if (call?.method !== "eth_blockNumber") continue;
-      const result = byId.get(JSON.stringify(call.id ?? null))?.result;
-      if (typeof result !== "string") continue;
-      e.head = { number: Number(BigInt(result)), at: Date.now() };
+      const head = headIn(call, byId.get(JSON.stringify(call?.id ?? null))?.result);
+      if (head !== undefined) e.head = { number: head, at: Date.now() };
     }
     if (!e.head || e.status === "down") return;
     if (!this.chainHead || e.head.number >= this.chainHead.number) this.chainHead = { ...e.head };
@@ -598,6 +596,14 @@ function isRefused(err: unknown): boolean {
 function describe(err: unknown, e: Endpoint): string {
   const { code, message } = (err ?? {}) as { code?: string; message?: string };
   return e.scrub(`${code ?? "error"}: ${String(message ?? "").slice(0, 160)}`);
+}
+
+/** The head an answer tells: eth_blockNumber's, or the number of the block eth_getBlockByNumber("latest") read. */
+function headIn(call: JsonRpcCall, result: unknown): number | undefined {
+  if (call?.method === "eth_blockNumber") return typeof result === "string" ? Number(BigInt(result)) : undefined;
+  if (call?.method !== "eth_getBlockByNumber" || !Array.isArray(call.params) || call.params[0] !== "latest") return;
+  const number = (result as { number?: unknown } | null)?.number;
+  return typeof number === "string" ? Number(BigInt(number)) : undefined;
 }
 
 /** Whether `url` is a ws:// or wss:// URL: JSON-RPC over a WebSocket, and a head subscription. */

@@ -81,7 +81,7 @@ describe("heads by subscription, polling as the truth", function () {
     expect(res.body.status).to.equal("confirmed");
     // Three blocks of silence (at least 3 s) and a poll, for each silent subscription: within the write's 30 s.
     expect(Date.now() - started).to.be.below(30_000);
-    expect(proxy.calls.get("eth_blockNumber") ?? 0).to.be.greaterThan(0);
+    expect(proxy.calls.get("eth_getBlockByNumber") ?? 0, "polls of the head block").to.be.greaterThan(0);
     expect(subscribes()).to.be.greaterThan(0);
     proxy.silentSubscriptions = false;
   });
