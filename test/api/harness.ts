@@ -252,13 +252,13 @@ export class AnvilNode {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** A node on a free port with chain id `chainId` (31337, Hardhat's, when unset). */
-  static async start(chainId = 31337): Promise<AnvilNode> {
+  /** A node on a free port with chain id `chainId` (31337, Hardhat's, when unset); `args` are anvil's own (`--block-time 1`). */
+  static async start(chainId = 31337, args: string[] = []): Promise<AnvilNode> {
     const port = await freePort();
     const spawned = spawnChild(
       "anvil node",
       ANVIL,
-      ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId)],
+      ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId), ...args],
       childEnv({}),
       "pipe",
       ROOT,
