@@ -55,6 +55,12 @@ export class Follower {
   private noFinalizedTag = false;
   /** The node's last `finalized` block, where it has one behind its head. */
   private lastFinalized?: number;
+  /**
+   * The least the node's `finalized` block has trailed its head: until the lowest operation's
+   * block is that deep, asking again cannot make anything final (anvil trails by 64 blocks, a
+   * public chain by an epoch or two): no call a block for nothing.
+   */
+  private finalizedLag?: number;
   private running = false;
   private subscription?: Subscription;
   private scanTimer?: NodeJS.Timeout;
@@ -257,7 +263,8 @@ export class Follower {
       }
       this.checkedAt.set(op.id, { head, at: now });
     }
-    const finalHeight = await this.finalHeight(head, newHead && ops.some((op) => op.blockNumber !== null));
+    const mined = newHead ? ops.flatMap((op) => (op.blockNumber === null ? [] : [op.blockNumber])) : [];
+    const finalHeight = await this.finalHeight(head, mined.length > 0 ? Math.min(...mined) : undefined);
     const seen = new Map<Operation, Seen>(
       ops.map((op) => [op, { head, finalHeight, now, receipt: receipts.get(op.id) }]),
     );
@@ -350,11 +357,13 @@ export class Follower {
 
   /**
    * The highest block taken as final at `head`: the node's `finalized` block where it has one
-   * behind its head, else FINALITY_BLOCKS deep. Asked once per new head, and only while an
-   * operation has a block.
+   * behind its head, else FINALITY_BLOCKS deep. Asked at a new head while an operation has a
+   * block (the lowest, `lowestMined`), once that block may be final by the node's usual lag.
    */
-  private async finalHeight(head: number, ask: boolean): Promise<number> {
+  private async finalHeight(head: number, lowestMined: number | undefined): Promise<number> {
     const byDepth = head - this.ctx.options.finalityBlocks;
+    const ask =
+      lowestMined !== undefined && (this.finalizedLag === undefined || head - this.finalizedLag >= lowestMined);
     if (this.noFinalizedTag || !ask) return this.lastFinalized ?? byDepth;
     try {
       const block = await this.ctx.chain.rpc.call<{ number?: string } | null>("eth_getBlockByNumber", [
@@ -368,6 +377,8 @@ export class Follower {
         return byDepth;
       }
       this.lastFinalized = finalized;
+      // Genesis as finalized says only that the chain is younger than its lag.
+      if (finalized > 0) this.finalizedLag = Math.min(this.finalizedLag ?? head, head - finalized);
       return finalized;
     } catch {
       return this.lastFinalized ?? byDepth;
