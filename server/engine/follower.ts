@@ -8,6 +8,7 @@ import { askNode, nextStep, type FollowRules, type Seen, type Step } from "./nex
 import { currentTransaction, type Operation, type SignedTransaction } from "./operation";
 import { NonceTaken, type OperationPatch } from "./operation-store";
 import { knownToNode, latestNonces, receiptsOf, stillMined } from "./follower-reads";
+import { FinalityTag } from "./finality-tag";
 import { unheldBetween } from "./nonce-holders";
 import { feesOf, signCall, targetAddress } from "./signing";
 import { confirmedBody } from "./write-response";
@@ -51,16 +52,8 @@ export class Follower {
   private lastHead?: number;
   /** The pass head at which a write of this process was broadcast: until another pass, its receipt can only be in a new block. */
   private readonly sentAfter = new Map<string, number>();
-  /** Set once the node's `finalized` block proved to be its head (a dev chain): FINALITY_BLOCKS then. */
-  private noFinalizedTag = false;
-  /** The node's last `finalized` block, where it has one behind its head. */
-  private lastFinalized?: number;
-  /**
-   * The least the node's `finalized` block has trailed its head: until the lowest operation's
-   * block is that deep, asking again cannot make anything final (anvil trails by 64 blocks, a
-   * public chain by an epoch or two): no call a block for nothing.
-   */
-  private finalizedLag?: number;
+  /** What the node's `finalized` block says, and when to ask it. */
+  private readonly finality: FinalityTag;
   private running = false;
   private subscription?: Subscription;
   private scanTimer?: NodeJS.Timeout;
@@ -71,6 +64,7 @@ export class Follower {
     private readonly ctx: EngineContext,
     private readonly requests: RequestPath,
   ) {
+    this.finality = new FinalityTag(ctx.options.finalityBlocks);
     this.rules = {
       confirmations: ctx.options.confirmations,
       resendBlocks: ctx.options.resendBlocks,
@@ -264,7 +258,9 @@ export class Follower {
       this.checkedAt.set(op.id, { head, at: now });
     }
     const mined = newHead ? ops.flatMap((op) => (op.blockNumber === null ? [] : [op.blockNumber])) : [];
-    const finalHeight = await this.finalHeight(head, mined.length > 0 ? Math.min(...mined) : undefined);
+    const finalHeight = await this.finality.height(head, mined.length > 0 ? Math.min(...mined) : undefined, () =>
+      this.askFinalized(),
+    );
     const seen = new Map<Operation, Seen>(
       ops.map((op) => [op, { head, finalHeight, now, receipt: receipts.get(op.id) }]),
     );
@@ -355,34 +351,13 @@ export class Follower {
     if (mined.length > 0) this.ctx.blocks.own.prove(mined);
   }
 
-  /**
-   * The highest block taken as final at `head`: the node's `finalized` block where it has one
-   * behind its head, else FINALITY_BLOCKS deep. Asked at a new head while an operation has a
-   * block (the lowest, `lowestMined`), once that block may be final by the node's usual lag.
-   */
-  private async finalHeight(head: number, lowestMined: number | undefined): Promise<number> {
-    const byDepth = head - this.ctx.options.finalityBlocks;
-    const ask =
-      lowestMined !== undefined && (this.finalizedLag === undefined || head - this.finalizedLag >= lowestMined);
-    if (this.noFinalizedTag || !ask) return this.lastFinalized ?? byDepth;
-    try {
-      const block = await this.ctx.chain.rpc.call<{ number?: string } | null>("eth_getBlockByNumber", [
-        "finalized",
-        false,
-      ]);
-      const finalized = block?.number ? Number(BigInt(block.number)) : null;
-      if (finalized === null || finalized >= head) {
-        this.noFinalizedTag = true; // a dev chain answers its head: nothing there is final by that
-        this.lastFinalized = undefined;
-        return byDepth;
-      }
-      this.lastFinalized = finalized;
-      // Genesis as finalized says only that the chain is younger than its lag.
-      if (finalized > 0) this.finalizedLag = Math.min(this.finalizedLag ?? head, head - finalized);
-      return finalized;
-    } catch {
-      return this.lastFinalized ?? byDepth;
-    }
+  /** The node's `finalized` block number, or null when it answers none. */
+  private async askFinalized(): Promise<number | null> {
+    const block = await this.ctx.chain.rpc.call<{ number?: string } | null>("eth_getBlockByNumber", [
+      "finalized",
+      false,
+    ]);
+    return block?.number ? Number(BigInt(block.number)) : null;
   }
 
   /**
