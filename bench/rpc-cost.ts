@@ -80,6 +80,14 @@ class BlockArrivals {
   }
 }
 
+/** A node with the bench's collection, behind its counting proxy, and when its blocks came. */
+interface Setup {
+  proxy: RpcProxy;
+  control: ChainControl;
+  collection: string;
+  arrivals: BlockArrivals;
+}
+
 interface Figures {
   idlePerMinute: number;
   idleByMethod: string;
@@ -126,11 +134,7 @@ async function atPhase(arrivals: BlockArrivals, phase: number): Promise<void> {
   await sleep(Math.max(0, at + phase * BLOCK_MS - Date.now()));
 }
 
-async function measureService(
-  name: string,
-  wsUrl: string | undefined,
-  setup: { proxy: RpcProxy; control: ChainControl; collection: string; arrivals: BlockArrivals },
-): Promise<Figures> {
+async function measureService(name: string, wsUrl: string | undefined, setup: Setup): Promise<Figures> {
   const { proxy, control, collection, arrivals } = setup;
   const chains = [{ id: 31337, rpcUrls: [proxy.url], ...(wsUrl ? { wsUrl } : {}) }];
   const service = await ServiceProcess.start({ chains, env: { LOG_LEVEL: "warn", TX_TIMEOUT_MS: "30000" } });
@@ -210,12 +214,7 @@ async function measureService(
 }
 
 /** The baseline: a raw ethers client minting through the same proxy, the same way. */
-async function measureRaw(setup: {
-  proxy: RpcProxy;
-  control: ChainControl;
-  collection: string;
-  arrivals: BlockArrivals;
-}) {
+async function measureRaw(setup: Setup) {
   const { proxy, control, collection, arrivals } = setup;
   const provider = new JsonRpcProvider(proxy.url, Network.from(31337), {
     staticNetwork: true,
@@ -249,22 +248,18 @@ async function main(): Promise<void> {
     const control = new ChainControl(node.rpcUrl);
     const chain = directProvider(node.rpcUrl);
     stops.push(() => chain.destroy());
-    const collection = await deployWithScript(node.rpcUrl, { NFT_MAX_SUPPLY: "100000" });
-    const proxy = await RpcProxy.start(node.rpcUrl, { latencyMs: LATENCY_MS });
-    stops.push(() => proxy.close());
-    await control.setAutomine(false);
-    await control.setIntervalMining(BLOCK_MS);
-    const arrivals = await BlockArrivals.start(node.rpcUrl);
-    stops.push(() => arrivals.stop());
-    const setup = { proxy, control, collection, arrivals };
-    log(`node ${node.rpcUrl}, ${BLOCK_MS} ms blocks, proxy +${LATENCY_MS} ms each way, collection ${collection}`);
+    const setup = await setUp(node.rpcUrl, control, stops, async () => {
+      await control.setAutomine(false);
+      await control.setIntervalMining(BLOCK_MS);
+    });
+    log(`node ${node.rpcUrl}, ${BLOCK_MS} ms blocks, proxy +${LATENCY_MS} ms each way, collection ${setup.collection}`);
 
     const raw = await measureRaw(setup);
     // BENCH_RPC_MODES=polling measures a head without `wsUrl` (a build from before subscriptions).
     const modes = (process.env.BENCH_RPC_MODES ?? "subscription,polling,anvil").split(",");
     const skipped = () => Promise.resolve(NOT_MEASURED);
     const subscribed = modes.includes("subscription")
-      ? await measureService("subscription", proxy.wsUrl, setup)
+      ? await measureService("subscription", setup.proxy.wsUrl, setup)
       : await skipped();
     const polled = modes.includes("polling") ? await measureService("polling", undefined, setup) : await skipped();
     const anvil = modes.includes("anvil") ? await measureOnAnvil() : await skipped();
@@ -336,6 +331,25 @@ async function main(): Promise<void> {
   }
 }
 
+/**
+ * The collection deployed on the node at `rpcUrl` (before its blocks come by time: `startBlocks`),
+ * the counting proxy in front of it and the bench's own head subscription; their stops go on `stops`.
+ */
+async function setUp(
+  rpcUrl: string,
+  control: ChainControl,
+  stops: Array<() => unknown>,
+  startBlocks: () => Promise<void>,
+): Promise<Setup> {
+  const collection = await deployWithScript(rpcUrl, { NFT_MAX_SUPPLY: "100000" });
+  const proxy = await RpcProxy.start(rpcUrl, { latencyMs: LATENCY_MS });
+  stops.push(() => proxy.close());
+  await startBlocks();
+  const arrivals = await BlockArrivals.start(rpcUrl);
+  stops.push(() => arrivals.stop());
+  return { proxy, control, collection, arrivals };
+}
+
 /** The subscription's figures on anvil (1 s blocks, behind its own counting proxy): another node than Hardhat's. */
 async function measureOnAnvil(): Promise<Figures> {
   const node = await AnvilNode.start(31337, ["--block-time", String(BLOCK_MS / 1000)]);
@@ -344,13 +358,9 @@ async function measureOnAnvil(): Promise<Figures> {
     const control = new ChainControl(node.rpcUrl);
     // Older than anvil's finalized lag (64 blocks), as a public chain is: its finalized block is not genesis.
     await control.send("anvil_mine", ["0x64"]);
-    const collection = await deployWithScript(node.rpcUrl, { NFT_MAX_SUPPLY: "100000" });
-    const proxy = await RpcProxy.start(node.rpcUrl, { latencyMs: LATENCY_MS });
-    stops.push(() => proxy.close());
-    const arrivals = await BlockArrivals.start(node.rpcUrl);
-    stops.push(() => arrivals.stop());
-    log(`anvil ${node.rpcUrl}, ${BLOCK_MS} ms blocks, collection ${collection}`);
-    return await measureService("anvil", proxy.wsUrl, { proxy, control, collection, arrivals });
+    const setup = await setUp(node.rpcUrl, control, stops, async () => {}); // mining since its start
+    log(`anvil ${node.rpcUrl}, ${BLOCK_MS} ms blocks, collection ${setup.collection}`);
+    return await measureService("anvil", setup.proxy.wsUrl, setup);
   } finally {
     for (const stop of stops.reverse()) await Promise.resolve(stop()).catch(() => {});
   }
